@@ -1,0 +1,38 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
+
+export interface ApiKeyLookup {
+  api_key_id: string;
+  tenant_id: string;
+  user_id: string;
+  key_hash: string;
+  revoked: boolean;
+  is_platform_admin: boolean;
+}
+
+export interface UserLookup {
+  user_id: string;
+  tenant_id: string;
+  is_platform_admin: boolean;
+}
+
+// These run before a tenant is known, through definer functions (see migrations/0001).
+
+export async function findApiKeyByPrefix(db: Kysely<Database>, prefix: string): Promise<ApiKeyLookup | undefined> {
+  const { rows } = await sql<ApiKeyLookup>`select * from app_private.find_api_key(${prefix})`.execute(db);
+  return rows[0];
+}
+
+export async function touchApiKey(db: Kysely<Database>, apiKeyId: string): Promise<void> {
+  await sql`select app_private.touch_api_key(${apiKeyId})`.execute(db);
+}
+
+export async function findUserForAuth(db: Kysely<Database>, userId: string): Promise<UserLookup | undefined> {
+  const { rows } = await sql<UserLookup>`select * from app_private.find_user(${userId})`.execute(db);
+  return rows[0];
+}
+
+export async function tenantExists(db: Kysely<Database>, tenantId: string): Promise<boolean> {
+  const { rows } = await sql<{ exists: boolean }>`select app_private.tenant_exists(${tenantId}) as exists`.execute(db);
+  return rows[0]?.exists === true;
+}

@@ -1,0 +1,100 @@
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import type { Database } from '../db/database.ts';
+import { AppError, forbidden, notFound, unauthorized } from '../errors/app-error.ts';
+import { apiKeyMatchesHash, apiKeyPrefix } from './api-key-format.ts';
+import { findApiKeyByPrefix, findUserForAuth, tenantExists, touchApiKey } from './auth.repository.ts';
+import type { JwtVerifier } from './jwt-verifier.ts';
+import type { Principal } from './principal.ts';
+
+export interface AuthHeaders {
+  authorization?: string | undefined;
+  apiKey?: string | undefined;
+  tenantId?: string | undefined;
+  e2eTestMode?: string | undefined;
+}
+
+export type AuthOutcome =
+  | { kind: 'authenticated'; principal: Principal }
+  | { kind: 'anonymous' }
+  | { kind: 'rejected'; error: AppError };
+
+export interface Authenticator {
+  authenticate(headers: AuthHeaders): Promise<AuthOutcome>;
+}
+
+export interface AuthenticatorDeps {
+  db: Kysely<Database>;
+  verifyJwt: JwtVerifier;
+  /** Set only when the server was started with E2E_TEST_MODE=true. */
+  e2eTestUser: Principal | undefined;
+}
+
+const uuid = z.uuid();
+
+export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
+  async function fromApiKey(key: string): Promise<Principal> {
+    const prefix = apiKeyPrefix(key);
+    const found = prefix ? await findApiKeyByPrefix(deps.db, prefix) : undefined;
+    // One message for unknown, malformed and wrong keys: no oracle for which part was wrong.
+    if (!found || !apiKeyMatchesHash(key, found.key_hash)) throw unauthorized('The API key is not valid');
+    if (found.revoked) throw unauthorized('The API key has been revoked');
+    await touchApiKey(deps.db, found.api_key_id);
+    return {
+      userId: found.user_id,
+      tenantId: found.tenant_id,
+      homeTenantId: found.tenant_id,
+      isPlatformAdmin: found.is_platform_admin,
+      via: 'api_key',
+      apiKeyId: found.api_key_id,
+    };
+  }
+
+  async function fromBearer(token: string): Promise<Principal> {
+    const { subject } = await deps.verifyJwt(token);
+    const user = uuid.safeParse(subject).success ? await findUserForAuth(deps.db, subject) : undefined;
+    if (!user) throw unauthorized('The bearer token names no known user');
+    return {
+      userId: user.user_id,
+      tenantId: user.tenant_id,
+      homeTenantId: user.tenant_id,
+      isPlatformAdmin: user.is_platform_admin,
+      via: 'jwt',
+    };
+  }
+
+  async function identify(headers: AuthHeaders): Promise<Principal | undefined> {
+    if (deps.e2eTestUser && headers.e2eTestMode === 'true') return deps.e2eTestUser;
+    if (headers.apiKey !== undefined) return fromApiKey(headers.apiKey);
+    if (headers.authorization !== undefined) {
+      const match = /^Bearer\s+(\S+)$/i.exec(headers.authorization);
+      if (!match?.[1]) throw unauthorized('The Authorization header must read "Bearer <token>"');
+      return fromBearer(match[1]);
+    }
+    return undefined;
+  }
+
+  async function applyTenantHeader(principal: Principal, requested: string | undefined): Promise<Principal> {
+    if (requested === undefined || requested === principal.homeTenantId) return principal;
+    if (!principal.isPlatformAdmin) {
+      throw forbidden('X-Tenant-ID may name another tenant only for platform admins');
+    }
+    if (!uuid.safeParse(requested).success || !(await tenantExists(deps.db, requested))) {
+      throw notFound('The tenant named by X-Tenant-ID');
+    }
+    return { ...principal, tenantId: requested };
+  }
+
+  return {
+    async authenticate(headers) {
+      try {
+        const principal = await identify(headers);
+        if (!principal) return { kind: 'anonymous' };
+        return { kind: 'authenticated', principal: await applyTenantHeader(principal, headers.tenantId) };
+      } catch (error) {
+        if (error instanceof AppError) return { kind: 'rejected', error };
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { unauthorized } from '../errors/app-error.ts';
+
+export interface JwtSettings {
+  secret: string | undefined;
+  jwksUrl: string | undefined;
+  issuer: string | undefined;
+  audience: string | undefined;
+  algorithms: string[];
+}
+
+export type JwtVerifier = (token: string) => Promise<{ subject: string }>;
+
+/**
+ * Verifies bearer tokens against a JWKS URL or a shared secret, with an explicit algorithm
+ * allow-list (so `alg: none` and algorithm confusion are refused) and exp/iss/aud checks.
+ */
+export function createJwtVerifier(settings: JwtSettings): JwtVerifier {
+  const key: Uint8Array | JWTVerifyGetKey | undefined = settings.jwksUrl
+    ? createRemoteJWKSet(new URL(settings.jwksUrl), { cooldownDuration: 30_000, timeoutDuration: 5_000 })
+    : settings.secret
+      ? new TextEncoder().encode(settings.secret)
+      : undefined;
+
+  return async (token) => {
+    if (!key) throw unauthorized('Bearer tokens are not accepted: no JWT issuer is configured');
+    try {
+      const options = {
+        algorithms: settings.algorithms,
+        ...(settings.issuer ? { issuer: settings.issuer } : {}),
+        ...(settings.audience ? { audience: settings.audience } : {}),
+      };
+      const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+      if (!payload.sub) throw unauthorized('The bearer token has no subject');
+      return { subject: payload.sub };
+    } catch (error) {
+      throw unauthorized(describeJwtFailure(error));
+    }
+  };
+}
+
+function describeJwtFailure(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  switch (code) {
+    case 'ERR_JWT_EXPIRED':
+      return 'The bearer token has expired';
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      return `The bearer token was not issued for this service (${(error as { claim?: string }).claim ?? 'claim'} check failed)`;
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return 'The bearer token uses an algorithm that is not allowed';
+    default:
+      return (error as { name?: string }).name === 'AppError'
+        ? (error as Error).message
+        : 'The bearer token is invalid';
+  }
+}

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0'])
+  .optional()
+  .transform((value) => value === 'true' || value === '1');
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** Every environment variable the service reads. The README's configuration table mirrors this. */
+const environmentSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.url().optional(),
+  APP_DATABASE_URL: z.url().optional(),
+  DATA_DIR: z.string().default('./.specwright'),
+  SERVER_SECRET: z.string().min(32, 'SERVER_SECRET must be at least 32 characters').optional(),
+  JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
+  JWT_JWKS_URL: z.url().optional(),
+  JWT_ISSUER: z.string().optional(),
+  JWT_AUDIENCE: z.string().optional(),
+  JWT_ALGORITHMS: z.string().optional(),
+  E2E_TEST_MODE: booleanFlag,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RATE_LIMIT_GENERAL_PER_MINUTE: positiveInt(100),
+  RATE_LIMIT_AGENT_PER_MINUTE: positiveInt(10),
+  RATE_LIMIT_COMPILATION_PER_MINUTE: positiveInt(5),
+  RATE_LIMIT_DISCOVERY_CHAT_PER_MINUTE: positiveInt(30),
+  RATE_LIMIT_PER_HOUR: z.coerce.number().int().positive().optional(),
+  BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
+  UPLOAD_LIMIT_BYTES: positiveInt(10 * 1024 * 1024),
+  WORKER_CONCURRENCY: positiveInt(2),
+  SHUTDOWN_GRACE_MS: positiveInt(15_000),
+});
+
+export type RateLimitClass = 'general' | 'agent' | 'compilation' | 'discoveryChat';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  appDatabaseUrl: string | undefined;
+  dataDir: string;
+  serverSecret: string | undefined;
+  jwt: {
+    secret: string | undefined;
+    jwksUrl: string | undefined;
+    issuer: string | undefined;
+    audience: string | undefined;
+    algorithms: string[];
+  };
+  e2eTestMode: boolean;
+  logLevel: string;
+  rateLimits: Record<RateLimitClass, number> & { perHour: number | undefined };
+  bodyLimitBytes: number;
+  uploadLimitBytes: number;
+  workerConcurrency: number;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = environmentSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const defaultAlgorithms = e.JWT_JWKS_URL ? ['RS256', 'ES256', 'EdDSA'] : ['HS256'];
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    appDatabaseUrl: e.APP_DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    serverSecret: e.SERVER_SECRET,
+    jwt: {
+      secret: e.JWT_SECRET,
+      jwksUrl: e.JWT_JWKS_URL,
+      issuer: e.JWT_ISSUER,
+      audience: e.JWT_AUDIENCE,
+      algorithms: e.JWT_ALGORITHMS
+        ? e.JWT_ALGORITHMS.split(',').map((alg) => alg.trim()).filter((alg) => alg && alg !== 'none')
+        : defaultAlgorithms,
+    },
+    e2eTestMode: e.E2E_TEST_MODE,
+    logLevel: e.LOG_LEVEL,
+    rateLimits: {
+      general: e.RATE_LIMIT_GENERAL_PER_MINUTE,
+      agent: e.RATE_LIMIT_AGENT_PER_MINUTE,
+      compilation: e.RATE_LIMIT_COMPILATION_PER_MINUTE,
+      discoveryChat: e.RATE_LIMIT_DISCOVERY_CHAT_PER_MINUTE,
+      perHour: e.RATE_LIMIT_PER_HOUR,
+    },
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    uploadLimitBytes: e.UPLOAD_LIMIT_BYTES,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+  };
+}

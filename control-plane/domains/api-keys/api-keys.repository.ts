@@ -1,0 +1,46 @@
+import type { Kysely } from 'kysely';
+import type { ApiKeyRow, Database } from '../../db/database.ts';
+
+export async function insertApiKey(
+  db: Kysely<Database>,
+  values: { tenantId: string; userId: string; name: string; prefix: string; keyHash: string },
+): Promise<ApiKeyRow> {
+  return db
+    .insertInto('api_keys')
+    .values({ tenant_id: values.tenantId, user_id: values.userId, name: values.name, prefix: values.prefix, key_hash: values.keyHash })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function listApiKeysOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<ApiKeyRow[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function revokeApiKeyOfUser(db: Kysely<Database>, tenantId: string, userId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+  return db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function findApiKeyOfUser(db: Kysely<Database>, tenantId: string, userId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+}

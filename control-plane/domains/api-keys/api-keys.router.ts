@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { router } from '../../trpc/init.ts';
+import { authedProcedure } from '../../trpc/procedures.ts';
+import { apiKeyIdInput, apiKeyOutput, createApiKeyInput, createdApiKeyOutput } from './api-keys.schema.ts';
+import { issueApiKey, listApiKeys, revokeApiKey } from './api-keys.service.ts';
+
+const tags = ['developer settings'];
+
+export const apiKeysRouter = router({
+  list: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/developer/api-keys', tags, summary: "The caller's API keys (never the keys themselves)" } })
+    .input(z.void())
+    .output(z.object({ apiKeys: z.array(apiKeyOutput) }))
+    .query(async ({ ctx }) => ({ apiKeys: await listApiKeys(ctx.db, ctx.principal) })),
+
+  create: authedProcedure
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/developer/api-keys', tags, summary: 'Create an API key; the key is shown once' } })
+    .input(createApiKeyInput)
+    .output(createdApiKeyOutput)
+    .mutation(({ ctx, input }) => issueApiKey(ctx.db, ctx.principal, input.name)),
+
+  revoke: authedProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/developer/api-keys/{keyId}', tags, summary: 'Revoke an API key; it fails from the next request on' } })
+    .input(apiKeyIdInput)
+    .output(apiKeyOutput)
+    .mutation(({ ctx, input }) => revokeApiKey(ctx.db, ctx.principal, input.keyId)),
+});

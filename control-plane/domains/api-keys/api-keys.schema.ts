@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+export const apiKeyOutput = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  prefix: z.string().describe('Non-secret start of the key, for telling keys apart'),
+  createdAt: z.iso.datetime(),
+  lastUsedAt: z.iso.datetime().nullable(),
+  revokedAt: z.iso.datetime().nullable(),
+});
+
+export const createApiKeyInput = z.object({
+  name: z.string().trim().min(1).max(100),
+});
+
+export const createdApiKeyOutput = apiKeyOutput.extend({
+  key: z.string().describe('The key itself. Shown once: only its hash is stored.'),
+});
+
+export const apiKeyIdInput = z.object({ keyId: z.uuid() });
+
+export type ApiKey = z.infer<typeof apiKeyOutput>;

@@ -1,0 +1,17 @@
+import { z } from 'zod';
+
+export const createTenantInput = z.object({
+  name: z.string().trim().min(1).max(200),
+  ownerEmail: z.email().max(320),
+  ownerName: z.string().trim().min(1).max(200).optional(),
+});
+
+export const createdTenantOutput = z.object({
+  tenantId: z.uuid(),
+  organizationId: z.uuid(),
+  userId: z.uuid(),
+  apiKey: z.string().describe("The owner's first API key. Shown once."),
+});
+
+export type CreateTenantInput = z.infer<typeof createTenantInput>;
+export type CreatedTenant = z.infer<typeof createdTenantOutput>;

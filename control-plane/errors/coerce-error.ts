@@ -1,0 +1,77 @@
+import { TRPCError } from '@trpc/server';
+import { ZodError } from 'zod';
+import { AppError } from './app-error.ts';
+import type { ErrorCode } from './error-catalog.ts';
+
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export interface FieldIssue {
+  field: string;
+  issue: string;
+}
+
+export function zodIssuesToFields(error: ZodError): FieldIssue[] {
+  return error.issues.map((issue) => ({
+    field: issue.path.length > 0 ? issue.path.map(String).join('.') : '(body)',
+    issue: issue.message,
+  }));
+}
+
+const trpcCodeToErrorCode: Partial<Record<TRPCError['code'], ErrorCode>> = {
+  BAD_REQUEST: 'VALIDATION_ERROR',
+  PARSE_ERROR: 'VALIDATION_ERROR',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  CONFLICT: 'CONFLICT',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  TOO_MANY_REQUESTS: 'RATE_LIMITED',
+  METHOD_NOT_SUPPORTED: 'NOT_FOUND',
+  UNPROCESSABLE_CONTENT: 'IDEMPOTENCY_MISMATCH',
+};
+
+const genericMessage = 'An unexpected error occurred; quote the request id when reporting it';
+
+/**
+ * Normalises anything thrown into the wire error. Only AppErrors, zod failures and tRPC's own
+ * client errors keep their message; everything else becomes an INTERNAL_ERROR that reveals nothing.
+ */
+export function toWireError(thrown: unknown): WireError {
+  const error = thrown instanceof TRPCError && thrown.cause ? unwrapTrpc(thrown) : thrown;
+  if (error instanceof AppError) {
+    return error.details
+      ? { code: error.code, message: error.message, details: error.details }
+      : { code: error.code, message: error.message };
+  }
+  if (error instanceof ZodError) {
+    return {
+      code: 'VALIDATION_ERROR',
+      message: 'Request validation failed',
+      details: { issues: zodIssuesToFields(error) },
+    };
+  }
+  if (error instanceof TRPCError) {
+    const code = trpcCodeToErrorCode[error.code];
+    if (code) return { code, message: error.message };
+  }
+  return { code: 'INTERNAL_ERROR', message: genericMessage };
+}
+
+function unwrapTrpc(error: TRPCError): unknown {
+  const cause = error.cause;
+  if (cause instanceof AppError || cause instanceof ZodError) return cause;
+  // tRPC wraps non-Error throwables; a ZodError from input parsing may arrive by name only.
+  if (cause && cause.name === 'ZodError' && 'issues' in cause) {
+    return new ZodError((cause as ZodError).issues);
+  }
+  return error.code === 'INTERNAL_SERVER_ERROR' ? cause : error;
+}
+
+export function isInternal(wire: WireError): boolean {
+  return wire.code === 'INTERNAL_ERROR';
+}

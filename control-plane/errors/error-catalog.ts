@@ -1,0 +1,39 @@
+/**
+ * The error codes of the wire contract (seed §7) and the HTTP status each one answers with.
+ * Every failure that leaves the service carries one of these codes.
+ */
+export const errorCatalog = {
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_MISMATCH: 422,
+  RATE_LIMITED: 429,
+  BUDGET_EXCEEDED: 402,
+  PHASE_INVALID: 400,
+  READINESS_FAILED: 400,
+  AGENT_ERROR: 500,
+  PERMISSION_DENIED: 403,
+  TEMPLATE_INVALID: 400,
+  WORKFLOW_INVALID: 400,
+  INTEGRATION_FAILED: 500,
+  GAPS_BLOCKED: 402,
+  ORG_NOT_MEMBER: 403,
+  INVITE_EXPIRED: 400,
+  SLUG_TAKEN: 409,
+  SESSION_INCOMPLETE: 400,
+  OBLIGATION_UNRESOLVED: 400,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL_ERROR: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalog;
+
+export const errorCodes = Object.keys(errorCatalog) as [ErrorCode, ...ErrorCode[]];
+
+export function httpStatusFor(code: ErrorCode): number {
+  return errorCatalog[code];
+}

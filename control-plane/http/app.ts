@@ -1,0 +1,105 @@
+import { createExpressMiddleware } from '@trpc/server/adapters/express';
+import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import { pinoHttp } from 'pino-http';
+import swaggerUi from 'swagger-ui-express';
+import type { Authenticator } from '../auth/authenticate.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { toWireError } from '../errors/coerce-error.ts';
+import type { Logger } from '../logger.ts';
+import { appRouter } from '../router.ts';
+import { contextFactory } from '../trpc/context.ts';
+import { buildOpenApiDocument } from './openapi-document.ts';
+import { createRateLimitMiddleware } from './rate-limit.ts';
+import { requestIdFor } from './request-id.ts';
+import { createRestHandler } from './rest-handler.ts';
+import { sendSurfaceError } from './surface-errors.ts';
+
+export interface AppDeps {
+  config: Config;
+  db: Kysely<Database>;
+  pool: pg.Pool;
+  log: Logger;
+  authenticator: Authenticator;
+}
+
+const header = (req: Request, name: string) => {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+export function createApp(deps: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  const createContext = contextFactory({ db: deps.db, config: deps.config });
+  const openApiDocument = buildOpenApiDocument(appRouter, '/api');
+
+  app.use(
+    pinoHttp({
+      logger: deps.log,
+      genReqId: (req, res) => {
+        const requestId = requestIdFor(req);
+        res.setHeader('X-Request-ID', requestId);
+        (res as Response).locals.requestId = requestId;
+        return requestId;
+      },
+      customAttributeKeys: { reqId: 'requestId' },
+      quietReqLogger: true,
+    }),
+  );
+
+  app.use(async (req, res, next) => {
+    try {
+      res.locals.auth = await deps.authenticator.authenticate({
+        authorization: header(req, 'authorization'),
+        apiKey: header(req, 'x-api-key'),
+        tenantId: header(req, 'x-tenant-id'),
+        e2eTestMode: header(req, 'x-e2e-test-mode'),
+      });
+      next();
+    } catch (error) {
+      next(error);
+    }
+  });
+  app.use(createRateLimitMiddleware(deps.pool, deps.config.rateLimits));
+
+  app.get('/api/openapi.json', (_req, res) => void res.json(openApiDocument));
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/api/openapi.json' }, customSiteTitle: 'Specwright API' }));
+
+  app.use('/api', express.json({ limit: deps.config.bodyLimitBytes }));
+  app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes }));
+
+  app.use(
+    '/trpc',
+    createExpressMiddleware({
+      router: appRouter,
+      createContext,
+      maxBodySize: deps.config.bodyLimitBytes,
+      onError: ({ error, req }) => {
+        if (toWireError(error).code === 'INTERNAL_ERROR') req.log.error({ err: error.cause ?? error }, 'unexpected error');
+      },
+    }),
+  );
+
+  app.use((req, res) => sendSurfaceError(req, res, { code: 'NOT_FOUND', message: `No route for ${req.method} ${req.path}` }));
+  app.use(errorHandler);
+  return app;
+}
+
+/** Failures raised before a procedure runs: bodies too large or malformed, or a bug in middleware. */
+const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
+  const type = (error as { type?: string }).type;
+  if (type === 'entity.too.large') {
+    return sendSurfaceError(req, res, { code: 'PAYLOAD_TOO_LARGE', message: 'The request body exceeds the size limit', details: { limitBytes: (error as { limit?: number }).limit } });
+  }
+  if (type === 'entity.parse.failed') {
+    return sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'The request body is not valid JSON' });
+  }
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+    return sendSurfaceError(req, res, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body encoding is not supported' });
+  }
+  req.log.error({ err: error }, 'unexpected error');
+  sendSurfaceError(req, res, toWireError(error));
+};

@@ -1,0 +1,71 @@
+import type { NextFunction, Request, Response } from 'express';
+import type pg from 'pg';
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimitClass } from '../config.ts';
+import type { Config } from '../config.ts';
+import type { AuthOutcome } from '../auth/authenticate.ts';
+import { sendRateLimited } from './surface-errors.ts';
+
+/** DESIGN §5.9: which requests count against which budget. Works for REST paths and tRPC paths. */
+export function rateLimitClassFor(path: string): RateLimitClass {
+  const segments = path.split(/[/.,]/).filter(Boolean);
+  const has = (segment: string) => segments.includes(segment);
+  const follows = (first: string, second: string) => segments.some((s, i) => s === first && segments[i + 1] === second);
+  if (has('agents')) return 'agent';
+  if (follows('specification', 'compile') || follows('exports', 'compile') || (has('exports') && segments.at(-1) === 'download')) {
+    return 'compilation';
+  }
+  if (has('discovery-chat') || has('discoveryChat')) return 'discoveryChat';
+  return 'general';
+}
+
+function callerKey(req: Request, auth: AuthOutcome | undefined): string {
+  return auth?.kind === 'authenticated' ? `user:${auth.principal.userId}` : `ip:${req.ip ?? 'unknown'}`;
+}
+
+/**
+ * Per-caller, per-class limits stored in PostgreSQL (rate-limiter-flexible), so every API node
+ * shares the same counters. Every response carries the X-RateLimit-* headers.
+ */
+export function createRateLimitMiddleware(pool: pg.Pool, limits: Config['rateLimits']) {
+  const limiter = (keyPrefix: string, points: number, duration: number) =>
+    new RateLimiterPostgres({ storeClient: pool, storeType: 'pool', tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false, keyPrefix, points, duration });
+  const perClass: Record<RateLimitClass, RateLimiterPostgres> = {
+    general: limiter('general', limits.general, 60),
+    agent: limiter('agent', limits.agent, 60),
+    compilation: limiter('compilation', limits.compilation, 60),
+    discoveryChat: limiter('chat', limits.discoveryChat, 60),
+  };
+  const hourly = limits.perHour ? limiter('hourly', limits.perHour, 3600) : undefined;
+
+  const setHeaders = (res: Response, limit: number, state: RateLimiterRes) => {
+    res.setHeader('X-RateLimit-Limit', String(limit));
+    res.setHeader('X-RateLimit-Remaining', String(Math.max(0, state.remainingPoints)));
+    res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + state.msBeforeNext) / 1000)));
+  };
+
+  const consume = async (limiter: RateLimiterPostgres, key: string) => {
+    try {
+      return { allowed: true, limiter, state: await limiter.consume(key) };
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return { allowed: false, limiter, state: rejection };
+      throw rejection;
+    }
+  };
+
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const key = callerKey(req, res.locals.auth as AuthOutcome | undefined);
+    try {
+      const classResult = await consume(perClass[rateLimitClassFor(req.path)], key);
+      const hourlyResult = classResult.allowed && hourly ? await consume(hourly, key) : undefined;
+      const refused = [classResult, hourlyResult].find((result) => result && !result.allowed);
+      const shown = refused ?? classResult;
+      setHeaders(res, shown.limiter.points, shown.state);
+      if (!refused) return next();
+      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(refused.state.msBeforeNext / 1000))));
+      sendRateLimited(req, res);
+    } catch (error) {
+      next(error);
+    }
+  };
+}

@@ -1,0 +1,56 @@
+import type { NextFunction, Request, Response } from 'express';
+import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
+import { toWireError, type WireError } from '../errors/coerce-error.ts';
+import { httpStatusFor } from '../errors/error-catalog.ts';
+import type { AppRouter } from '../router.ts';
+import type { Context } from '../trpc/context.ts';
+import { errorEnvelope, successEnvelope } from './envelope.ts';
+import { successStatusByProcedurePath } from './procedure-meta.ts';
+
+type RestRequest = Request & { wireError?: WireError };
+
+/**
+ * The REST projection of the router (trpc-to-openapi), with every body wrapped in the Variant B
+ * envelope and every status taken from the error catalog or the procedure's `successStatus`.
+ */
+export function createRestHandler(options: {
+  router: AppRouter;
+  createContext: (opts: { req: Request; res: Response }) => Context;
+  maxBodySize: number;
+}) {
+  const successStatuses = successStatusByProcedurePath(options.router);
+  const handler = createOpenApiNodeHttpHandler<AppRouter, Request, Response>({
+    router: options.router,
+    createContext: ({ req, res }) => options.createContext({ req, res }),
+    maxBodySize: options.maxBodySize,
+    onError: ({ error, req }) => {
+      const wire = toWireError(error);
+      (req as RestRequest).wireError = wire;
+      if (wire.code === 'INTERNAL_ERROR') (req as Request).log.error({ err: error.cause ?? error }, 'unexpected error');
+    },
+    responseMeta: ({ paths, errors }) => {
+      const firstError = errors[0];
+      if (firstError) return { status: httpStatusFor(toWireError(firstError).code) };
+      return { status: successStatuses.get(paths?.[0] ?? '') ?? 200 };
+    },
+  });
+
+  return (req: Request, res: Response, next: NextFunction) => {
+    const originalEnd = res.end.bind(res) as (...args: unknown[]) => Response;
+    const requestId = String(res.locals.requestId ?? '');
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+      res.end = originalEnd as Response['end'];
+      if (res.statusCode === 204) return originalEnd(undefined, ...rest);
+      const wire = (req as RestRequest).wireError;
+      if (wire) {
+        return originalEnd(JSON.stringify(errorEnvelope(wire, requestId)), ...rest);
+      }
+      const data = typeof chunk === 'string' && chunk.length > 0 ? JSON.parse(chunk) : null;
+      return originalEnd(JSON.stringify(successEnvelope(data, requestId)), ...rest);
+    }) as Response['end'];
+    void handler(req, res, () => {
+      res.end = originalEnd as Response['end'];
+      next();
+    });
+  };
+}

@@ -1,0 +1,24 @@
+import type { Request, Response } from 'express';
+import type { WireError } from '../errors/coerce-error.ts';
+import { httpStatusFor } from '../errors/error-catalog.ts';
+import { errorEnvelope } from './envelope.ts';
+
+/**
+ * Errors raised by express middleware (before a procedure runs) in the shape of the surface the
+ * request came in on: the Variant B envelope under /api, tRPC's error shape under /trpc.
+ */
+export function sendSurfaceError(req: Request, res: Response, error: WireError): void {
+  const status = httpStatusFor(error.code);
+  const requestId = String(res.locals.requestId ?? '');
+  if (req.originalUrl.startsWith('/trpc')) {
+    res.status(status).json({
+      error: { message: error.message, code: -32600, data: { code: error.code, httpStatus: status, details: error.details, requestId } },
+    });
+    return;
+  }
+  res.status(status).json(errorEnvelope(error, requestId));
+}
+
+export function sendRateLimited(req: Request, res: Response): void {
+  sendSurfaceError(req, res, { code: 'RATE_LIMITED', message: 'Too many requests; retry after the time in Retry-After' });
+}

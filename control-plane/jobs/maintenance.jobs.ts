@@ -1,0 +1,24 @@
+import { sql } from 'kysely';
+import { z } from 'zod';
+import { defineJob } from './job-definition.ts';
+
+export const purgeExpiredRateLimits = defineJob({
+  name: 'maintenance.purge_expired_rate_limits',
+  payload: z.object({}).passthrough(),
+  async run(_payload, { ownerDb }) {
+    await sql`delete from rate_limits where expire is not null and expire < ${Date.now()}`.execute(ownerDb);
+  },
+});
+
+export const pruneWorkerHeartbeats = defineJob({
+  name: 'maintenance.prune_worker_heartbeats',
+  payload: z.object({}).passthrough(),
+  async run(_payload, { ownerDb }) {
+    await ownerDb.deleteFrom('worker_heartbeats').where('last_seen_at', '<', sql<Date>`now() - interval '1 hour'`).execute();
+  },
+});
+
+export const maintenanceCrontab = [
+  `*/10 * * * * ${purgeExpiredRateLimits.name} ?max=1`,
+  `17 * * * * ${pruneWorkerHeartbeats.name} ?max=1`,
+].join('\n');

@@ -1,0 +1,30 @@
+import type { Task, TaskList } from 'graphile-worker';
+import { z } from 'zod';
+import type { JobDefinition, JobDeps } from './job-definition.ts';
+import { purgeExpiredRateLimits, pruneWorkerHeartbeats } from './maintenance.jobs.ts';
+
+/** Every job the worker knows. Adding a domain's jobs means adding them here. */
+export const jobDefinitions: JobDefinition<any>[] = [purgeExpiredRateLimits, pruneWorkerHeartbeats];
+
+export type JobName = (typeof jobDefinitions)[number]['name'];
+
+export function findJobDefinition(name: string): JobDefinition<unknown> | undefined {
+  return jobDefinitions.find((definition) => definition.name === name);
+}
+
+/** Wraps each definition so its payload is parsed at run time before the handler sees it. */
+export function createTaskList(deps: JobDeps): TaskList {
+  const tasks: Record<string, Task> = {};
+  for (const definition of jobDefinitions) {
+    tasks[definition.name] = async (rawPayload, helpers) => {
+      const parsed = definition.payload.safeParse(rawPayload ?? {});
+      if (!parsed.success) {
+        // A malformed payload will never parse: fail it for good rather than retrying.
+        helpers.logger.error(`Job ${definition.name} has an invalid payload: ${z.prettifyError(parsed.error)}`);
+        throw Object.assign(new Error(`Invalid payload for ${definition.name}`), { permanent: true });
+      }
+      await definition.run(parsed.data, { ...deps, log: deps.log.child({ job: definition.name, jobId: helpers.job.id }) }, helpers);
+    };
+  }
+  return tasks;
+}

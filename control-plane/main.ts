@@ -1,0 +1,35 @@
+import { ConfigError, loadConfig } from './config.ts';
+import { startService, type ServiceMode } from './service.ts';
+
+const modes: ServiceMode[] = ['all', 'api', 'worker'];
+
+async function main(): Promise<void> {
+  const mode = (process.argv[2] ?? 'all') as ServiceMode;
+  if (!modes.includes(mode)) {
+    process.stderr.write(`Usage: node control-plane/main.ts [${modes.join('|')}]\n`);
+    process.exit(2);
+  }
+  const service = await startService(loadConfig(), { mode, announce: true });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    service.log.info({ signal }, 'shutting down: no new requests or jobs; finishing running ones');
+    service.stop().then(
+      () => process.exit(0),
+      (error) => {
+        service.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error) => {
+  const message = error instanceof ConfigError ? error.message : `Specwright failed to start: ${error instanceof Error ? error.message : String(error)}`;
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+});

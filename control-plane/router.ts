@@ -1,0 +1,15 @@
+import { apiKeysRouter } from './domains/api-keys/api-keys.router.ts';
+import { healthRouter } from './domains/health/health.router.ts';
+import { meRouter } from './domains/me/me.router.ts';
+import { adminRouter } from './domains/tenants/tenants.router.ts';
+import { router } from './trpc/init.ts';
+
+/** The whole API. `/trpc` serves it as is; `/api` is its REST projection. */
+export const appRouter = router({
+  health: healthRouter,
+  me: meRouter,
+  apiKeys: apiKeysRouter,
+  admin: adminRouter,
+});
+
+export type AppRouter = typeof appRouter;

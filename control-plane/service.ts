@@ -1,0 +1,122 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { DestinationStream } from 'pino';
+import { createAuthenticator } from './auth/authenticate.ts';
+import { createJwtVerifier } from './auth/jwt-verifier.ts';
+import type { Principal } from './auth/principal.ts';
+import { ensureE2eTestUser } from './bootstrap/e2e-test-user.ts';
+import { announceBootstrap, runFirstRun, type FirstRunResult } from './bootstrap/first-run.ts';
+import { resolveServerSecret } from './bootstrap/server-secret.ts';
+import type { Config } from './config.ts';
+import { appRoleUrl, enableAppRoleLogin, ensureAppRoleExists } from './db/app-role.ts';
+import { withBootLock } from './db/boot-lock.ts';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.ts';
+import { createDatabase, type DatabaseHandle } from './db/kysely-client.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { createApp } from './http/app.ts';
+import { startWorker, type WorkerHandle } from './jobs/worker.ts';
+import { createLogger, type Logger } from './logger.ts';
+
+export type ServiceMode = 'all' | 'api' | 'worker';
+
+export interface StartServiceOptions {
+  mode?: ServiceMode;
+  logDestination?: DestinationStream;
+  /** Print the first-run API key to the terminal (the CLI entry point does; tests do not). */
+  announce?: boolean;
+}
+
+export interface RunningService {
+  url: string | undefined;
+  log: Logger;
+  owner: DatabaseHandle;
+  app: DatabaseHandle;
+  firstRun: FirstRunResult;
+  stop(): Promise<void>;
+}
+
+/**
+ * Boots the service: the database (embedded when DATABASE_URL is unset), migrations and first run
+ * under a cross-process lock, then the HTTP API and/or the job worker.
+ */
+export async function startService(config: Config, options: StartServiceOptions = {}): Promise<RunningService> {
+  const mode = options.mode ?? 'all';
+  const log = createLogger(config.logLevel, options.logDestination);
+  const cleanups: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => log.error({ err: error }, 'shutdown step failed'));
+  };
+
+  try {
+    let ownerUrl = config.databaseUrl;
+    if (!ownerUrl) {
+      const embedded: EmbeddedDatabase = await startEmbeddedPostgres(config.dataDir);
+      cleanups.push(() => embedded.stop());
+      ownerUrl = embedded.ownerUrl;
+      log.info({ port: embedded.port, dataDir: config.dataDir }, 'embedded PostgreSQL started');
+    }
+    const owner = createDatabase(ownerUrl, { max: 4, applicationName: 'specwright-owner' });
+    cleanups.push(() => owner.db.destroy());
+
+    const serverSecret = await resolveServerSecret(config.serverSecret, config.dataDir);
+    if (serverSecret.source === 'data-dir' && config.databaseUrl) {
+      log.warn('SERVER_SECRET is not set: using one kept in DATA_DIR; several API nodes must share one SERVER_SECRET');
+    }
+    const firstRun = await withBootLock(owner.pool, async () => {
+      await ensureAppRoleExists(owner.db);
+      await migrateToLatest(owner.db, owner.pool);
+      return runFirstRun(owner.db, config.dataDir);
+    });
+    if (firstRun.bootstrap && options.announce) announceBootstrap(firstRun.bootstrap, config.dataDir);
+
+    const appUrl = config.appDatabaseUrl ?? appRoleUrl(ownerUrl, await enableAppRoleLogin(owner.db, serverSecret.secret));
+    const app = createDatabase(appUrl, { max: 10, applicationName: 'specwright-api' });
+    cleanups.push(() => app.db.destroy());
+
+    let worker: WorkerHandle | undefined;
+    if (mode !== 'api') {
+      worker = await startWorker({ ownerPool: owner.pool, ownerDb: owner.db, log, concurrency: config.workerConcurrency });
+      cleanups.push(() => worker!.stop());
+    }
+
+    let url: string | undefined;
+    if (mode !== 'worker') {
+      let e2eTestUser: Principal | undefined;
+      if (config.e2eTestMode) {
+        log.warn('E2E_TEST_MODE is on: any request with X-E2E-Test-Mode: true is authenticated as the test user. Never run production like this.');
+        e2eTestUser = await ensureE2eTestUser(owner.db);
+      }
+      const authenticator = createAuthenticator({ db: app.db, verifyJwt: createJwtVerifier(config.jwt), e2eTestUser });
+      const server = await listen(createApp({ config, db: app.db, pool: app.pool, log, authenticator }), config);
+      cleanups.push(() => closeServer(server, config.shutdownGraceMs));
+      const address = server.address() as AddressInfo;
+      url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;
+      log.info({ url }, 'API listening');
+    }
+
+    return { url, log, owner, app, firstRun, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(server)));
+    server.keepAliveTimeout = 65_000;
+  });
+}
+
+/** Stops accepting connections and waits for in-flight requests, up to the grace period. */
+function closeServer(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

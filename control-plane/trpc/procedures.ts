@@ -1,0 +1,37 @@
+import { AppError, forbidden, unauthorized } from '../errors/app-error.ts';
+import { setTransactionTenant, type Tx } from '../db/tenant-transaction.ts';
+import { appErrorToTrpc } from './error-mapping.ts';
+import { t } from './init.ts';
+
+/** Services throw AppErrors; they leave every procedure as tRPC errors with the right status. */
+const mapDomainErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof AppError) {
+    throw appErrorToTrpc(result.error.cause);
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(mapDomainErrors);
+
+/**
+ * Authenticated and tenant-scoped: the whole call runs in one transaction whose tenant is set,
+ * so row-level security confines every statement; a failure anywhere rolls everything back,
+ * jobs added through the transaction included.
+ */
+export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  if (ctx.auth.kind === 'rejected') throw appErrorToTrpc(ctx.auth.error);
+  if (ctx.auth.kind !== 'authenticated') throw appErrorToTrpc(unauthorized('Authentication is required: send X-API-Key or Authorization: Bearer'));
+  const principal = ctx.auth.principal;
+  return ctx.db.transaction().execute(async (trx: Tx) => {
+    await setTransactionTenant(trx, principal.tenantId);
+    const result = await next({ ctx: { principal, db: trx } });
+    if (!result.ok) throw result.error;
+    return result;
+  });
+});
+
+export const platformAdminProcedure = authedProcedure.use(({ ctx, next }) => {
+  if (!ctx.principal.isPlatformAdmin) throw appErrorToTrpc(forbidden('This operation is reserved for platform admins'));
+  return next();
+});

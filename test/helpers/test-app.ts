@@ -1,0 +1,61 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../control-plane/config.ts';
+import type { CreatedTenant } from '../../control-plane/domains/tenants/tenants.schema.ts';
+import { startService, type RunningService, type ServiceMode } from '../../control-plane/service.ts';
+import { createTestDatabase, type TestDatabase } from './test-database.ts';
+import { TEST_SERVER_SECRET } from './test-constants.ts';
+
+export interface TestApp {
+  url: string;
+  database: TestDatabase;
+  dataDir: string;
+  bootstrap: CreatedTenant;
+  service: RunningService;
+  /** Every JSON log line the service wrote, parsed. */
+  logLines: Array<Record<string, unknown>>;
+  /** Every raw log line, for searching for leaked secrets. */
+  rawLog: string[];
+  stop(): Promise<void>;
+}
+
+/** The real service (API by default) on its own cloned database, on an ephemeral port. */
+export async function startTestApp(options: { env?: Record<string, string>; mode?: ServiceMode } = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const dataDir = await mkdtemp(join(tmpdir(), 'specwright-app-'));
+  const rawLog: string[] = [];
+  const logLines: Array<Record<string, unknown>> = [];
+  const logDestination = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) {
+        rawLog.push(line);
+        logLines.push(JSON.parse(line));
+      }
+      done();
+    },
+  });
+  const config = loadConfig({
+    DATABASE_URL: database.ownerUrl,
+    APP_DATABASE_URL: database.appUrl,
+    DATA_DIR: dataDir,
+    SERVER_SECRET: TEST_SERVER_SECRET,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    ...options.env,
+  });
+  const service = await startService(config, { mode: options.mode ?? 'api', logDestination });
+  if (!service.firstRun.bootstrap) throw new Error('expected a first run on a fresh database');
+  return {
+    url: service.url ?? '',
+    database,
+    dataDir,
+    bootstrap: service.firstRun.bootstrap,
+    service,
+    logLines,
+    rawLog,
+    stop: () => service.stop(),
+  };
+}
