@@ -22,8 +22,10 @@ export interface TestApp {
 }
 
 /** The real service (API by default) on its own cloned database, on an ephemeral port. */
-export async function startTestApp(options: { env?: Record<string, string>; mode?: ServiceMode } = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+export async function startTestApp(
+  options: { env?: Record<string, string>; mode?: ServiceMode; database?: TestDatabase } = {},
+): Promise<TestApp> {
+  const database = options.database ?? (await createTestDatabase());
   const dataDir = await mkdtemp(join(tmpdir(), 'specwright-app-'));
   const rawLog: string[] = [];
   const logLines: Array<Record<string, unknown>> = [];
@@ -47,15 +49,24 @@ export async function startTestApp(options: { env?: Record<string, string>; mode
     ...options.env,
   });
   const service = await startService(config, { mode: options.mode ?? 'api', logDestination });
-  if (!service.firstRun.bootstrap) throw new Error('expected a first run on a fresh database');
+  const bootstrap = service.firstRun.bootstrap ?? (await readBootstrapOf(options.database));
+  bootstrapByDatabase.set(database.name, bootstrap);
   return {
     url: service.url ?? '',
     database,
     dataDir,
-    bootstrap: service.firstRun.bootstrap,
+    bootstrap,
     service,
     logLines,
     rawLog,
     stop: () => service.stop(),
   };
+}
+
+const bootstrapByDatabase = new Map<string, CreatedTenant>();
+
+async function readBootstrapOf(database: TestDatabase | undefined): Promise<CreatedTenant> {
+  const known = database && bootstrapByDatabase.get(database.name);
+  if (!known) throw new Error('A second app on a shared database needs the first one started in this file');
+  return known;
 }

@@ -1,0 +1,37 @@
+import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import type { AppRouter } from '../control-plane/router.ts';
+
+export interface SpecwrightClientOptions {
+  /** Where the service runs, e.g. http://127.0.0.1:3000 (no trailing /trpc). */
+  url: string;
+  apiKey?: string;
+  bearerToken?: string;
+  /** Platform admins only: act in another tenant. */
+  tenantId?: string;
+  fetch?: typeof globalThis.fetch;
+}
+
+/**
+ * A client whose procedures, inputs and outputs are inferred from the server's router type; no
+ * code generation. `client.me.get.query()`, `client.apiKeys.create.mutate({ name })`, …
+ */
+export function createSpecwrightClient(options: SpecwrightClientOptions) {
+  const headers: Record<string, string> = {};
+  if (options.apiKey) headers['x-api-key'] = options.apiKey;
+  if (options.bearerToken) headers.authorization = `Bearer ${options.bearerToken}`;
+  if (options.tenantId) headers['x-tenant-id'] = options.tenantId;
+  return createTRPCClient<AppRouter>({
+    links: [httpBatchLink({ url: `${options.url.replace(/\/+$/, '')}/trpc`, headers, ...(options.fetch ? { fetch: options.fetch } : {}) })],
+  });
+}
+
+export type SpecwrightClient = ReturnType<typeof createSpecwrightClient>;
+
+/** The catalog code (NOT_FOUND, VALIDATION_ERROR, …) of a failed call, if it is one of ours. */
+export function errorCodeOf(error: unknown): string | undefined {
+  if (!(error instanceof TRPCClientError)) return undefined;
+  const data = (error as TRPCClientError<AppRouter>).data as { code?: string } | undefined;
+  return data?.code;
+}
+
+export type { AppRouter };

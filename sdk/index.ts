@@ -1,0 +1,1 @@
+export { createSpecwrightClient, errorCodeOf, type SpecwrightClient, type SpecwrightClientOptions, type AppRouter } from './client.ts';

@@ -1,0 +1,32 @@
+// Compiled by test/sdk/typed-client.test.ts with `tsc --noEmit`. Each @ts-expect-error must be a
+// real error: if the client stopped rejecting the call, tsc would report the unused directive.
+import { createSpecwrightClient } from '../client.ts';
+
+const client = createSpecwrightClient({ url: 'http://127.0.0.1:3000', apiKey: 'swk_x' });
+
+export async function inferredOutputs(): Promise<void> {
+  const me = await client.me.get.query();
+  const email: string = me.email;
+  const admin: boolean = me.isPlatformAdmin;
+  // @ts-expect-error the output is inferred: userId is a string, not a number
+  const wrong: number = me.userId;
+  const created = await client.apiKeys.create.mutate({ name: 'ci' });
+  const key: string = created.key;
+  void [email, admin, wrong, key];
+}
+
+export async function wrongInputs(): Promise<void> {
+  // @ts-expect-error name must be a string
+  await client.apiKeys.create.mutate({ name: 42 });
+  // @ts-expect-error keyId is required
+  await client.apiKeys.revoke.mutate({});
+  // @ts-expect-error ownerEmail is missing
+  await client.admin.createTenant.mutate({ name: 'Acme' });
+}
+
+export async function unknownProcedures(): Promise<void> {
+  // @ts-expect-error there is no such procedure
+  await client.projects.destroyEverything.mutate();
+  // @ts-expect-error queries cannot be called as mutations
+  await client.me.get.mutate();
+}

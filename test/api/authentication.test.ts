@@ -1,0 +1,151 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+const JWT_SECRET = 'a-shared-jwt-secret-for-tests-0123456789abcdef';
+const secretKey = new TextEncoder().encode(JWT_SECRET);
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ env: { JWT_SECRET, JWT_ISSUER: 'https://idp.test', JWT_AUDIENCE: 'specwright' } });
+});
+afterAll(() => app?.stop());
+
+const hsToken = (claims: { sub?: string; aud?: string; iss?: string; exp?: number | string }) => {
+  const jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuedAt();
+  if (claims.sub) jwt.setSubject(claims.sub);
+  jwt.setIssuer(claims.iss ?? 'https://idp.test').setAudience(claims.aud ?? 'specwright').setExpirationTime(claims.exp ?? '5m');
+  return jwt.sign(secretKey);
+};
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+describe('API keys', () => {
+  it('rejects a request without credentials with UNAUTHORIZED', async () => {
+    const response = await call(app.url, '/api/me');
+    expect(response.status).toBe(401);
+    expect(response.body.error.code).toBe('UNAUTHORIZED');
+  });
+
+  it('rejects unknown, malformed and tampered keys alike', async () => {
+    const tampered = `${app.bootstrap.apiKey.slice(0, -2)}xx`;
+    for (const apiKey of ['nope', 'swk_aaaaaaaaaaaa_' + 'a'.repeat(43), tampered]) {
+      const response = await call(app.url, '/api/me', { apiKey });
+      expect(response.status).toBe(401);
+      expect(response.body.error).toEqual({ code: 'UNAUTHORIZED', message: 'The API key is not valid' });
+    }
+  });
+
+  it('stores only a hash and a readable prefix, and fails at once after revocation', async () => {
+    const created = await call(app.url, '/api/developer/api-keys', { apiKey: app.bootstrap.apiKey, body: { name: 'laptop' } });
+    const { key, id, prefix } = created.body.data;
+    expect(key.startsWith(`${prefix}_`)).toBe(true);
+    const [row] = await ownerQuery(app.database.ownerUrl, 'select * from api_keys where id = $1', [id]);
+    expect(Object.values(row).map(String)).not.toContain(key);
+    expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);
+
+    expect((await call(app.url, '/api/me', { apiKey: key })).status).toBe(200);
+    const listed = await call(app.url, '/api/developer/api-keys', { apiKey: app.bootstrap.apiKey });
+    expect(listed.text).not.toContain(key);
+    expect(listed.body.data.apiKeys.map((k: { id: string }) => k.id)).toContain(id);
+
+    const revoked = await call(app.url, `/api/developer/api-keys/${id}`, { method: 'DELETE', apiKey: app.bootstrap.apiKey });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.data.revokedAt).not.toBeNull();
+    const after = await call(app.url, '/api/me', { apiKey: key });
+    expect(after.status).toBe(401);
+    expect(after.body.error.message).toBe('The API key has been revoked');
+  });
+
+  it('never logs a key', async () => {
+    await call(app.url, '/api/me', { apiKey: app.bootstrap.apiKey });
+    expect(app.rawLog.join('\n')).not.toContain(app.bootstrap.apiKey);
+  });
+});
+
+describe('JWT bearer tokens (shared secret)', () => {
+  it('accepts a valid token for a known user', async () => {
+    const response = await call(app.url, '/api/me', { headers: bearer(await hsToken({ sub: app.bootstrap.userId })) });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toMatchObject({ userId: app.bootstrap.userId, authenticatedBy: 'jwt' });
+  });
+
+  it('refuses alg none, an expired token, a wrong audience or issuer, and an unknown subject', async () => {
+    const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ sub: app.bootstrap.userId, aud: 'specwright', iss: 'https://idp.test', exp: Math.floor(Date.now() / 1000) + 300 })).toString('base64url');
+    const cases = [
+      `${header}.${payload}.`,
+      await hsToken({ sub: app.bootstrap.userId, exp: Math.floor(Date.now() / 1000) - 60 }),
+      await hsToken({ sub: app.bootstrap.userId, aud: 'someone-else' }),
+      await hsToken({ sub: app.bootstrap.userId, iss: 'https://evil.test' }),
+      await hsToken({ sub: '00000000-0000-4000-8000-000000000000' }),
+      'not.a.jwt',
+    ];
+    for (const token of cases) {
+      const response = await call(app.url, '/api/me', { headers: bearer(token) });
+      expect(response.status, token).toBe(401);
+      expect(response.body.error.code).toBe('UNAUTHORIZED');
+    }
+    const expired = await call(app.url, '/api/me', { headers: bearer(cases[1]!) });
+    expect(expired.body.error.message).toBe('The bearer token has expired');
+  });
+
+  it('refuses a malformed Authorization header', async () => {
+    const response = await call(app.url, '/api/me', { headers: { authorization: 'Basic abc' } });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe('JWT bearer tokens (JWKS)', () => {
+  let jwks: Server;
+  let jwksApp: TestApp;
+  let privateKey: CryptoKey;
+
+  beforeAll(async () => {
+    const pair = await generateKeyPair('RS256');
+    privateKey = pair.privateKey;
+    const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+    jwks = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
+    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+    const port = (jwks.address() as AddressInfo).port;
+    jwksApp = await startTestApp({ env: { JWT_JWKS_URL: `http://127.0.0.1:${port}/jwks.json`, JWT_AUDIENCE: 'specwright' } });
+  });
+  afterAll(async () => {
+    await jwksApp?.stop();
+    jwks?.close();
+  });
+
+  it('verifies tokens against the key set and refuses other keys and HS256', async () => {
+    const sign = (key: CryptoKey, kid = 'k1') =>
+      new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid }).setSubject(jwksApp.bootstrap.userId).setAudience('specwright').setExpirationTime('5m').sign(key);
+    expect((await call(jwksApp.url, '/api/me', { headers: bearer(await sign(privateKey)) })).status).toBe(200);
+
+    const stranger = await generateKeyPair('RS256');
+    expect((await call(jwksApp.url, '/api/me', { headers: bearer(await sign(stranger.privateKey)) })).status).toBe(401);
+    const hs = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(jwksApp.bootstrap.userId).setAudience('specwright').setExpirationTime('5m').sign(secretKey);
+    const refused = await call(jwksApp.url, '/api/me', { headers: bearer(hs) });
+    expect(refused.status).toBe(401);
+  });
+});
+
+describe('E2E test mode', () => {
+  it('ignores X-E2E-Test-Mode unless the server was started with E2E_TEST_MODE=true', async () => {
+    const response = await call(app.url, '/api/me', { headers: { 'x-e2e-test-mode': 'true' } });
+    expect(response.status).toBe(401);
+  });
+
+  it('authenticates as the (non-admin) test user when enabled, and warns at start', async () => {
+    const e2e = await startTestApp({ env: { E2E_TEST_MODE: 'true' } });
+    try {
+      expect(e2e.logLines.some((line) => line.level === 40 && String(line.msg).includes('E2E_TEST_MODE is on'))).toBe(true);
+      const response = await call(e2e.url, '/api/me', { headers: { 'x-e2e-test-mode': 'true' } });
+      expect(response.status).toBe(200);
+      expect(response.body.data).toMatchObject({ email: 'e2e-test@specwright.local', isPlatformAdmin: false, authenticatedBy: 'e2e_test_mode' });
+    } finally {
+      await e2e.stop();
+    }
+  });
+});

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+let app: TestApp;
+let key: string;
+beforeAll(async () => {
+  app = await startTestApp();
+  key = app.bootstrap.apiKey;
+});
+afterAll(() => app?.stop());
+
+const keyCount = async () => Number((await ownerQuery(app.database.ownerUrl, 'select count(*) from api_keys'))[0].count);
+
+describe('the /api envelope', () => {
+  it('wraps success in {success, data, metadata {timestamp, requestId}}', async () => {
+    const response = await call(app.url, '/api/me', { apiKey: key });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      success: true,
+      data: expect.objectContaining({ userId: app.bootstrap.userId, tenantId: app.bootstrap.tenantId, isPlatformAdmin: true }),
+      metadata: { timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), requestId: response.headers.get('x-request-id') },
+    });
+  });
+
+  it('answers a create with 201', async () => {
+    const response = await call(app.url, '/api/developer/api-keys', { apiKey: key, body: { name: 'ci' } });
+    expect(response.status).toBe(201);
+    expect(response.body.data.key).toMatch(/^swk_[a-z0-9]{12}_/);
+  });
+
+  it('answers an unknown route with NOT_FOUND in the envelope', async () => {
+    const response = await call(app.url, '/api/no/such/route', { apiKey: key });
+    expect(response.status).toBe(404);
+    expect(response.body).toMatchObject({ success: false, error: { code: 'NOT_FOUND' }, metadata: { requestId: expect.any(String) } });
+  });
+
+  it('names the field of an invalid uuid', async () => {
+    const response = await call(app.url, '/api/developer/api-keys/not-a-uuid', { method: 'DELETE', apiKey: key });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('VALIDATION_ERROR');
+    expect(response.body.error.details.issues).toEqual([{ field: 'keyId', issue: expect.stringMatching(/uuid/i) }]);
+  });
+
+  it('names the field of an invalid body and writes nothing', async () => {
+    const before = await keyCount();
+    const response = await call(app.url, '/api/developer/api-keys', { apiKey: key, body: { name: '' } });
+    expect(response.status).toBe(400);
+    expect(response.body.error.details.issues[0].field).toBe('name');
+    expect(await keyCount()).toBe(before);
+  });
+
+  it('rejects malformed JSON with VALIDATION_ERROR', async () => {
+    const response = await call(app.url, '/api/developer/api-keys', { apiKey: key, rawBody: '{"name":', headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
+  });
+
+  it('answers a body over the limit with 413 in the envelope', async () => {
+    const before = await keyCount();
+    const response = await call(app.url, '/api/developer/api-keys', { apiKey: key, body: { name: 'x'.repeat(1024 * 1024 + 10) } });
+    expect(response.status).toBe(413);
+    expect(response.body).toMatchObject({ success: false, error: { code: 'PAYLOAD_TOO_LARGE' } });
+    expect(await keyCount()).toBe(before);
+  });
+
+  it('turns an unexpected exception into INTERNAL_ERROR that reveals nothing, logged with the request id', async () => {
+    await ownerQuery(app.database.ownerUrl, 'revoke select on api_keys from specwright_app');
+    try {
+      const response = await call(app.url, '/api/developer/api-keys', { apiKey: key, headers: { 'x-request-id': 'boom-1' } });
+      expect(response.status).toBe(500);
+      expect(response.body.error.code).toBe('INTERNAL_ERROR');
+      expect(response.text).not.toMatch(/permission|api_keys|select|stack|at /i);
+      expect(response.body.metadata.requestId).toBe('boom-1');
+      const logged = app.logLines.find((line) => line.requestId === 'boom-1' && line.msg === 'unexpected error');
+      expect(logged?.err).toMatchObject({ message: expect.stringMatching(/permission denied/) });
+    } finally {
+      await ownerQuery(app.database.ownerUrl, 'grant select on api_keys to specwright_app');
+    }
+  });
+});
+
+describe('X-Request-ID', () => {
+  it('is honoured when sane, echoed as a header and in metadata, and on every log line of the request', async () => {
+    const response = await call(app.url, '/api/me', { apiKey: key, headers: { 'x-request-id': 'trace-abc.123' } });
+    expect(response.headers.get('x-request-id')).toBe('trace-abc.123');
+    expect(response.body.metadata.requestId).toBe('trace-abc.123');
+    const lines = app.logLines.filter((line) => line.requestId === 'trace-abc.123');
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.some((line) => line.msg === 'request completed')).toBe(true);
+  });
+
+  it('is replaced by a generated id when too long or unsafe', async () => {
+    for (const sent of ['x'.repeat(129), 'bad id with spaces', '<script>']) {
+      const response = await call(app.url, '/api/health', { headers: { 'x-request-id': sent } });
+      const echoed = response.headers.get('x-request-id');
+      expect(echoed).not.toBe(sent);
+      expect(echoed).toMatch(/^[0-9a-f-]{36}$/);
+      expect(response.body.metadata.requestId).toBe(echoed);
+    }
+  });
+
+  it('is generated when absent, also on errors', async () => {
+    const response = await call(app.url, '/api/me');
+    expect(response.status).toBe(401);
+    expect(response.body.metadata.requestId).toBe(response.headers.get('x-request-id'));
+  });
+});

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rateLimitClassFor } from '../../control-plane/http/rate-limit.ts';
+import { call } from '../helpers/http.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+const env = { RATE_LIMIT_GENERAL_PER_MINUTE: '4', RATE_LIMIT_AGENT_PER_MINUTE: '1' };
+let first: TestApp;
+let second: TestApp;
+beforeAll(async () => {
+  first = await startTestApp({ env });
+  // A second API process on the same database: the counters must be shared.
+  second = await startTestApp({ env, database: first.database });
+});
+afterAll(async () => {
+  await second?.stop();
+  await first?.stop();
+});
+
+describe('rate limits', () => {
+  it('classifies paths as the design says', () => {
+    expect(rateLimitClassFor('/api/agents/generate-spec')).toBe('agent');
+    expect(rateLimitClassFor('/trpc/agents.generateSpec')).toBe('agent');
+    expect(rateLimitClassFor('/api/specification/compile')).toBe('compilation');
+    expect(rateLimitClassFor('/api/exports/compile')).toBe('compilation');
+    expect(rateLimitClassFor('/api/exports/0b7c/download')).toBe('compilation');
+    expect(rateLimitClassFor('/api/exports/0b7c')).toBe('general');
+    expect(rateLimitClassFor('/api/discovery-chat')).toBe('discoveryChat');
+    expect(rateLimitClassFor('/api/projects')).toBe('general');
+  });
+
+  it('counts per caller across API processes, with headers on every response and 429 + Retry-After beyond', async () => {
+    const apiKey = first.bootstrap.apiKey;
+    const responses = [];
+    for (const app of [first, second, first, second]) responses.push(await call(app.url, '/api/me', { apiKey }));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(responses.map((r) => r.headers.get('x-ratelimit-remaining'))).toEqual(['3', '2', '1', '0']);
+    for (const response of responses) {
+      expect(response.headers.get('x-ratelimit-limit')).toBe('4');
+      const reset = Number(response.headers.get('x-ratelimit-reset'));
+      expect(reset).toBeGreaterThan(Date.now() / 1000);
+      expect(reset).toBeLessThanOrEqual(Date.now() / 1000 + 61);
+    }
+    const refused = await call(second.url, '/api/me', { apiKey });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ success: false, error: { code: 'RATE_LIMITED' } });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+
+    // Anonymous callers are counted by address, separately from the key's budget.
+    const anonymous = await call(first.url, '/api/health');
+    expect(anonymous.status).toBe(200);
+  });
+
+  it('gives each class its own budget', async () => {
+    // Anonymous calls are counted by address; this address has used one general call so far.
+    const agentFirst = await call(first.url, '/api/agents/anything');
+    expect(agentFirst.headers.get('x-ratelimit-limit')).toBe('1');
+    expect(agentFirst.headers.get('x-ratelimit-remaining')).toBe('0');
+    const agentSecond = await call(second.url, '/api/agents/anything');
+    expect(agentSecond.status).toBe(429);
+    const general = await call(first.url, '/api/health');
+    expect(general.status).toBe(200);
+    expect(general.headers.get('x-ratelimit-remaining')).toBe('2');
+  });
+});
