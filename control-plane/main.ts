@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from './config.ts';
-import { startService, type ServiceMode } from './service.ts';
+import { startService, type RunningService, type ServiceMode } from './service.ts';
 
 const modes: ServiceMode[] = ['all', 'api', 'worker'];
 
@@ -9,23 +9,32 @@ async function main(): Promise<void> {
     process.stderr.write(`Usage: node control-plane/main.ts [${modes.join('|')}]\n`);
     process.exit(2);
   }
-  const service = await startService(loadConfig(), { mode, announce: true });
 
-  let stopping = false;
+  // Handlers go in before anything starts, so a signal during boot still shuts down cleanly.
+  let service: RunningService | undefined;
+  let stopSignal: string | undefined;
   const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+    if (stopSignal && service) return;
+    stopSignal = signal;
+    if (!service) return; // boot finishes first, then stops
     service.log.info({ signal }, 'shutting down: no new requests or jobs; finishing running ones');
     service.stop().then(
       () => process.exit(0),
       (error) => {
-        service.log.error({ err: error }, 'shutdown failed');
+        service?.log.error({ err: error }, 'shutdown failed');
         process.exit(1);
       },
     );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+
+  service = await startService(loadConfig(), { mode, announce: true });
+  if (stopSignal) {
+    const signal = stopSignal;
+    stopSignal = undefined;
+    shutdown(signal);
+  }
 }
 
 main().catch((error) => {

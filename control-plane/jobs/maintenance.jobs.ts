@@ -1,3 +1,4 @@
+import type { CronItem } from 'graphile-worker';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { defineJob } from './job-definition.ts';
@@ -18,7 +19,8 @@ export const pruneWorkerHeartbeats = defineJob({
   },
 });
 
-export const maintenanceCrontab = [
-  `*/10 * * * * ${purgeExpiredRateLimits.name} ?max=1`,
-  `17 * * * * ${pruneWorkerHeartbeats.name} ?max=1`,
-].join('\n');
+/** Periodic clean-ups; graphile-worker runs each once per matching minute across all workers. */
+export const maintenanceSchedule: CronItem[] = [
+  { task: purgeExpiredRateLimits.name, match: '*/10 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
+  { task: pruneWorkerHeartbeats.name, match: '17 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
+];

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Logger as WorkerLogger, parseCrontab, run, type Runner } from 'graphile-worker';
+import { Logger as WorkerLogger, parseCronItems, run, type Runner } from 'graphile-worker';
 import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
-import { maintenanceCrontab } from './maintenance.jobs.ts';
+import { maintenanceSchedule } from './maintenance.jobs.ts';
 import { createTaskList } from './task-list.ts';
 
 export interface WorkerHandle {
@@ -38,7 +38,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     noHandleSignals: true,
     pollInterval: 1000,
     taskList: createTaskList({ ownerDb, log }),
-    parsedCronItems: parseCrontab(maintenanceCrontab),
+    parsedCronItems: parseCronItems(maintenanceSchedule),
     logger: workerLogger(log),
   });
 

@@ -1,5 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Kysely } from 'kysely';
+// Brings pino-http's `req.log` augmentation into every program that type-checks this file.
+import type {} from 'pino-http';
 import type { AuthOutcome } from '../auth/authenticate.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';

@@ -6,6 +6,8 @@ import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
+type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
 const JWT_SECRET = 'a-shared-jwt-secret-for-tests-0123456789abcdef';
 const secretKey = new TextEncoder().encode(JWT_SECRET);
 
@@ -102,7 +104,7 @@ describe('JWT bearer tokens (shared secret)', () => {
 describe('JWT bearer tokens (JWKS)', () => {
   let jwks: Server;
   let jwksApp: TestApp;
-  let privateKey: CryptoKey;
+  let privateKey: SigningKey;
 
   beforeAll(async () => {
     const pair = await generateKeyPair('RS256');
@@ -119,7 +121,7 @@ describe('JWT bearer tokens (JWKS)', () => {
   });
 
   it('verifies tokens against the key set and refuses other keys and HS256', async () => {
-    const sign = (key: CryptoKey, kid = 'k1') =>
+    const sign = (key: SigningKey, kid = 'k1') =>
       new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid }).setSubject(jwksApp.bootstrap.userId).setAudience('specwright').setExpirationTime('5m').sign(key);
     expect((await call(jwksApp.url, '/api/me', { headers: bearer(await sign(privateKey)) })).status).toBe(200);
 

@@ -7,7 +7,7 @@ import { SERVICE_VERSION } from '../../version.ts';
 
 export const healthRouter = router({
   check: publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/health', tags: ['health'], summary: 'Database and worker status (public)' } })
+    .meta({ openapi: { method: 'GET', path: '/health', protect: false, tags: ['health'], summary: 'Database and worker status (public)' } })
     .input(z.void())
     .output(healthOutput)
     .query(({ ctx }) => checkHealth(ctx.db, SERVICE_VERSION)),

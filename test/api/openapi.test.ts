@@ -1,0 +1,46 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.stop());
+
+describe('GET /api/openapi.json', () => {
+  it('is a valid OpenAPI document, generated from the router, with a real info block', async () => {
+    const response = await call(app.url, '/api/openapi.json');
+    expect(response.status).toBe(200);
+    const document = response.body;
+    await expect(SwaggerParser.validate(structuredClone(document))).resolves.toBeTruthy();
+    expect(document.info.version).toBe('1.0.0');
+    expect(document.info.description).toMatch(/specification/);
+    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/health', '/me', '/developer/api-keys', '/developer/api-keys/{keyId}', '/admin/tenants']));
+  });
+
+  it('describes the envelope and the real success status', async () => {
+    const { body: document } = await call(app.url, '/api/openapi.json');
+    const create = document.paths['/developer/api-keys'].post;
+    expect(Object.keys(create.responses)).toContain('201');
+    expect(create.responses['201'].content['application/json'].schema.properties.data.properties.key).toBeDefined();
+    expect(create.responses['400'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope');
+    expect(document.paths['/health'].get.security).toBeUndefined();
+    expect(create.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }]);
+  });
+});
+
+describe('GET /docs', () => {
+  it('serves an API docs page that loads nothing from the internet', async () => {
+    const page = await fetch(`${app.url}/docs/`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('swagger-ui');
+    expect(html).not.toMatch(/(src|href)="https?:\/\//);
+    const init = await fetch(`${app.url}/docs/swagger-ui-init.js`);
+    expect(await init.text()).toContain('/api/openapi.json');
+    const bundle = await fetch(`${app.url}/docs/swagger-ui-bundle.js`);
+    expect(bundle.status).toBe(200);
+  });
+});

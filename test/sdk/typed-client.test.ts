@@ -1,0 +1,38 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSpecwrightClient, errorCodeOf } from '../../sdk/index.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.stop());
+
+describe('the typed client', () => {
+  it('calls procedures over /trpc with an API key and gets typed data back', async () => {
+    const client = createSpecwrightClient({ url: app.url, apiKey: app.bootstrap.apiKey });
+    const me = await client.me.get.query();
+    expect(me.tenantId).toBe(app.bootstrap.tenantId);
+    const created = await client.apiKeys.create.mutate({ name: 'from the sdk' });
+    expect(created.key).toMatch(/^swk_/);
+  });
+
+  it('surfaces catalog error codes', async () => {
+    const client = createSpecwrightClient({ url: app.url, apiKey: app.bootstrap.apiKey });
+    const failure = await client.apiKeys.revoke.mutate({ keyId: '00000000-0000-4000-8000-000000000000' }).catch((error) => error);
+    expect(errorCodeOf(failure)).toBe('NOT_FOUND');
+    const anonymous = createSpecwrightClient({ url: app.url });
+    expect(errorCodeOf(await anonymous.me.get.query().catch((error) => error))).toBe('UNAUTHORIZED');
+    const invalid = await client.apiKeys.create.mutate({ name: '' }).catch((error) => error);
+    expect(errorCodeOf(invalid)).toBe('VALIDATION_ERROR');
+    expect(invalid.data.details.issues[0].field).toBe('name');
+  });
+
+  it('rejects wrong inputs and unknown procedures at compile time, and infers outputs', async () => {
+    // Every @ts-expect-error in the file must be an error, or tsc fails on the unused directive.
+    const { stdout } = await promisify(execFile)('npx', ['tsc', '--noEmit', '-p', 'sdk/type-tests/tsconfig.json'], { cwd: process.cwd() }).catch((error) => error);
+    expect(stdout).toBe('');
+  }, 120_000);
+});
