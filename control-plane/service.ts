@@ -30,7 +30,8 @@ export interface RunningService {
   url: string | undefined;
   log: Logger;
   owner: DatabaseHandle;
-  app: DatabaseHandle;
+  /** The app-role connection; absent in worker mode. */
+  app: DatabaseHandle | undefined;
   firstRun: FirstRunResult;
   stop(): Promise<void>;
 }
@@ -69,9 +70,6 @@ export async function startService(config: Config, options: StartServiceOptions 
     });
     if (firstRun.bootstrap && options.announce) announceBootstrap(firstRun.bootstrap, config.dataDir);
 
-    const appUrl = config.appDatabaseUrl ?? appRoleUrl(ownerUrl, await enableAppRoleLogin(owner.db, serverSecret.secret));
-    const app = createDatabase(appUrl, { max: 10, applicationName: 'specwright-api' });
-    cleanups.push(() => app.db.destroy());
 
     let worker: WorkerHandle | undefined;
     if (mode !== 'api') {
@@ -80,14 +78,21 @@ export async function startService(config: Config, options: StartServiceOptions 
     }
 
     let url: string | undefined;
+    let app: DatabaseHandle | undefined;
     if (mode !== 'worker') {
+      // Requests run as the app role. Without APP_DATABASE_URL its password derives from
+      // SERVER_SECRET, so every node must share that secret (or all set APP_DATABASE_URL).
+      const appUrl = config.appDatabaseUrl ?? appRoleUrl(ownerUrl, await enableAppRoleLogin(owner.db, serverSecret.secret));
+      const appDatabase = createDatabase(appUrl, { max: 10, applicationName: 'specwright-api' });
+      app = appDatabase;
+      cleanups.push(() => appDatabase.db.destroy());
       let e2eTestUser: Principal | undefined;
       if (config.e2eTestMode) {
         log.warn('E2E_TEST_MODE is on: any request with X-E2E-Test-Mode: true is authenticated as the test user. Never run production like this.');
         e2eTestUser = await ensureE2eTestUser(owner.db);
       }
-      const authenticator = createAuthenticator({ db: app.db, verifyJwt: createJwtVerifier(config.jwt), e2eTestUser });
-      const server = await listen(createApp({ config, db: app.db, pool: app.pool, log, authenticator }), config);
+      const authenticator = createAuthenticator({ db: appDatabase.db, verifyJwt: createJwtVerifier(config.jwt), e2eTestUser });
+      const server = await listen(createApp({ config, db: appDatabase.db, pool: appDatabase.pool, log, authenticator }), config);
       cleanups.push(() => closeServer(server, config.shutdownGraceMs));
       const address = server.address() as AddressInfo;
       url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;

@@ -84,7 +84,7 @@ describe('control-plane/main.ts worker against DATABASE_URL', () => {
   it('runs the worker alone and releases everything on SIGTERM', async () => {
     const database = await createTestDatabase();
     const dataDir = await mkdtemp(join(tmpdir(), 'specwright-worker-'));
-    const worker = startMain('worker', { DATABASE_URL: database.ownerUrl, DATA_DIR: dataDir });
+    const worker = startMain('worker', { DATABASE_URL: database.ownerUrl, APP_DATABASE_URL: database.appUrl, DATA_DIR: dataDir });
     await waitForOutput(worker, /worker started/);
     expect(worker.stdout()).not.toMatch(/API listening/);
     expect(await ownerQuery(database.ownerUrl, 'select worker_id from worker_heartbeats')).toHaveLength(1);
