@@ -2,10 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { APP_ROLE, appRoleUrl, enableAppRoleLogin, ensureAppRoleExists } from '../control-plane/db/app-role.ts';
+import { appRoleUrl, enableAppRoleLogin, ensureAppRoleExists } from '../control-plane/db/app-role.ts';
 import { startEmbeddedPostgres } from '../control-plane/db/embedded-postgres.ts';
 import { createDatabase } from '../control-plane/db/kysely-client.ts';
 import { migrateToLatest } from '../control-plane/db/migrate.ts';
+import { withDatabase } from './helpers/database-url.ts';
 import { TEMPLATE_DATABASE, TEST_SERVER_SECRET } from './helpers/test-constants.ts';
 
 declare module 'vitest' {
@@ -41,10 +42,4 @@ export default async function setup(project: TestProject) {
   };
 }
 
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
 
-export { APP_ROLE };

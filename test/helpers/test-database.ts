@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { withDatabase } from './database-url.ts';
 import { TEMPLATE_DATABASE } from './test-constants.ts';
 
 export interface TestDatabase {
@@ -10,11 +11,6 @@ export interface TestDatabase {
   appUrl: string;
 }
 
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
 
 /** A fresh database cloned from the migrated template: this test file's own. */
 export async function createTestDatabase(): Promise<TestDatabase> {
