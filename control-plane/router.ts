@@ -1,6 +1,8 @@
 import { apiKeysRouter } from './domains/api-keys/api-keys.router.ts';
 import { healthRouter } from './domains/health/health.router.ts';
 import { meRouter } from './domains/me/me.router.ts';
+import { organizationsRouter } from './domains/organizations/organizations.router.ts';
+import { projectsRouter } from './domains/projects/projects.router.ts';
 import { adminRouter } from './domains/tenants/tenants.router.ts';
 import { router } from './trpc/init.ts';
 
@@ -10,6 +12,8 @@ export const appRouter = router({
   me: meRouter,
   apiKeys: apiKeysRouter,
   admin: adminRouter,
+  organizations: organizationsRouter,
+  projects: projectsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -15,10 +15,14 @@ export interface FieldIssue {
 }
 
 export function zodIssuesToFields(error: ZodError): FieldIssue[] {
-  return error.issues.map((issue) => ({
-    field: issue.path.length > 0 ? issue.path.map(String).join('.') : '(body)',
-    issue: issue.message,
-  }));
+  return error.issues.flatMap((issue) => {
+    const prefix = issue.path.map(String).join('.');
+    // An unknown key is the caller's field, not the object's: name each one.
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ field: prefix ? `${prefix}.${key}` : key, issue: 'is not a field that can be set here' }));
+    }
+    return [{ field: prefix || '(body)', issue: issue.message }];
+  });
 }
 
 const trpcCodeToErrorCode: Partial<Record<TRPCError['code'], ErrorCode>> = {

@@ -18,11 +18,18 @@ export async function insertUser(
 
 export async function insertOrganization(
   db: Kysely<Database>,
-  values: { tenantId: string; name: string; slug: string; displayName: string | null; ownerId: string },
+  values: { tenantId: string; name: string; slug: string; displayName: string | null; ownerId: string; settings?: Record<string, unknown> },
 ) {
   return db
     .insertInto('organizations')
-    .values({ tenant_id: values.tenantId, name: values.name, slug: values.slug, display_name: values.displayName, owner_id: values.ownerId })
+    .values({
+      tenant_id: values.tenantId,
+      name: values.name,
+      slug: values.slug,
+      display_name: values.displayName,
+      owner_id: values.ownerId,
+      settings: JSON.stringify(values.settings ?? {}),
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }

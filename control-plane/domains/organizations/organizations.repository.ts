@@ -1,0 +1,122 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, OrganizationRole, OrganizationUpdate } from '../../db/database.ts';
+import type { Paging } from '../../http/paging.ts';
+
+export async function slugTaken(db: Kysely<Database>, slug: string): Promise<boolean> {
+  const { rows } = await sql<{ taken: boolean }>`select app_private.slug_taken(${slug}) as taken`.execute(db);
+  return rows[0]?.taken === true;
+}
+
+export async function findOrganization(db: Kysely<Database>, tenantId: string, id: string) {
+  return db.selectFrom('organizations').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listOrganizationsOfUser(db: Kysely<Database>, tenantId: string, userId: string, paging: Paging) {
+  const base = db
+    .selectFrom('organizations as o')
+    .innerJoin('organization_members as m', 'm.organization_id', 'o.id')
+    .where('o.tenant_id', '=', tenantId)
+    .where('m.user_id', '=', userId);
+  const [rows, count] = await Promise.all([
+    base.selectAll('o').orderBy('o.created_at').orderBy('o.id').limit(paging.limit).offset(paging.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+export async function updateOrganization(db: Kysely<Database>, tenantId: string, id: string, changes: OrganizationUpdate) {
+  return db
+    .updateTable('organizations')
+    .set({ ...changes, updated_at: new Date() })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findMembership(db: Kysely<Database>, tenantId: string, organizationId: string, userId: string) {
+  return db
+    .selectFrom('organization_members')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+/** Locks the organization's memberships so "last owner" checks cannot race each other. */
+export async function lockMemberships(db: Kysely<Database>, tenantId: string, organizationId: string): Promise<void> {
+  await db
+    .selectFrom('organization_members')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('organization_id', '=', organizationId)
+    .forUpdate()
+    .execute();
+}
+
+export async function countOwners(db: Kysely<Database>, tenantId: string, organizationId: string): Promise<number> {
+  const row = await db
+    .selectFrom('organization_members')
+    .select((eb) => eb.fn.countAll<number>().as('owners'))
+    .where('tenant_id', '=', tenantId)
+    .where('organization_id', '=', organizationId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  return Number(row.owners);
+}
+
+export async function listMembers(db: Kysely<Database>, tenantId: string, organizationId: string) {
+  return db
+    .selectFrom('organization_members as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['m.id', 'm.user_id', 'm.role', 'm.joined_at', 'u.name', 'u.email'])
+    .where('m.tenant_id', '=', tenantId)
+    .where('m.organization_id', '=', organizationId)
+    .orderBy('m.joined_at')
+    .orderBy('m.id')
+    .execute();
+}
+
+export async function findMemberWithUser(db: Kysely<Database>, tenantId: string, organizationId: string, userId: string) {
+  return db
+    .selectFrom('organization_members as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['m.id', 'm.user_id', 'm.role', 'm.joined_at', 'u.name', 'u.email'])
+    .where('m.tenant_id', '=', tenantId)
+    .where('m.organization_id', '=', organizationId)
+    .where('m.user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function setMemberRole(db: Kysely<Database>, tenantId: string, organizationId: string, userId: string, role: OrganizationRole) {
+  await db
+    .updateTable('organization_members')
+    .set({ role })
+    .where('tenant_id', '=', tenantId)
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .execute();
+}
+
+export async function deleteMembership(db: Kysely<Database>, tenantId: string, organizationId: string, userId: string): Promise<void> {
+  await db
+    .deleteFrom('organization_members')
+    .where('tenant_id', '=', tenantId)
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .execute();
+}
+
+export async function deleteAssignmentsOfCustomer(db: Kysely<Database>, tenantId: string, organizationId: string, userId: string): Promise<void> {
+  await db
+    .deleteFrom('agency_project_assignments')
+    .where('tenant_id', '=', tenantId)
+    .where('organization_id', '=', organizationId)
+    .where('customer_user_id', '=', userId)
+    .execute();
+}
+
+export async function findUserInTenant(db: Kysely<Database>, tenantId: string, userId: string) {
+  return db.selectFrom('users').select(['id', 'name', 'email']).where('tenant_id', '=', tenantId).where('id', '=', userId).executeTakeFirst();
+}

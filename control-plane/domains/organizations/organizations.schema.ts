@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { pagingInput, pagedOutput } from '../../http/paging.ts';
+
+export const slugSchema = z
+  .string()
+  .min(3, 'a slug has at least 3 characters')
+  .max(63, 'a slug has at most 63 characters')
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a slug is lowercase letters, digits and single hyphens, starting and ending with a letter or digit');
+
+export const organizationSettingsSchema = z
+  .object({
+    theme: z.string().max(50).optional(),
+    branding: z.object({ logo: z.url().max(2048).optional() }).strict().optional(),
+  })
+  .strict();
+
+export const organizationRoleSchema = z.enum(['owner', 'admin', 'member']);
+export const memberRoleSchema = z.enum(['owner', 'admin', 'member', 'customer']);
+
+export const createOrganizationInput = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    slug: slugSchema,
+    displayName: z.string().trim().min(1).max(200).optional(),
+    settings: organizationSettingsSchema.optional(),
+  })
+  .strict();
+
+export const updateOrganizationInput = z
+  .object({
+    id: z.uuid(),
+    name: z.string().trim().min(1).max(200).optional(),
+    slug: slugSchema.optional(),
+    displayName: z.string().trim().min(1).max(200).nullable().optional(),
+    settings: organizationSettingsSchema.optional(),
+  })
+  .strict();
+
+export const organizationOutput = z.object({
+  id: z.uuid(),
+  tenantId: z.uuid(),
+  name: z.string(),
+  slug: z.string(),
+  displayName: z.string().nullable(),
+  ownerId: z.uuid(),
+  settings: z.record(z.string(), z.unknown()),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});
+
+export const organizationIdInput = z.object({ id: z.uuid() });
+export const listOrganizationsInput = pagingInput;
+export const listOrganizationsOutput = pagedOutput('organizations', organizationOutput);
+
+export const slugCheckInput = z.object({ slug: slugSchema });
+export const slugCheckOutput = z.object({ slug: z.string(), available: z.boolean() });
+
+export const memberOutput = z.object({
+  id: z.uuid(),
+  userId: z.uuid(),
+  role: memberRoleSchema,
+  joinedAt: z.iso.datetime(),
+  user: z.object({ name: z.string(), email: z.string() }),
+});
+
+export const addMemberInput = z.object({ id: z.uuid(), userId: z.uuid(), role: organizationRoleSchema }).strict();
+export const changeMemberRoleInput = z.object({ id: z.uuid(), userId: z.uuid(), role: organizationRoleSchema }).strict();
+export const memberRefInput = z.object({ id: z.uuid(), userId: z.uuid() });
+export const listMembersOutput = z.object({ members: z.array(memberOutput) });
+export const removedMemberOutput = z.object({ removed: z.literal(true), userId: z.uuid() });
+
+export type Organization = z.infer<typeof organizationOutput>;
+export type Member = z.infer<typeof memberOutput>;
+export type OrganizationSettings = z.infer<typeof organizationSettingsSchema>;

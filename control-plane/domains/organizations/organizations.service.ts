@@ -1,0 +1,89 @@
+import type { Kysely } from 'kysely';
+import type { Principal } from '../../auth/principal.ts';
+import type { Database, OrganizationRow } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/postgres-errors.ts';
+import { AppError } from '../../errors/app-error.ts';
+import type { Paging } from '../../http/paging.ts';
+import { insertMembership, insertOrganization } from '../tenants/tenants.repository.ts';
+import { requireOrganizationRole } from './organization-access.ts';
+import type { Organization, OrganizationSettings } from './organizations.schema.ts';
+import { listOrganizationsOfUser, slugTaken, updateOrganization } from './organizations.repository.ts';
+
+export function organizationRowToOrganization(row: OrganizationRow): Organization {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    slug: row.slug,
+    displayName: row.display_name,
+    ownerId: row.owner_id,
+    settings: row.settings,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+const slugTakenError = (slug: string) => new AppError('SLUG_TAKEN', `The slug "${slug}" is already taken`, { field: 'slug' });
+
+/** Slugs are unique platform-wide; the unique index settles races the pre-check cannot see. */
+async function guardSlug<T>(slug: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error, 'organizations_slug_key')) throw slugTakenError(slug);
+    throw error;
+  }
+}
+
+export async function createOrganization(
+  db: Kysely<Database>,
+  principal: Principal,
+  input: { name: string; slug: string; displayName?: string | undefined; settings?: OrganizationSettings | undefined },
+): Promise<Organization> {
+  if (await slugTaken(db, input.slug)) throw slugTakenError(input.slug);
+  const row = await guardSlug(input.slug, () =>
+    insertOrganization(db, {
+      tenantId: principal.tenantId,
+      name: input.name,
+      slug: input.slug,
+      displayName: input.displayName ?? null,
+      ownerId: principal.userId,
+      settings: input.settings ?? {},
+    }),
+  );
+  await insertMembership(db, { tenantId: principal.tenantId, organizationId: row.id, userId: principal.userId, role: 'owner' });
+  return organizationRowToOrganization(row);
+}
+
+export async function listMyOrganizations(db: Kysely<Database>, principal: Principal, paging: Paging) {
+  const { rows, total } = await listOrganizationsOfUser(db, principal.tenantId, principal.userId, paging);
+  return { organizations: rows.map(organizationRowToOrganization), total, ...paging };
+}
+
+export async function getOrganization(db: Kysely<Database>, principal: Principal, id: string): Promise<Organization> {
+  const { organization } = await requireOrganizationRole(db, principal, id, 'customer');
+  return organizationRowToOrganization(organization);
+}
+
+export async function changeOrganization(
+  db: Kysely<Database>,
+  principal: Principal,
+  input: { id: string; name?: string | undefined; slug?: string | undefined; displayName?: string | null | undefined; settings?: OrganizationSettings | undefined },
+): Promise<Organization> {
+  const { organization } = await requireOrganizationRole(db, principal, input.id, 'admin');
+  if (input.slug !== undefined && input.slug !== organization.slug && (await slugTaken(db, input.slug))) throw slugTakenError(input.slug);
+  const row = await guardSlug(input.slug ?? organization.slug, () =>
+    updateOrganization(db, principal.tenantId, input.id, {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.slug !== undefined ? { slug: input.slug } : {}),
+      ...(input.displayName !== undefined ? { display_name: input.displayName } : {}),
+      ...(input.settings !== undefined ? { settings: JSON.stringify(input.settings) } : {}),
+    }),
+  );
+  return organizationRowToOrganization(row);
+}
+
+export async function checkSlug(db: Kysely<Database>, slug: string) {
+  return { slug, available: !(await slugTaken(db, slug)) };
+}
+

@@ -1,0 +1,96 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Database, ProjectRow, ProjectStatus } from '../../db/database.ts';
+import type { Paging } from '../../http/paging.ts';
+
+/** Whose projects a caller may see: the whole tenant, or only those assigned to a customer. */
+export type ProjectScope = { tenantId: string; customerUserId?: string };
+
+function scoped<O>(query: SelectQueryBuilder<Database, 'projects', O>, scope: ProjectScope) {
+  let scopedQuery = query.where('projects.tenant_id', '=', scope.tenantId);
+  if (scope.customerUserId) {
+    const customerUserId = scope.customerUserId;
+    scopedQuery = scopedQuery.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('agency_project_assignments as a')
+          .select('a.id')
+          .whereRef('a.project_id', '=', 'projects.id')
+          .where('a.customer_user_id', '=', customerUserId),
+      ),
+    );
+  }
+  return scopedQuery;
+}
+
+export async function listProjects(db: Kysely<Database>, scope: ProjectScope, filter: Paging & { status?: ProjectStatus | undefined }) {
+  let query = scoped(db.selectFrom('projects'), scope);
+  if (filter.status) query = query.where('projects.status', '=', filter.status);
+  const [rows, count] = await Promise.all([
+    query.selectAll('projects').orderBy('projects.created_at').orderBy('projects.id').limit(filter.limit).offset(filter.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+export async function findProject(db: Kysely<Database>, scope: ProjectScope, projectId: string, options: { forUpdate?: boolean } = {}): Promise<ProjectRow | undefined> {
+  let query = scoped(db.selectFrom('projects'), scope).selectAll('projects').where('projects.id', '=', projectId);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function insertProject(
+  db: Kysely<Database>,
+  values: { tenantId: string; organizationId: string | null; name: string; description: string | null; template: string | null; metadata: Record<string, unknown>; createdBy: string },
+): Promise<ProjectRow> {
+  return db
+    .insertInto('projects')
+    .values({
+      tenant_id: values.tenantId,
+      organization_id: values.organizationId,
+      name: values.name,
+      description: values.description,
+      template: values.template,
+      metadata: JSON.stringify(values.metadata),
+      created_by: values.createdBy,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function updateProject(
+  db: Kysely<Database>,
+  tenantId: string,
+  projectId: string,
+  changes: { name?: string; description?: string | null; metadata?: Record<string, unknown>; status?: ProjectStatus },
+): Promise<ProjectRow> {
+  return db
+    .updateTable('projects')
+    .set({
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.description !== undefined ? { description: changes.description } : {}),
+      ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata) } : {}),
+      ...(changes.status !== undefined ? { status: changes.status } : {}),
+      updated_at: new Date(),
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', projectId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Deletes the rows of `table` that belong to the project; returns how many went. */
+export async function deleteProjectRows(db: Kysely<Database>, table: 'agency_project_assignments', tenantId: string, projectId: string): Promise<number> {
+  const result = await db.deleteFrom(table).where('tenant_id', '=', tenantId).where('project_id', '=', projectId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export async function deleteProjectRow(db: Kysely<Database>, tenantId: string, projectId: string): Promise<number> {
+  const result = await db.deleteFrom('projects').where('tenant_id', '=', tenantId).where('id', '=', projectId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Roles the user holds across the tenant's organizations. */
+export async function membershipRolesOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<string[]> {
+  const rows = await db.selectFrom('organization_members').select('role').distinct().where('tenant_id', '=', tenantId).where('user_id', '=', userId).execute();
+  return rows.map((row) => row.role);
+}
+

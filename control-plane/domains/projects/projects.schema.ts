@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { pagingInput, pagedOutput } from '../../http/paging.ts';
+
+export const projectPhases = ['CREATED', 'DISCOVERY', 'FEATURE_SELECTION', 'PLAN_GENERATION', 'PLANNING', 'VISUAL_DISCOVERY', 'SPECIFICATION'] as const;
+export const projectStatuses = ['active', 'completed', 'archived'] as const;
+
+/** The progress keys of each phase after CREATED, as the list form names them. */
+export const progressKeys = ['discovery', 'featureSelection', 'planGeneration', 'planning', 'visualDiscovery', 'specification'] as const;
+
+const fraction = z.number().min(0).max(1);
+const metadataSchema = z.record(z.string(), z.unknown());
+
+export const listProgressOutput = z.object({
+  overall: fraction,
+  ...Object.fromEntries(progressKeys.map((key) => [key, fraction])),
+} as { overall: typeof fraction } & Record<(typeof progressKeys)[number], typeof fraction>);
+
+export const detailProgressOutput = z.object({
+  overall: fraction,
+  byPhase: z.object(Object.fromEntries(progressKeys.map((key) => [key, fraction])) as Record<(typeof progressKeys)[number], typeof fraction>),
+});
+
+export const projectSummaryOutput = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  description: z.string().nullable(),
+  status: z.enum(projectStatuses),
+  phase: z.enum(projectPhases),
+  organizationId: z.uuid().nullable(),
+  progress: listProgressOutput,
+  metadata: metadataSchema,
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});
+
+export const projectDetailOutput = projectSummaryOutput.omit({ progress: true }).extend({
+  template: z.string().nullable(),
+  progress: detailProgressOutput,
+  discoveryStartedAt: z.iso.datetime().nullable(),
+  discoveryCompletedAt: z.iso.datetime().nullable(),
+  featureSelectionStartedAt: z.iso.datetime().nullable(),
+  featureSelectionCompletedAt: z.iso.datetime().nullable(),
+  planGenerationStartedAt: z.iso.datetime().nullable(),
+  discoveryOutput: metadataSchema.nullable(),
+  selectedFeatures: z.array(z.unknown()),
+  ontologyCoverage: z.number(),
+});
+
+export const listProjectsInput = pagingInput.extend({ status: z.enum(projectStatuses).optional() });
+export const listProjectsOutput = pagedOutput('projects', projectSummaryOutput);
+
+export const createProjectInput = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(10_000).optional(),
+  template: z.string().trim().min(1).max(100).optional(),
+  metadata: metadataSchema.optional(),
+  organizationId: z.uuid().optional(),
+});
+
+/** Only these may change; phase and every read-only field are refused by name (strict object). */
+export const updateProjectInput = z.strictObject({
+  projectId: z.uuid(),
+  name: z.string().trim().min(1).max(200).optional(),
+  description: z.string().max(10_000).nullable().optional(),
+  metadata: metadataSchema.optional(),
+  status: z.enum(['active', 'archived']).optional(),
+});
+
+export const projectIdInput = z.object({ projectId: z.uuid() });
+
+export const deletedProjectOutput = z.object({
+  projectId: z.uuid(),
+  deletedTables: z.array(z.string()),
+  rowsDeleted: z.number().int(),
+});
+
+export type ProjectSummary = z.infer<typeof projectSummaryOutput>;
+export type ProjectDetail = z.infer<typeof projectDetailOutput>;
+export type CreateProjectInput = z.infer<typeof createProjectInput>;
+export type UpdateProjectInput = z.infer<typeof updateProjectInput>;

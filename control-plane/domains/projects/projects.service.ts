@@ -1,0 +1,111 @@
+import type { Kysely } from 'kysely';
+import type { Principal } from '../../auth/principal.ts';
+import type { Database, ProjectRow, ProjectStatus } from '../../db/database.ts';
+import { forbidden, notFound } from '../../errors/app-error.ts';
+import type { Paging } from '../../http/paging.ts';
+import { requireOrganizationRole } from '../organizations/organization-access.ts';
+import { projectScopeFor } from './project-scope.ts';
+import { progressKeys, type CreateProjectInput, type ProjectDetail, type ProjectSummary, type UpdateProjectInput } from './projects.schema.ts';
+import { deleteProjectRow, deleteProjectRows, findProject, insertProject, listProjects, updateProject } from './projects.repository.ts';
+
+type ProgressKey = (typeof progressKeys)[number];
+
+function progressOf(row: ProjectRow): { overall: number; byPhase: Record<ProgressKey, number> } {
+  const stored = row.progress ?? {};
+  const byPhase = Object.fromEntries(progressKeys.map((key) => [key, clamp(stored[key])])) as Record<ProgressKey, number>;
+  const overall = progressKeys.reduce((sum, key) => sum + byPhase[key], 0) / progressKeys.length;
+  return { overall: Math.round(overall * 1000) / 1000, byPhase };
+}
+
+const clamp = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0);
+const iso = (value: Date | null) => value?.toISOString() ?? null;
+
+function projectRowToSummary(row: ProjectRow): ProjectSummary {
+  const { overall, byPhase } = progressOf(row);
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    status: row.status,
+    phase: row.phase,
+    organizationId: row.organization_id,
+    progress: { overall, ...byPhase },
+    metadata: row.metadata,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+function projectRowToDetail(row: ProjectRow): ProjectDetail {
+  const { progress: _listForm, ...summary } = projectRowToSummary(row);
+  return {
+    ...summary,
+    template: row.template,
+    progress: progressOf(row),
+    discoveryStartedAt: iso(row.discovery_started_at),
+    discoveryCompletedAt: iso(row.discovery_completed_at),
+    featureSelectionStartedAt: iso(row.feature_selection_started_at),
+    featureSelectionCompletedAt: iso(row.feature_selection_completed_at),
+    planGenerationStartedAt: iso(row.plan_generation_started_at),
+    discoveryOutput: row.discovery_output,
+    selectedFeatures: row.selected_features,
+    ontologyCoverage: row.ontology_coverage,
+  };
+}
+
+export async function listProjectsForCaller(db: Kysely<Database>, principal: Principal, filter: Paging & { status?: ProjectStatus | undefined }) {
+  const scope = await projectScopeFor(db, principal);
+  const { rows, total } = await listProjects(db, scope, filter);
+  return { projects: rows.map(projectRowToSummary), total, limit: filter.limit, offset: filter.offset };
+}
+
+export async function createProjectForCaller(db: Kysely<Database>, principal: Principal, input: CreateProjectInput): Promise<ProjectDetail> {
+  const scope = await projectScopeFor(db, principal);
+  if (scope.isCustomer) throw forbidden('Customers work on the projects assigned to them and cannot create projects');
+  if (input.organizationId) await requireOrganizationRole(db, principal, input.organizationId, 'member');
+  const row = await insertProject(db, {
+    tenantId: principal.tenantId,
+    organizationId: input.organizationId ?? null,
+    name: input.name,
+    description: input.description ?? null,
+    template: input.template ?? null,
+    metadata: input.metadata ?? {},
+    createdBy: principal.userId,
+  });
+  return projectRowToDetail(row);
+}
+
+async function requireProject(db: Kysely<Database>, principal: Principal, projectId: string, forUpdate = false): Promise<ProjectRow> {
+  const project = await findProject(db, await projectScopeFor(db, principal), projectId, { forUpdate });
+  if (!project) throw notFound('The project');
+  return project;
+}
+
+export async function getProjectForCaller(db: Kysely<Database>, principal: Principal, projectId: string): Promise<ProjectDetail> {
+  return projectRowToDetail(await requireProject(db, principal, projectId));
+}
+
+export async function updateProjectForCaller(db: Kysely<Database>, principal: Principal, input: UpdateProjectInput): Promise<ProjectDetail> {
+  await requireProject(db, principal, input.projectId, true);
+  const { projectId, ...changes } = input;
+  return projectRowToDetail(await updateProject(db, principal.tenantId, projectId, changes));
+}
+
+/** Tables whose rows belong to a project, deleted before the project itself (children first). */
+const projectOwnedTables = ['agency_project_assignments'] as const;
+
+export async function deleteProjectForCaller(db: Kysely<Database>, principal: Principal, projectId: string) {
+  const scope = await projectScopeFor(db, principal);
+  if (scope.isCustomer) throw forbidden('Customers cannot delete projects');
+  await requireProject(db, principal, projectId, true);
+  const deletedTables: string[] = [];
+  let rowsDeleted = 0;
+  for (const table of projectOwnedTables) {
+    const count = await deleteProjectRows(db, table, principal.tenantId, projectId);
+    if (count > 0) deletedTables.push(table);
+    rowsDeleted += count;
+  }
+  rowsDeleted += await deleteProjectRow(db, principal.tenantId, projectId);
+  deletedTables.push('projects');
+  return { projectId, deletedTables, rowsDeleted };
+}

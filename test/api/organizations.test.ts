@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
+
+let app: TestApp;
+let owner: Actor;
+let admin: Actor;
+let member: Actor;
+let outsider: Actor;
+let orgId: string;
+
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+const membersOf = async (id: string) => (await sqlAsOwner('select user_id, role from organization_members where organization_id = $1 order by joined_at, id', [id])).map((r) => `${r.role}`);
+
+beforeAll(async () => {
+  app = await startTestApp();
+  owner = { userId: app.bootstrap.userId, apiKey: app.bootstrap.apiKey, email: 'owner@specwright.local' };
+  admin = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Ada');
+  member = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Max');
+  outsider = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Olga');
+  const created = await call(app.url, '/api/organizations', {
+    apiKey: owner.apiKey,
+    body: { name: 'Acme Agency', slug: 'acme-agency', displayName: 'Acme', settings: { theme: 'dark', branding: { logo: 'https://cdn.example/logo.png' } } },
+  });
+  expect(created.status, created.text).toBe(201);
+  orgId = created.body.data.id;
+  expect((await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: owner.apiKey, body: { userId: admin.userId, role: 'admin' } })).status).toBe(201);
+  expect((await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: owner.apiKey, body: { userId: member.userId, role: 'member' } })).status).toBe(201);
+});
+afterAll(() => app?.stop());
+
+describe('organizations', () => {
+  it('are created with the caller as owner and read back by members', async () => {
+    const response = await call(app.url, `/api/organizations/${orgId}`, { apiKey: member.apiKey });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toMatchObject({ id: orgId, tenantId: app.bootstrap.tenantId, name: 'Acme Agency', slug: 'acme-agency', ownerId: owner.userId, settings: { theme: 'dark' } });
+    const listed = await call(app.url, '/api/organizations', { apiKey: member.apiKey });
+    expect(listed.body.data).toMatchObject({ total: 1, limit: 50, offset: 0 });
+    expect(listed.body.data.organizations.map((o: { id: string }) => o.id)).toEqual([orgId]);
+  });
+
+  it('answer ORG_NOT_MEMBER to a non-member of the same tenant, NOT_FOUND to another tenant', async () => {
+    const stranger = await call(app.url, `/api/organizations/${orgId}`, { apiKey: outsider.apiKey });
+    expect(stranger.status).toBe(403);
+    expect(stranger.body.error.code).toBe('ORG_NOT_MEMBER');
+    const other = await createTenant(app);
+    const foreign = await call(app.url, `/api/organizations/${orgId}`, { apiKey: other.apiKey });
+    expect(foreign.status).toBe(404);
+  });
+
+  it('validate slugs and refuse a taken one with SLUG_TAKEN, also when two creates race', async () => {
+    const bad = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'X', slug: 'Bad_Slug' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.issues[0].field).toBe('slug');
+    const taken = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'X', slug: 'acme-agency' } });
+    expect(taken.status).toBe(409);
+    expect(taken.body.error.code).toBe('SLUG_TAKEN');
+    expect((await call(app.url, '/api/organizations/slug-check?slug=acme-agency', { apiKey: owner.apiKey })).body.data).toEqual({ slug: 'acme-agency', available: false });
+    expect((await call(app.url, '/api/organizations/slug-check?slug=fresh-one', { apiKey: owner.apiKey })).body.data).toEqual({ slug: 'fresh-one', available: true });
+    expect((await call(app.url, '/api/organizations/slug-check?slug=NO', { apiKey: owner.apiKey })).status).toBe(400);
+
+    const before = Number((await sqlAsOwner('select count(*) from organizations'))[0].count);
+    const racers = await Promise.all([1, 2, 3].map(() => call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Race', slug: 'race-slug' } })));
+    expect(racers.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+    expect(racers.filter((r) => r.status === 409).every((r) => r.body.error.code === 'SLUG_TAKEN')).toBe(true);
+    expect(Number((await sqlAsOwner('select count(*) from organizations'))[0].count)).toBe(before + 1);
+    // A taken slug is taken in every tenant.
+    const other = await createTenant(app);
+    expect((await call(app.url, '/api/organizations', { apiKey: other.apiKey, body: { name: 'Y', slug: 'acme-agency' } })).body.error.code).toBe('SLUG_TAKEN');
+  });
+
+  it('are changed by owners and admins only', async () => {
+    const byMember = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: member.apiKey, body: { name: 'Hijacked' } });
+    expect(byMember.status).toBe(403);
+    const byAdmin = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: admin.apiKey, body: { displayName: 'Acme & Co' } });
+    expect(byAdmin.status).toBe(200);
+    expect(byAdmin.body.data).toMatchObject({ displayName: 'Acme & Co', name: 'Acme Agency' });
+    const [row] = await sqlAsOwner('select name, display_name from organizations where id = $1', [orgId]);
+    expect(row).toEqual({ name: 'Acme Agency', display_name: 'Acme & Co' });
+    const unknownField = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: admin.apiKey, body: { ownerId: admin.userId } });
+    expect(unknownField.status).toBe(400);
+    expect(unknownField.body.error.details.issues[0].field).toBe('ownerId');
+  });
+});
+
+describe('members', () => {
+  it('are listed with their user', async () => {
+    const response = await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: member.apiKey });
+    expect(response.body.data.members.map((m: { role: string }) => m.role)).toEqual(['owner', 'admin', 'member']);
+    expect(response.body.data.members[1]).toMatchObject({ userId: admin.userId, user: { name: 'Ada', email: admin.email } });
+  });
+
+  it('are added by admins or owners only, once', async () => {
+    expect((await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: member.apiKey, body: { userId: outsider.userId, role: 'member' } })).status).toBe(403);
+    expect((await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: admin.apiKey, body: { userId: outsider.userId, role: 'owner' } })).status).toBe(403);
+    expect((await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: admin.apiKey, body: { userId: member.userId, role: 'member' } })).status).toBe(409);
+    const foreignUser = await createTenant(app);
+    expect((await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: admin.apiKey, body: { userId: foreignUser.userId, role: 'member' } })).status).toBe(404);
+    expect(await membersOf(orgId)).toEqual(['owner', 'admin', 'member']);
+  });
+
+  it('cannot raise their own role, and the last owner cannot be demoted or removed', async () => {
+    const raise = await call(app.url, `/api/organizations/${orgId}/members/${admin.userId}`, { method: 'PUT', apiKey: admin.apiKey, body: { role: 'owner' } });
+    expect(raise.status).toBe(403);
+    const demoteLast = await call(app.url, `/api/organizations/${orgId}/members/${owner.userId}`, { method: 'PUT', apiKey: owner.apiKey, body: { role: 'admin' } });
+    expect(demoteLast.status).toBe(409);
+    const removeLast = await call(app.url, `/api/organizations/${orgId}/members/${owner.userId}`, { method: 'DELETE', apiKey: owner.apiKey });
+    expect(removeLast.status).toBe(409);
+    const byAdmin = await call(app.url, `/api/organizations/${orgId}/members/${owner.userId}`, { method: 'DELETE', apiKey: admin.apiKey });
+    expect(byAdmin.status).toBe(403);
+    expect(await membersOf(orgId)).toEqual(['owner', 'admin', 'member']);
+  });
+
+  it('change role, and lose access at once when removed', async () => {
+    const promoted = await call(app.url, `/api/organizations/${orgId}/members/${member.userId}`, { method: 'PUT', apiKey: admin.apiKey, body: { role: 'admin' } });
+    expect(promoted.status).toBe(200);
+    expect(promoted.body.data.role).toBe('admin');
+    expect((await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: member.apiKey, body: { name: 'Acme Agency' } })).status).toBe(200);
+    const removed = await call(app.url, `/api/organizations/${orgId}/members/${member.userId}`, { method: 'DELETE', apiKey: owner.apiKey });
+    expect(removed.status).toBe(200);
+    expect(removed.body.data).toEqual({ removed: true, userId: member.userId });
+    const after = await call(app.url, `/api/organizations/${orgId}`, { apiKey: member.apiKey });
+    expect(after.status).toBe(403);
+    expect(after.body.error.code).toBe('ORG_NOT_MEMBER');
+  });
+});

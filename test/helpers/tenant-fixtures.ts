@@ -1,0 +1,31 @@
+import { expect } from 'vitest';
+import { call } from './http.ts';
+import type { TestApp } from './test-app.ts';
+
+export interface Actor {
+  userId: string;
+  apiKey: string;
+  email: string;
+}
+
+let counter = 0;
+
+/** A new tenant (through the admin API) whose owner is returned as an actor. */
+export async function createTenant(app: TestApp, name = 'Other'): Promise<Actor & { tenantId: string; organizationId: string }> {
+  counter += 1;
+  const email = `owner-${counter}-${Date.now()}@${name.toLowerCase().replace(/\W/g, '')}.test`;
+  const response = await call(app.url, '/api/admin/tenants', { apiKey: app.bootstrap.apiKey, body: { name, ownerEmail: email } });
+  expect(response.status, response.text).toBe(201);
+  return { ...response.body.data, email };
+}
+
+/** A user in the bootstrap tenant with their own API key, inserted as the owner (no sign-up API yet). */
+export async function createUserInTenant(app: TestApp, ownerQuery: (sql: string, values: unknown[]) => Promise<any[]>, tenantId: string, name: string): Promise<Actor> {
+  counter += 1;
+  const email = `${name.toLowerCase()}-${counter}-${Date.now()}@example.test`;
+  const [user] = await ownerQuery('insert into users (tenant_id, email, name) values ($1, $2, $3) returning id', [tenantId, email, name]);
+  const { generateApiKey } = await import('../../control-plane/auth/api-key-format.ts');
+  const key = generateApiKey();
+  await ownerQuery('insert into api_keys (tenant_id, user_id, name, prefix, key_hash) values ($1, $2, $3, $4, $5)', [tenantId, user.id, 'test', key.prefix, key.keyHash]);
+  return { userId: user.id, apiKey: key.key, email };
+}
