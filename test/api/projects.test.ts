@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
+
+let app: TestApp;
+let key: string;
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+
+beforeAll(async () => {
+  app = await startTestApp();
+  key = app.bootstrap.apiKey;
+});
+afterAll(() => app?.stop());
+
+const createProject = async (body: Record<string, unknown>, apiKey = key) => {
+  const response = await call(app.url, '/api/projects', { apiKey, body });
+  expect(response.status, response.text).toBe(201);
+  return response.body.data;
+};
+
+describe('POST /api/projects', () => {
+  it('creates an active project in phase CREATED', async () => {
+    const project = await createProject({ name: 'Pet clinic', description: 'Bookings for vets', template: 'saas', metadata: { source: 'test' } });
+    expect(project).toMatchObject({ id: expect.any(String), name: 'Pet clinic', status: 'active', phase: 'CREATED', createdAt: expect.any(String), metadata: { source: 'test' } });
+    const [row] = await sqlAsOwner('select tenant_id, phase, status, created_by from projects where id = $1', [project.id]);
+    expect(row).toEqual({ tenant_id: app.bootstrap.tenantId, phase: 'CREATED', status: 'active', created_by: app.bootstrap.userId });
+  });
+
+  it('refuses bad input by field and writes nothing', async () => {
+    const before = Number((await sqlAsOwner('select count(*) from projects'))[0].count);
+    const response = await call(app.url, '/api/projects', { apiKey: key, body: { name: '', phase: 'SPECIFICATION' } });
+    expect(response.status).toBe(400);
+    expect(response.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['name', 'phase']);
+    expect(Number((await sqlAsOwner('select count(*) from projects'))[0].count)).toBe(before);
+  });
+});
+
+describe('GET /api/projects', () => {
+  it('pages a stable order with totals and the list form of progress, and filters by status', async () => {
+    const tenant = await createTenant(app, 'Lister');
+    const ids = [];
+    for (const name of ['a', 'b', 'c']) ids.push((await createProject({ name }, tenant.apiKey)).id);
+    await sqlAsOwner(`update projects set created_at = '2026-01-01' where id = any($1)`, [ids]);
+    const first = await call(app.url, '/api/projects?limit=2&offset=0', { apiKey: tenant.apiKey });
+    const second = await call(app.url, '/api/projects?limit=2&offset=2', { apiKey: tenant.apiKey });
+    expect(first.body.data).toMatchObject({ total: 3, limit: 2, offset: 0 });
+    expect([...first.body.data.projects, ...second.body.data.projects].map((p: { id: string }) => p.id)).toEqual([...ids].sort());
+    expect(first.body.data.projects[0].progress).toEqual({
+      overall: 0, discovery: 0, featureSelection: 0, planGeneration: 0, planning: 0, visualDiscovery: 0, specification: 0,
+    });
+    await call(app.url, `/api/projects/${ids[0]}`, { method: 'PATCH', apiKey: tenant.apiKey, body: { status: 'archived' } });
+    const archived = await call(app.url, '/api/projects?status=archived', { apiKey: tenant.apiKey });
+    expect(archived.body.data.projects.map((p: { id: string }) => p.id)).toEqual([ids[0]]);
+    expect((await call(app.url, '/api/projects?limit=201', { apiKey: tenant.apiKey })).status).toBe(400);
+    expect((await call(app.url, '/api/projects?status=deleted', { apiKey: tenant.apiKey })).status).toBe(400);
+  });
+});
+
+describe('GET /api/projects/{projectId}', () => {
+  it('returns the detail form', async () => {
+    const project = await createProject({ name: 'Detail' });
+    await sqlAsOwner(`update projects set progress = '{"discovery": 1, "featureSelection": 0.5}', discovery_started_at = now() where id = $1`, [project.id]);
+    const response = await call(app.url, `/api/projects/${project.id}`, { apiKey: key });
+    expect(response.body.data).toMatchObject({
+      id: project.id,
+      progress: { overall: 0.25, byPhase: { discovery: 1, featureSelection: 0.5, planGeneration: 0, planning: 0, visualDiscovery: 0, specification: 0 } },
+      discoveryStartedAt: expect.any(String),
+      discoveryCompletedAt: null,
+      featureSelectionStartedAt: null,
+      featureSelectionCompletedAt: null,
+      planGenerationStartedAt: null,
+      discoveryOutput: null,
+      selectedFeatures: [],
+      ontologyCoverage: 0,
+    });
+  });
+
+  it('answers NOT_FOUND for an unknown id and for another tenant', async () => {
+    const project = await createProject({ name: 'Mine' });
+    const other = await createTenant(app);
+    expect((await call(app.url, `/api/projects/${project.id}`, { apiKey: other.apiKey })).status).toBe(404);
+    expect((await call(app.url, '/api/projects/00000000-0000-4000-8000-000000000000', { apiKey: key })).status).toBe(404);
+  });
+});
+
+describe('PATCH /api/projects/{projectId}', () => {
+  it('changes name, description, metadata and status', async () => {
+    const project = await createProject({ name: 'Before' });
+    const response = await call(app.url, `/api/projects/${project.id}`, { method: 'PATCH', apiKey: key, body: { name: 'After', description: null, metadata: { a: 1 }, status: 'archived' } });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toMatchObject({ name: 'After', description: null, metadata: { a: 1 }, status: 'archived', phase: 'CREATED' });
+  });
+
+  it('refuses phase and read-only fields by name and changes nothing', async () => {
+    const project = await createProject({ name: 'Frozen' });
+    for (const body of [{ phase: 'SPECIFICATION' }, { name: 'X', createdAt: '2020-01-01T00:00:00Z' }, { status: 'completed' }, { progress: { overall: 1 } }]) {
+      const response = await call(app.url, `/api/projects/${project.id}`, { method: 'PATCH', apiKey: key, body });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body.error.code).toBe('VALIDATION_ERROR');
+    }
+    const phase = await call(app.url, `/api/projects/${project.id}`, { method: 'PATCH', apiKey: key, body: { phase: 'SPECIFICATION' } });
+    expect(phase.body.error.details.issues).toEqual([{ field: 'phase', issue: expect.any(String) }]);
+    const [row] = await sqlAsOwner('select name, phase, status, updated_at = created_at as untouched from projects where id = $1', [project.id]);
+    expect(row).toEqual({ name: 'Frozen', phase: 'CREATED', status: 'active', untouched: true });
+  });
+});
+
+describe('DELETE /api/projects/{projectId}', () => {
+  it('removes the project and what belongs to it in one transaction, reporting what went', async () => {
+    const project = await createProject({ name: 'Doomed', organizationId: app.bootstrap.organizationId });
+    const customer = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Cora');
+    await sqlAsOwner(`insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'customer')`, [app.bootstrap.tenantId, app.bootstrap.organizationId, customer.userId]);
+    await sqlAsOwner('insert into agency_project_assignments (tenant_id, organization_id, project_id, customer_user_id) values ($1, $2, $3, $4)', [app.bootstrap.tenantId, app.bootstrap.organizationId, project.id, customer.userId]);
+    const response = await call(app.url, `/api/projects/${project.id}`, { method: 'DELETE', apiKey: key });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toEqual({ projectId: project.id, deletedTables: ['agency_project_assignments', 'projects'], rowsDeleted: 2 });
+    expect(await sqlAsOwner('select id from projects where id = $1', [project.id])).toEqual([]);
+    expect(await sqlAsOwner('select id from agency_project_assignments where project_id = $1', [project.id])).toEqual([]);
+    expect((await call(app.url, `/api/projects/${project.id}`, { method: 'DELETE', apiKey: key })).status).toBe(404);
+  });
+});
+
+describe('customers', () => {
+  let customer: Actor;
+  let assignedId: string;
+  let otherId: string;
+
+  beforeAll(async () => {
+    customer = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Client');
+    await sqlAsOwner(`insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'customer')`, [app.bootstrap.tenantId, app.bootstrap.organizationId, customer.userId]);
+    assignedId = (await createProject({ name: 'Theirs', organizationId: app.bootstrap.organizationId })).id;
+    otherId = (await createProject({ name: 'Not theirs', organizationId: app.bootstrap.organizationId })).id;
+    await sqlAsOwner('insert into agency_project_assignments (tenant_id, organization_id, project_id, customer_user_id) values ($1, $2, $3, $4)', [app.bootstrap.tenantId, app.bootstrap.organizationId, assignedId, customer.userId]);
+  });
+
+  it('see and touch only the projects assigned to them; everything else is NOT_FOUND', async () => {
+    const listed = await call(app.url, '/api/projects', { apiKey: customer.apiKey });
+    expect(listed.body.data.projects.map((p: { id: string }) => p.id)).toEqual([assignedId]);
+    expect(listed.body.data.total).toBe(1);
+    expect((await call(app.url, `/api/projects/${assignedId}`, { apiKey: customer.apiKey })).status).toBe(200);
+    expect((await call(app.url, `/api/projects/${assignedId}`, { method: 'PATCH', apiKey: customer.apiKey, body: { description: 'notes' } })).status).toBe(200);
+    expect((await call(app.url, `/api/projects/${otherId}`, { apiKey: customer.apiKey })).status).toBe(404);
+    expect((await call(app.url, `/api/projects/${otherId}`, { method: 'PATCH', apiKey: customer.apiKey, body: { name: 'x' } })).status).toBe(404);
+    expect((await call(app.url, '/api/projects', { apiKey: customer.apiKey, body: { name: 'new' } })).status).toBe(403);
+    expect((await call(app.url, `/api/projects/${assignedId}`, { method: 'DELETE', apiKey: customer.apiKey })).status).toBe(403);
+    expect((await sqlAsOwner('select name from projects where id = $1', [otherId]))[0].name).toBe('Not theirs');
+  });
+
+  it('lose the project at once when the assignment goes', async () => {
+    await sqlAsOwner('delete from agency_project_assignments where customer_user_id = $1', [customer.userId]);
+    expect((await call(app.url, `/api/projects/${assignedId}`, { apiKey: customer.apiKey })).status).toBe(404);
+  });
+});
