@@ -5,6 +5,7 @@ export default defineConfig({
     include: ['**/*.test.ts'],
     exclude: ['node_modules/**', '.specwright/**'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup/no-hashes-in-responses.ts'],
     pool: 'forks',
     // isolated-vm needs the snapshot off on Node 20+.
     execArgv: ['--no-node-snapshot'],

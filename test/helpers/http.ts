@@ -1,3 +1,5 @@
+import { recordedResponses } from './response-log.ts';
+
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
@@ -24,6 +26,7 @@ export async function call<T = any>(baseUrl: string, path: string, options: Requ
   }
   const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? (body ? 'POST' : 'GET'), headers, body });
   const text = await response.text();
+  recordedResponses.push({ path, text });
   let parsed: unknown = undefined;
   try {
     parsed = text ? JSON.parse(text) : undefined;

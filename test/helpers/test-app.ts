@@ -7,6 +7,7 @@ import type { CreatedTenant } from '../../control-plane/domains/tenants/tenants.
 import { startService, type RunningService, type ServiceMode } from '../../control-plane/service.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 import { TEST_SERVER_SECRET } from './test-constants.ts';
+import { databasesInUse } from './response-log.ts';
 
 export interface TestApp {
   url: string;
@@ -49,6 +50,7 @@ export async function startTestApp(
     ...options.env,
   });
   const service = await startService(config, { mode: options.mode ?? 'api', logDestination });
+  databasesInUse.add(database.ownerUrl);
   const bootstrap = service.firstRun.bootstrap ?? (await readBootstrapOf(options.database));
   bootstrapByDatabase.set(database.name, bootstrap);
   return {
