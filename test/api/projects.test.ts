@@ -143,7 +143,8 @@ describe('customers', () => {
     expect((await call(app.url, `/api/projects/${assignedId}`, { method: 'PATCH', apiKey: customer.apiKey, body: { description: 'notes' } })).status).toBe(200);
     expect((await call(app.url, `/api/projects/${otherId}`, { apiKey: customer.apiKey })).status).toBe(404);
     expect((await call(app.url, `/api/projects/${otherId}`, { method: 'PATCH', apiKey: customer.apiKey, body: { name: 'x' } })).status).toBe(404);
-    expect((await call(app.url, '/api/projects', { apiKey: customer.apiKey, body: { name: 'new' } })).status).toBe(403);
+    expect((await call(app.url, '/api/projects', { apiKey: customer.apiKey, body: { name: 'new' } })).status).toBe(400);
+    expect((await call(app.url, '/api/projects', { apiKey: customer.apiKey, body: { name: 'new', organizationId: app.bootstrap.organizationId } })).status).toBe(403);
     expect((await call(app.url, `/api/projects/${assignedId}`, { method: 'DELETE', apiKey: customer.apiKey })).status).toBe(403);
     expect((await sqlAsOwner('select name from projects where id = $1', [otherId]))[0].name).toBe('Not theirs');
   });

@@ -2,23 +2,30 @@ import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Database, ProjectRow, ProjectStatus } from '../../db/database.ts';
 import type { Paging } from '../../http/paging.ts';
 
-/** Whose projects a caller may see: the whole tenant, or only those assigned to a customer. */
-export type ProjectScope = { tenantId: string; customerUserId?: string };
+/** The tenant, and (unless unrestricted) the user whose organizations and assignments bound it. */
+export type ProjectScope = { tenantId: string; userId?: string };
 
 function scoped<O>(query: SelectQueryBuilder<Database, 'projects', O>, scope: ProjectScope) {
-  let scopedQuery = query.where('projects.tenant_id', '=', scope.tenantId);
-  if (scope.customerUserId) {
-    const customerUserId = scope.customerUserId;
-    scopedQuery = scopedQuery.where(({ exists, selectFrom }) =>
+  const scopedQuery = query.where('projects.tenant_id', '=', scope.tenantId);
+  const userId = scope.userId;
+  if (!userId) return scopedQuery;
+  return scopedQuery.where(({ or, exists, selectFrom }) =>
+    or([
+      exists(
+        selectFrom('organization_members as m')
+          .select('m.id')
+          .whereRef('m.organization_id', '=', 'projects.organization_id')
+          .where('m.user_id', '=', userId)
+          .where('m.role', 'in', ['owner', 'admin', 'member']),
+      ),
       exists(
         selectFrom('agency_project_assignments as a')
           .select('a.id')
           .whereRef('a.project_id', '=', 'projects.id')
-          .where('a.customer_user_id', '=', customerUserId),
+          .where('a.customer_user_id', '=', userId),
       ),
-    );
-  }
-  return scopedQuery;
+    ]),
+  );
 }
 
 export async function listProjects(db: Kysely<Database>, scope: ProjectScope, filter: Paging & { status?: ProjectStatus | undefined }) {
@@ -88,9 +95,18 @@ export async function deleteProjectRow(db: Kysely<Database>, tenantId: string, p
   return Number(result.numDeletedRows);
 }
 
-/** Roles the user holds across the tenant's organizations. */
-export async function membershipRolesOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<string[]> {
-  const rows = await db.selectFrom('organization_members').select('role').distinct().where('tenant_id', '=', tenantId).where('user_id', '=', userId).execute();
-  return rows.map((row) => row.role);
+/** The organization a project lands in when the caller names none: their oldest as member or above. */
+export async function defaultOrganizationOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('organization_members')
+    .select('organization_id')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('role', 'in', ['owner', 'admin', 'member'])
+    .orderBy('joined_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.organization_id;
 }
 

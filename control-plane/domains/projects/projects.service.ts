@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, ProjectRow, ProjectStatus } from '../../db/database.ts';
-import { forbidden, notFound } from '../../errors/app-error.ts';
+import { invalid, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
 import { projectScopeFor } from './project-scope.ts';
 import { progressKeys, type CreateProjectInput, type ProjectDetail, type ProjectSummary, type UpdateProjectInput } from './projects.schema.ts';
-import { deleteProjectRow, deleteProjectRows, findProject, insertProject, listProjects, updateProject } from './projects.repository.ts';
+import { defaultOrganizationOfUser, deleteProjectRow, deleteProjectRows, findProject, insertProject, listProjects, updateProject } from './projects.repository.ts';
 
 type ProgressKey = (typeof progressKeys)[number];
 
@@ -54,18 +54,18 @@ function projectRowToDetail(row: ProjectRow): ProjectDetail {
 }
 
 export async function listProjectsForCaller(db: Kysely<Database>, principal: Principal, filter: Paging & { status?: ProjectStatus | undefined }) {
-  const scope = await projectScopeFor(db, principal);
-  const { rows, total } = await listProjects(db, scope, filter);
+  const { rows, total } = await listProjects(db, projectScopeFor(principal), filter);
   return { projects: rows.map(projectRowToSummary), total, limit: filter.limit, offset: filter.offset };
 }
 
 export async function createProjectForCaller(db: Kysely<Database>, principal: Principal, input: CreateProjectInput): Promise<ProjectDetail> {
-  const scope = await projectScopeFor(db, principal);
-  if (scope.isCustomer) throw forbidden('Customers work on the projects assigned to them and cannot create projects');
-  if (input.organizationId) await requireOrganizationRole(db, principal, input.organizationId, 'member');
+  // Every project belongs to an organization: named, or the caller's own (customers have none).
+  const organizationId = input.organizationId ?? (await defaultOrganizationOfUser(db, principal.tenantId, principal.userId));
+  if (!organizationId) throw invalid('organizationId is required: you are not a member of any organization', { issues: [{ field: 'organizationId', issue: 'required' }] });
+  await requireOrganizationRole(db, principal, organizationId, 'member');
   const row = await insertProject(db, {
     tenantId: principal.tenantId,
-    organizationId: input.organizationId ?? null,
+    organizationId,
     name: input.name,
     description: input.description ?? null,
     template: input.template ?? null,
@@ -76,7 +76,7 @@ export async function createProjectForCaller(db: Kysely<Database>, principal: Pr
 }
 
 async function requireProject(db: Kysely<Database>, principal: Principal, projectId: string, forUpdate = false): Promise<ProjectRow> {
-  const project = await findProject(db, await projectScopeFor(db, principal), projectId, { forUpdate });
+  const project = await findProject(db, projectScopeFor(principal), projectId, { forUpdate });
   if (!project) throw notFound('The project');
   return project;
 }
@@ -95,9 +95,9 @@ export async function updateProjectForCaller(db: Kysely<Database>, principal: Pr
 const projectOwnedTables = ['agency_project_assignments'] as const;
 
 export async function deleteProjectForCaller(db: Kysely<Database>, principal: Principal, projectId: string) {
-  const scope = await projectScopeFor(db, principal);
-  if (scope.isCustomer) throw forbidden('Customers cannot delete projects');
-  await requireProject(db, principal, projectId, true);
+  const project = await requireProject(db, principal, projectId, true);
+  // Deleting is for the organization's admins and owners; a platform admin acting in the tenant may too.
+  if (projectScopeFor(principal).userId && project.organization_id) await requireOrganizationRole(db, principal, project.organization_id, 'admin');
   const deletedTables: string[] = [];
   let rowsDeleted = 0;
   for (const table of projectOwnedTables) {

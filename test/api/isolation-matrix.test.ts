@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
+
+/**
+ * Every REST route that takes an id, called with the ids of one tenant by (a) the owner of another
+ * tenant and (b) a user of the same tenant who is not a member of the organization. The routes come
+ * from the OpenAPI document, so a new route is covered the day it is added (or fails here until
+ * this file knows how to fill its path).
+ */
+let app: TestApp;
+let victim: { tenantId: string; organizationId: string; ownerKey: string; ids: Record<string, string> };
+let foreigner: Actor;
+let nonMember: Actor;
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+
+const tenantTables = ['tenants', 'users', 'organizations', 'organization_members', 'api_keys', 'projects', 'customer_invitations', 'agency_project_assignments'];
+
+async function snapshot(): Promise<Record<string, string>> {
+  const result: Record<string, string> = {};
+  for (const table of tenantTables) {
+    // last_used_at moves whenever a key is used; it is bookkeeping, not the data under attack.
+    const [row] = await sqlAsOwner(`select coalesce(md5(string_agg((to_jsonb(t) - 'last_used_at')::text, '|' order by t::text)), '') as digest from ${table} t`);
+    result[table] = row.digest;
+  }
+  return result;
+}
+
+/** A body that passes validation, so the answer is about access, not input. */
+const bodies: Record<string, unknown> = {
+  'PUT /organizations/{id}': { name: 'Taken over' },
+  'POST /organizations/{id}/members': { userId: '00000000-0000-4000-8000-000000000000', role: 'member' },
+  'PUT /organizations/{id}/members/{userId}': { role: 'admin' },
+  'PATCH /projects/{projectId}': { name: 'Taken over' },
+};
+
+function fillPath(path: string): string | undefined {
+  if (path.includes('{token}')) return undefined; // bearer-style secrets, not guessable ids
+  return path.replace(/\{(\w+)\}/g, (_match, name: string) => {
+    const key = name === 'id' ? (path.startsWith('/agency-projects') ? 'assignmentId' : 'organizationId') : name;
+    const value = victim.ids[key];
+    if (!value) throw new Error(`isolation matrix: no victim id for {${name}} in ${path}; teach fillPath`);
+    return value;
+  });
+}
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const owner = app.bootstrap;
+  const member = await createUserInTenant(app, sqlAsOwner, owner.tenantId, 'Mia');
+  await sqlAsOwner(`insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'member')`, [owner.tenantId, owner.organizationId, member.userId]);
+  const customer = await createUserInTenant(app, sqlAsOwner, owner.tenantId, 'Cal');
+  await sqlAsOwner(`insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'customer')`, [owner.tenantId, owner.organizationId, customer.userId]);
+  const project = await call(app.url, '/api/projects', { apiKey: owner.apiKey, body: { name: 'Victim', organizationId: owner.organizationId } });
+  const [assignment] = await sqlAsOwner(
+    'insert into agency_project_assignments (tenant_id, organization_id, project_id, customer_user_id) values ($1, $2, $3, $4) returning id',
+    [owner.tenantId, owner.organizationId, project.body.data.id, customer.userId],
+  );
+  const [key] = await sqlAsOwner('select id from api_keys where user_id = $1', [owner.userId]);
+  victim = {
+    tenantId: owner.tenantId,
+    organizationId: owner.organizationId,
+    ownerKey: owner.apiKey,
+    ids: { organizationId: owner.organizationId, userId: member.userId, projectId: project.body.data.id, keyId: key.id, assignmentId: assignment.id },
+  };
+  foreigner = await createTenant(app, 'Foreign');
+  nonMember = await createUserInTenant(app, sqlAsOwner, owner.tenantId, 'Nadia');
+});
+afterAll(() => app?.stop());
+
+async function routesWithIds(): Promise<Array<{ method: string; path: string }>> {
+  const { body: document } = await call(app.url, '/api/openapi.json');
+  return Object.entries(document.paths as Record<string, Record<string, unknown>>)
+    .filter(([path]) => path.includes('{'))
+    .flatMap(([path, operations]) => Object.keys(operations).map((method) => ({ method: method.toUpperCase(), path })));
+}
+
+describe('tenant and organization isolation', () => {
+  it('answers another tenant NOT_FOUND on every id route and changes nothing', async () => {
+    const before = await snapshot();
+    const routes = await routesWithIds();
+    expect(routes.length).toBeGreaterThanOrEqual(10);
+    const outcomes: string[] = [];
+    for (const { method, path } of routes) {
+      const filled = fillPath(path);
+      if (!filled) continue;
+      const response = await call(app.url, `/api${filled}`, { method, apiKey: foreigner.apiKey, ...(bodies[`${method} ${path}`] ? { body: bodies[`${method} ${path}`] } : {}) });
+      outcomes.push(`${method} ${path} → ${response.status} ${response.body?.error?.code ?? ''}`.trim());
+    }
+    expect(outcomes.filter((line) => !line.endsWith('404 NOT_FOUND'))).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("answers a non-member ORG_NOT_MEMBER on organization routes, NOT_FOUND on the organization's projects and others' keys, and changes nothing", async () => {
+    const before = await snapshot();
+    const outcomes: string[] = [];
+    for (const { method, path } of await routesWithIds()) {
+      const filled = fillPath(path);
+      if (!filled) continue;
+      const response = await call(app.url, `/api${filled}`, { method, apiKey: nonMember.apiKey, ...(bodies[`${method} ${path}`] ? { body: bodies[`${method} ${path}`] } : {}) });
+      const expected = path.startsWith('/organizations/') || path.startsWith('/agency-projects/') ? '403 ORG_NOT_MEMBER' : path.startsWith('/developer/') || path.startsWith('/projects/') ? '404 NOT_FOUND' : undefined;
+      if (expected) outcomes.push(`${method} ${path} → ${response.status} ${response.body?.error?.code ?? ''}|${expected}`);
+    }
+    expect(outcomes.filter((line) => { const [got, want] = line.split('|'); return !got!.endsWith(want!); })).toEqual([]);
+    expect(outcomes.length).toBeGreaterThanOrEqual(6);
+    expect(await snapshot()).toEqual(before);
+  });
+});
