@@ -27,6 +27,10 @@ const environmentSchema = z.object({
   RATE_LIMIT_COMPILATION_PER_MINUTE: positiveInt(5),
   RATE_LIMIT_DISCOVERY_CHAT_PER_MINUTE: positiveInt(30),
   RATE_LIMIT_PER_HOUR: z.coerce.number().int().positive().optional(),
+  LOGIN_FAILURES_PER_EMAIL_AND_ADDRESS: positiveInt(5),
+  LOGIN_FAILURES_PER_ADDRESS: positiveInt(20),
+  LOGIN_FAILURES_PER_EMAIL: positiveInt(25),
+  LOGIN_FAILURE_WINDOW_SECONDS: positiveInt(15 * 60),
   BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
   UPLOAD_LIMIT_BYTES: positiveInt(10 * 1024 * 1024),
   WORKER_CONCURRENCY: positiveInt(2),
@@ -52,6 +56,8 @@ export interface Config {
   e2eTestMode: boolean;
   logLevel: string;
   rateLimits: Record<RateLimitClass, number> & { perHour: number | undefined };
+  /** Failed sign-ins allowed per window before POST /auth/login answers RATE_LIMITED. */
+  loginLimits: { perEmailAndAddress: number; perAddress: number; perEmail: number; windowSeconds: number };
   bodyLimitBytes: number;
   uploadLimitBytes: number;
   workerConcurrency: number;
@@ -94,6 +100,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       compilation: e.RATE_LIMIT_COMPILATION_PER_MINUTE,
       discoveryChat: e.RATE_LIMIT_DISCOVERY_CHAT_PER_MINUTE,
       perHour: e.RATE_LIMIT_PER_HOUR,
+    },
+    loginLimits: {
+      perEmailAndAddress: e.LOGIN_FAILURES_PER_EMAIL_AND_ADDRESS,
+      perAddress: e.LOGIN_FAILURES_PER_ADDRESS,
+      perEmail: e.LOGIN_FAILURES_PER_EMAIL,
+      windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
     },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     uploadLimitBytes: e.UPLOAD_LIMIT_BYTES,

@@ -4,6 +4,7 @@ import { meRouter } from './domains/me/me.router.ts';
 import { organizationsRouter } from './domains/organizations/organizations.router.ts';
 import { projectsRouter } from './domains/projects/projects.router.ts';
 import { adminRouter } from './domains/tenants/tenants.router.ts';
+import { authRouter } from './domains/users/users.router.ts';
 import { router } from './trpc/init.ts';
 
 /** The whole API. `/trpc` serves it as is; `/api` is its REST projection. */
@@ -12,6 +13,7 @@ export const appRouter = router({
   me: meRouter,
   apiKeys: apiKeysRouter,
   admin: adminRouter,
+  auth: authRouter,
   organizations: organizationsRouter,
   projects: projectsRouter,
 });

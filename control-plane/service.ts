@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { createAuthenticator } from './auth/authenticate.ts';
 import { createJwtVerifier } from './auth/jwt-verifier.ts';
+import { createSessionTokens } from './auth/session-token.ts';
 import type { Principal } from './auth/principal.ts';
 import { ensureE2eTestUser } from './bootstrap/e2e-test-user.ts';
 import { announceBootstrap, runFirstRun, type FirstRunResult } from './bootstrap/first-run.ts';
@@ -91,8 +92,10 @@ export async function startService(config: Config, options: StartServiceOptions 
         log.warn('E2E_TEST_MODE is on: any request with X-E2E-Test-Mode: true is authenticated as the test user. Never run production like this.');
         e2eTestUser = await ensureE2eTestUser(owner.db);
       }
-      const authenticator = createAuthenticator({ db: appDatabase.db, verifyJwt: createJwtVerifier(config.jwt), e2eTestUser });
-      const server = await listen(createApp({ config, db: appDatabase.db, pool: appDatabase.pool, log, authenticator }), config);
+      // Session tokens are signed with a key derived from SERVER_SECRET, so any node verifies any node's.
+      const sessionTokens = createSessionTokens(serverSecret.secret);
+      const authenticator = createAuthenticator({ db: appDatabase.db, verifyJwt: createJwtVerifier(config.jwt), sessionTokens, e2eTestUser });
+      const server = await listen(createApp({ config, db: appDatabase.db, pool: appDatabase.pool, log, authenticator, sessionTokens }), config);
       cleanups.push(() => closeServer(server, config.shutdownGraceMs));
       const address = server.address() as AddressInfo;
       url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;

@@ -6,6 +6,7 @@ import { apiKeyMatchesHash, apiKeyPrefix } from './api-key-format.ts';
 import { findApiKeyByPrefix, findUserForAuth, tenantExists, touchApiKey } from './auth.repository.ts';
 import type { JwtVerifier } from './jwt-verifier.ts';
 import type { Principal } from './principal.ts';
+import type { SessionTokens } from './session-token.ts';
 
 export interface AuthHeaders {
   authorization?: string | undefined;
@@ -25,7 +26,10 @@ export interface Authenticator {
 
 export interface AuthenticatorDeps {
   db: Kysely<Database>;
+  /** The external IdP's tokens (JWT_SECRET / JWT_JWKS_URL). */
   verifyJwt: JwtVerifier;
+  /** The service's own session tokens, issued at sign-in. */
+  sessionTokens: SessionTokens;
   /** Set only when the server was started with E2E_TEST_MODE=true. */
   e2eTestUser: Principal | undefined;
 }
@@ -51,7 +55,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   }
 
   async function fromBearer(token: string): Promise<Principal> {
-    const { subject } = await deps.verifyJwt(token);
+    // A token that names our session issuer is checked with our key only, never with the IdP's.
+    const { subject } = deps.sessionTokens.claimsToBeSessionToken(token) ? await deps.sessionTokens.verify(token) : await deps.verifyJwt(token);
     const user = uuid.safeParse(subject).success ? await findUserForAuth(deps.db, subject) : undefined;
     if (!user) throw unauthorized('The bearer token names no known user');
     return {

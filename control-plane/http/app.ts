@@ -5,8 +5,10 @@ import type pg from 'pg';
 import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import type { Authenticator } from '../auth/authenticate.ts';
+import type { SessionTokens } from '../auth/session-token.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { createLoginThrottle } from '../domains/users/login-throttle.ts';
 import { toWireError } from '../errors/coerce-error.ts';
 import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
@@ -23,6 +25,8 @@ export interface AppDeps {
   pool: pg.Pool;
   log: Logger;
   authenticator: Authenticator;
+  /** Signs the session tokens handed out at sign-in (the authenticator verifies them). */
+  sessionTokens: SessionTokens;
 }
 
 const header = (req: Request, name: string) => {
@@ -33,7 +37,8 @@ const header = (req: Request, name: string) => {
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
-  const createContext = contextFactory({ db: deps.db, config: deps.config });
+  const loginThrottle = createLoginThrottle(deps.pool, deps.config.loginLimits);
+  const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle });
   const openApiDocument = buildOpenApiDocument(appRouter, '/api');
 
   app.use(

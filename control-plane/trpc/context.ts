@@ -3,8 +3,10 @@ import type { Kysely } from 'kysely';
 // Brings pino-http's `req.log` augmentation into every program that type-checks this file.
 import type {} from 'pino-http';
 import type { AuthOutcome } from '../auth/authenticate.ts';
+import type { SessionTokens } from '../auth/session-token.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import type { LoginThrottle } from '../domains/users/login-throttle.ts';
 import type { Logger } from '../logger.ts';
 
 /** What every procedure can reach, whether it was called over HTTP or through `createCaller`. */
@@ -14,6 +16,12 @@ export interface ContextInner {
   log: Logger;
   requestId: string;
   auth: AuthOutcome;
+  /** The caller's network address (the socket's; no proxy header is trusted). */
+  clientAddress: string;
+  /** Sets a header on the response, e.g. Retry-After on a refused sign-in. */
+  setResponseHeader: (name: string, value: string) => void;
+  sessionTokens: SessionTokens;
+  loginThrottle: LoginThrottle;
 }
 
 export type Context = ContextInner;
@@ -28,7 +36,7 @@ export interface RequestScopedLocals {
 }
 
 /** The adapter-bound half: reads what the express middleware already established. */
-export function contextFactory(shared: { db: Kysely<Database>; config: Config }) {
+export function contextFactory(shared: { db: Kysely<Database>; config: Config; sessionTokens: SessionTokens; loginThrottle: LoginThrottle }) {
   return ({ req, res }: { req: Request; res: Response }): Context => {
     const locals = res.locals as Partial<RequestScopedLocals>;
     return createContextInner({
@@ -36,6 +44,8 @@ export function contextFactory(shared: { db: Kysely<Database>; config: Config })
       log: req.log,
       requestId: locals.requestId ?? 'unknown',
       auth: locals.auth ?? { kind: 'anonymous' },
+      clientAddress: req.ip ?? req.socket.remoteAddress ?? 'unknown',
+      setResponseHeader: (name, value) => void res.setHeader(name, value),
     });
   };
 }

@@ -1,0 +1,55 @@
+import { argon2, randomBytes, timingSafeEqual, type Argon2Parameters } from 'node:crypto';
+
+/**
+ * Passwords are stored as PHC strings, `$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>` (base64
+ * without padding), so each hash carries its own salt and cost and old hashes keep verifying when
+ * the defaults change. argon2id is Node 24's built-in (`crypto.argon2`, OpenSSL), memory-hard.
+ * The defaults are OWASP's argon2id minimum (19 MiB, 2 passes, 1 lane).
+ */
+export const passwordHashDefaults = { memory: 19_456, passes: 2, parallelism: 1, tagLength: 32, saltLength: 16 } as const;
+
+/** Caps on what a stored string may ask for, so a corrupt row cannot make one check take minutes. */
+const limits = { memory: 262_144, passes: 10, parallelism: 8 } as const;
+
+const PHC_PATTERN = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/;
+
+function derive(password: string, salt: Buffer, cost: { memory: number; passes: number; parallelism: number; tagLength: number }): Promise<Buffer> {
+  const parameters: Argon2Parameters = { message: password, nonce: salt, ...cost };
+  return new Promise((resolve, reject) => argon2('argon2id', parameters, (error, key) => (error ? reject(error) : resolve(key))));
+}
+
+const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
+
+export async function hashPassword(password: string): Promise<string> {
+  const { memory, passes, parallelism, tagLength, saltLength } = passwordHashDefaults;
+  const salt = randomBytes(saltLength);
+  const hash = await derive(password, salt, { memory, passes, parallelism, tagLength });
+  return `$argon2id$v=19$m=${memory},t=${passes},p=${parallelism}$${b64(salt)}$${b64(hash)}`;
+}
+
+/** True when `password` matches `encoded`; false for a wrong password and for anything malformed. */
+export async function verifyPassword(password: string, encoded: string): Promise<boolean> {
+  const match = PHC_PATTERN.exec(encoded);
+  if (!match) return false;
+  const [memory, passes, parallelism] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (memory > limits.memory || passes > limits.passes || parallelism > limits.parallelism || parallelism < 1 || passes < 1 || memory < 8 * parallelism) {
+    return false;
+  }
+  const salt = Buffer.from(match[4]!, 'base64');
+  const expected = Buffer.from(match[5]!, 'base64');
+  if (salt.length < 8 || expected.length < 16) return false;
+  const actual = await derive(password, salt, { memory, passes, parallelism, tagLength: expected.length });
+  return timingSafeEqual(actual, expected);
+}
+
+let decoy: Promise<string> | undefined;
+
+/**
+ * Spends the same work as a real check and answers false: used when the email is unknown or the
+ * user has no password, so response time does not tell which accounts exist.
+ */
+export async function verifyAgainstDecoy(password: string): Promise<false> {
+  decoy ??= hashPassword(randomBytes(16).toString('base64url'));
+  await verifyPassword(password, await decoy);
+  return false;
+}

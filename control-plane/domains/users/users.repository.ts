@@ -1,0 +1,26 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/database.ts';
+import { insertUser } from '../tenants/tenants.repository.ts';
+
+export interface LoginLookup {
+  user_id: string;
+  tenant_id: string;
+  password_hash: string | null;
+}
+
+// Sign-in and sign-up run before a tenant is known: these go through definer functions (0002).
+
+export async function findLogin(db: Kysely<Database>, email: string): Promise<LoginLookup | undefined> {
+  const { rows } = await sql<LoginLookup>`select * from app_private.find_login(${email})`.execute(db);
+  return rows[0];
+}
+
+export async function emailTaken(db: Kysely<Database>, email: string): Promise<boolean> {
+  const { rows } = await sql<{ taken: boolean }>`select app_private.email_taken(${email}) as taken`.execute(db);
+  return rows[0]?.taken === true;
+}
+
+/** Inserts a user with a password in the transaction's tenant. */
+export async function insertUserWithPassword(db: Kysely<Database>, values: { tenantId: string; email: string; name: string; passwordHash: string }) {
+  return insertUser(db, { ...values, isPlatformAdmin: false });
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+/** What a new password must be: long enough to resist guessing, short enough to hash cheaply. */
+export const newPasswordSchema = z
+  .string()
+  .min(12, 'a password has at least 12 characters')
+  .max(256, 'a password has at most 256 characters');
+
+export const loginInput = z
+  .object({
+    email: z.email().max(320),
+    // Any length is accepted for a check (old passwords may predate the rules), within a cap.
+    password: z.string().min(1).max(1024),
+  })
+  .strict();
+
+export const loginOutput = z.object({
+  accessToken: z.string().describe('A session JWT; send it as Authorization: Bearer <token>'),
+  tokenType: z.literal('Bearer'),
+  expiresAt: z.iso.datetime(),
+  expiresIn: z.number().int().describe('Seconds until the token expires'),
+});
+
+export type LoginInput = z.infer<typeof loginInput>;
+export type LoginResult = z.infer<typeof loginOutput>;
