@@ -1,0 +1,46 @@
+/**
+ * Errors the runtime reports about a kit. Guest failures are re-created here from a message string
+ * alone, so nothing from inside the isolate (stack, object, getter) ever reaches host code.
+ */
+
+export type KitLimitKind = 'time' | 'memory' | 'output-size' | 'template-depth' | 'host-calls';
+
+/** A run broke one of its limits; the run fails, the runtime stays healthy. */
+export class KitLimitError extends Error {
+  override name = 'KitLimitError';
+  readonly limit: KitLimitKind;
+  constructor(limit: KitLimitKind, message: string) {
+    super(message);
+    this.limit = limit;
+  }
+}
+
+/** A hook threw, returned something unusable, or does not follow the hook convention. */
+export class KitHookError extends Error {
+  override name = 'KitHookError';
+}
+
+/** A phase decided the run cannot go on: missing inputs, a CHECK or VERIFY finding, a missing credential. */
+export class KitPhaseError extends Error {
+  override name = 'KitPhaseError';
+}
+
+/**
+ * Thrown by a host capability when its message is meant for the kit author; any other error from a
+ * capability reaches the guest only as "host function <name> failed", since host errors may carry
+ * internals (URLs, SQL, paths).
+ */
+export class HostCapabilityError extends Error {
+  override name = 'HostCapabilityError';
+}
+
+const MAX_MESSAGE_LENGTH = 2000;
+
+/** Makes untrusted text safe for a message: bounded, single line, no control characters. */
+export function cleanGuestMessage(text: unknown): string {
+  const raw = typeof text === 'string' ? text : 'unknown error';
+  // eslint-disable-next-line no-control-regex
+  const cleaned = raw.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '').replace(/\s*\n\s*/g, ' ').trim();
+  if (cleaned === '') return 'unknown error';
+  return cleaned.length > MAX_MESSAGE_LENGTH ? `${cleaned.slice(0, MAX_MESSAGE_LENGTH)}…` : cleaned;
+}

@@ -1,0 +1,276 @@
+/**
+ * The phase runner. A run walks SPEC → CHECK → DISCOVER → PLAN → (render) → VALIDATE → APPLY →
+ * VERIFY, running the phases the kit declares: a declared phase with a hook runs the hook, one
+ * without runs its default (see README). Rendering and the built-in output validation always
+ * happen, because every output needs content and a status. A run never throws for anything a kit
+ * does: it answers `failed` with a message fit for the kit author.
+ */
+import type { KitPhase } from './manifest.schema.ts';
+import type { KitPackage } from './kit-package.ts';
+import type { KitLimits } from './limits.ts';
+import { KitHookError, KitLimitError, KitPhaseError, cleanGuestMessage, type KitLimitKind } from './errors.ts';
+import { findMissingInputs, parseHookResult, type HookResult } from './phase-contracts.ts';
+import { renderOutputs, type KitOutputRecord, type TemplateMeta } from './render-outputs.ts';
+import type { OutputValidators } from './validate-outputs.ts';
+import type { IsolatePool } from './sandbox/isolate-pool.ts';
+import type { KitSandbox, HookRun } from './sandbox/kit-sandbox.ts';
+import { HostBridge, type HostCapability, type KitLogEntry } from './sandbox/host-bridge.ts';
+import { createSecretRedactor } from './secret-redactor.ts';
+
+export type KitExecutionRequest = {
+  /** Isolates are never shared across tenants. */
+  tenantId: string;
+  /** The run's input (projectId, businessProfile, discoveryAnswers, …): the templates' root. */
+  input: Record<string, unknown>;
+  options?: { dryRun?: boolean; skipApply?: boolean };
+  /** Opens a stored credential; called only for APPLY of a kit that declares credentials. */
+  openCredential?: (credentialId: string) => Promise<Record<string, unknown> | null>;
+  /** Host functions lent to hooks as `kit.<name>(argument)`. */
+  capabilities?: Record<string, HostCapability>;
+};
+
+export type KitExecutionStatus = 'completed' | 'partial' | 'failed';
+export type KitPhaseRecord = { phase: KitPhase | 'RENDER'; status: 'completed' | 'skipped' | 'failed'; durationMs: number; detail?: string };
+export type KitExecutionError = {
+  code: 'LIMIT_EXCEEDED' | 'HOOK_FAILED' | 'PHASE_FAILED' | 'INTERNAL_ERROR';
+  limit?: KitLimitKind;
+  phase: KitPhase | 'RENDER' | null;
+  message: string;
+};
+export type KitExecutionResult = {
+  kitRef: string;
+  status: KitExecutionStatus;
+  /** Why the run failed or is partial; null when completed. */
+  message: string | null;
+  error: KitExecutionError | null;
+  outputs: KitOutputRecord[];
+  phases: KitPhaseRecord[];
+  logs: KitLogEntry[];
+  applyResult: unknown;
+  verifyWarnings: string[];
+  executionTimeMs: number;
+};
+
+export type ExecutionDependencies = {
+  pool: IsolatePool;
+  limits: KitLimits;
+  validators: OutputValidators;
+  onInternalError?: (error: unknown) => void;
+};
+
+export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, request: KitExecutionRequest): Promise<KitExecutionResult> {
+  const started = performance.now();
+  const deadline = started + deps.limits.timeoutMs;
+  const { manifest } = kit;
+  const redactor = createSecretRedactor();
+  const bridge = new HostBridge({
+    capabilities: request.capabilities ?? {},
+    limits: deps.limits,
+    tenantId: request.tenantId,
+    kitRef: kit.ref,
+    redact: redactor.redact,
+  });
+  const result: KitExecutionResult = {
+    kitRef: kit.ref,
+    status: 'completed',
+    message: null,
+    error: null,
+    outputs: [],
+    phases: [],
+    logs: bridge.logs,
+    applyResult: null,
+    verifyWarnings: [],
+    executionTimeMs: 0,
+  };
+  const meta: TemplateMeta = {
+    kit: { id: manifest.metadata.id, version: manifest.metadata.version, displayName: manifest.metadata.displayName },
+    spec: null,
+    discovery: { pools: kit.discoveryPools },
+    plan: null,
+  };
+  let plannedIds = manifest.outputs.map((o) => o.id);
+  let sandbox: KitSandbox | undefined;
+  let hookRun: HookRun | undefined;
+  let current: KitPhase | 'RENDER' | null = null;
+
+  const hookContext = (phase: KitPhase, extra: Record<string, unknown> = {}) => ({
+    phase,
+    kit: meta.kit,
+    input: request.input,
+    options: { dryRun: request.options?.dryRun === true, skipApply: request.options?.skipApply === true },
+    spec: meta.spec,
+    discovery: meta.discovery,
+    plan: { outputs: plannedIds, data: meta.plan },
+    outputs: result.outputs.map(({ outputId, filename, outputType, content, status, validationErrors, validationWarnings }) => ({
+      outputId, filename, outputType, content, status, validationErrors, validationWarnings,
+    })),
+    applyResult: result.applyResult,
+    ...extra,
+  });
+
+  /** Runs the phase's hook if the kit has one; `undefined` means "no hook, use the default". */
+  async function callHook<P extends KitPhase>(phase: P, extra?: Record<string, unknown>): Promise<HookResult<P> | undefined> {
+    const file = manifest.hooks?.[phase];
+    if (file === undefined) return undefined;
+    hookRun ??= await (sandbox as KitSandbox).beginHookRun(bridge.dispatcher, bridge.names, deadline);
+    bridge.phase = phase;
+    const answer = await hookRun.invoke(file, kit.files.get(file) ?? '', phase.toLowerCase(), JSON.stringify(hookContext(phase, extra)), deadline);
+    bridge.throwIfOverLimit();
+    if (Buffer.byteLength(answer, 'utf8') > deps.limits.maxTotalOutputBytes) {
+      throw new KitLimitError('output-size', `kit exceeded its output size limit of ${deps.limits.maxTotalOutputBytes} bytes (${phase} hook result)`);
+    }
+    const reply = JSON.parse(answer) as { ok: boolean; value?: unknown; message?: string; convention?: boolean };
+    if (!reply.ok) {
+      const why = cleanGuestMessage(reply.message);
+      throw new KitHookError(reply.convention ? `${phase} hook ${file} ${why}` : `${phase} hook (${file}) failed: ${why}`);
+    }
+    return parseHookResult(phase, file, reply.value);
+  }
+
+  const steps: Array<[KitPhase | 'RENDER', () => Promise<string | void>]> = [
+    ['SPEC', async () => { meta.spec = (await callHook('SPEC')) ?? null; }],
+    ['CHECK', async () => {
+      const missing = findMissingInputs(request.input, manifest.inputs?.required ?? []);
+      if (missing.length > 0) throw new KitPhaseError(`missing required inputs: ${missing.join(', ')}`);
+      const errors = (await callHook('CHECK'))?.errors ?? [];
+      if (errors.length > 0) throw new KitPhaseError(`CHECK failed: ${errors.map(cleanGuestMessage).join('; ')}`);
+    }],
+    ['DISCOVER', async () => {
+      const discovered = await callHook('DISCOVER');
+      if (discovered !== undefined && discovered !== null) meta.discovery = discovered;
+    }],
+    ['PLAN', async () => {
+      const plan = await callHook('PLAN');
+      if (!plan) return;
+      if (plan.outputs) {
+        const unknown = plan.outputs.filter((id) => !manifest.outputs.some((o) => o.id === id));
+        if (unknown.length > 0) throw new KitPhaseError(`PLAN selected unknown outputs: ${unknown.map((id) => JSON.stringify(id)).join(', ')}`);
+        plannedIds = manifest.outputs.map((o) => o.id).filter((id) => plan.outputs?.includes(id));
+      }
+      meta.plan = plan.data ?? null;
+    }],
+    ['RENDER', async () => {
+      result.outputs = await renderOutputs({
+        sandbox: sandbox as KitSandbox,
+        kit,
+        planned: manifest.outputs.filter((o) => plannedIds.includes(o.id)),
+        input: request.input,
+        meta,
+        limits: deps.limits,
+        validators: deps.validators,
+        deadline,
+      });
+    }],
+    ['VALIDATE', async () => {
+      const findings = (await callHook('VALIDATE'))?.outputs ?? {};
+      for (const output of result.outputs) {
+        const found = findings[output.outputId];
+        if (!found) continue;
+        output.validationErrors.push(...(found.errors ?? []).map(cleanGuestMessage));
+        output.validationWarnings.push(...(found.warnings ?? []).map(cleanGuestMessage));
+        output.status = output.validationErrors.length > 0 ? 'invalid' : output.validationWarnings.length > 0 ? 'warning' : 'valid';
+      }
+    }],
+    ['APPLY', async () => {
+      if (request.options?.dryRun) return 'dry run';
+      if (request.options?.skipApply) return 'skipApply requested';
+      if (result.outputs.some((o) => o.status === 'invalid')) return 'not applied: some outputs are invalid';
+      if (manifest.hooks?.APPLY === undefined) return 'no APPLY hook';
+      const credentials = await openDeclaredCredentials(manifest.credentials ?? [], request.openCredential, redactor.remember);
+      result.applyResult = (await callHook('APPLY', { credentials })) ?? null;
+    }],
+    ['VERIFY', async () => {
+      const verdict = await callHook('VERIFY');
+      result.verifyWarnings = (verdict?.warnings ?? []).map(cleanGuestMessage);
+      const errors = verdict?.errors ?? [];
+      if (errors.length > 0) throw new KitPhaseError(`VERIFY failed: ${errors.map(cleanGuestMessage).join('; ')}`);
+    }],
+  ];
+
+  try {
+    sandbox = await deps.pool.acquire(request.tenantId, kit, deadline);
+    for (const [phase, run] of steps) {
+      if (phase !== 'RENDER' && phase !== 'VALIDATE' && !manifest.phases.includes(phase)) continue;
+      current = phase;
+      const phaseStarted = performance.now();
+      const record: KitPhaseRecord = { phase, status: 'completed', durationMs: 0 };
+      result.phases.push(record);
+      try {
+        const skipped = await run();
+        if (typeof skipped === 'string') Object.assign(record, { status: 'skipped', detail: skipped });
+      } catch (error) {
+        record.status = 'failed';
+        throw error;
+      } finally {
+        record.durationMs = roundMs(performance.now() - phaseStarted);
+      }
+    }
+    current = null;
+    summariseOutputs(result);
+  } catch (error) {
+    fail(result, current, error, redactor.redact, deps.onInternalError);
+  } finally {
+    hookRun?.release();
+    if (sandbox) deps.pool.release(sandbox);
+    result.executionTimeMs = roundMs(performance.now() - started);
+  }
+  return result;
+}
+
+async function openDeclaredCredentials(
+  declared: ReadonlyArray<{ id: string; required: boolean }>,
+  open: KitExecutionRequest['openCredential'],
+  remember: (secret: unknown) => void,
+): Promise<Record<string, Record<string, unknown>>> {
+  const opened: Record<string, Record<string, unknown>> = {};
+  for (const { id, required } of declared) {
+    let secret: Record<string, unknown> | null = null;
+    try {
+      secret = open ? await open(id) : null;
+    } catch {
+      // The opener's error may describe the secret or the key store; the kit author needs neither.
+      throw new KitPhaseError(`credential "${id}" could not be opened`);
+    }
+    if (secret === null) {
+      if (required) throw new KitPhaseError(`required credential "${id}" is not configured`);
+      continue;
+    }
+    remember(secret);
+    opened[id] = secret;
+  }
+  return opened;
+}
+
+function summariseOutputs(result: KitExecutionResult): void {
+  const invalid = result.outputs.filter((o) => o.status === 'invalid');
+  if (invalid.length === 0) return;
+  const names = invalid.map((o) => o.outputId).join(', ');
+  const allInvalid = invalid.length === result.outputs.length;
+  result.status = allInvalid ? 'failed' : 'partial';
+  result.message = allInvalid ? `every output is invalid: ${names}` : `some outputs are invalid: ${names}`;
+}
+
+function fail(
+  result: KitExecutionResult,
+  phase: KitPhase | 'RENDER' | null,
+  error: unknown,
+  redact: (text: string) => string,
+  onInternalError?: (error: unknown) => void,
+): void {
+  let failure: KitExecutionError;
+  if (error instanceof KitLimitError) failure = { code: 'LIMIT_EXCEEDED', limit: error.limit, phase, message: error.message };
+  else if (error instanceof KitHookError) failure = { code: 'HOOK_FAILED', phase, message: error.message };
+  else if (error instanceof KitPhaseError) failure = { code: 'PHASE_FAILED', phase, message: error.message };
+  else {
+    onInternalError?.(error);
+    failure = { code: 'INTERNAL_ERROR', phase, message: 'the kit runtime failed internally' };
+  }
+  failure.message = redact(failure.message);
+  result.status = 'failed';
+  result.error = failure;
+  result.message = phase === null ? failure.message : `${phase}: ${failure.message}`;
+}
+
+function roundMs(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}

@@ -1,0 +1,188 @@
+/**
+ * A kit package is a manifest plus its files (templates, schemas, hooks, discovery pools). Loading
+ * one checks everything that can be checked without running it, so an author learns about every
+ * problem at publish time, each named by file and, where the parser says, line.
+ */
+import { createHash } from 'node:crypto';
+import { Script } from 'node:vm';
+import Handlebars from 'handlebars';
+import { parse as parseYaml } from 'yaml';
+import { parseKitManifest, type KitManifest } from './manifest.schema.ts';
+import { createKitAjv, compileOutputSchema } from './output-schemas.ts';
+import { explainUnsafePath, safeKitPath, describePath } from './safe-path.ts';
+import { measureTemplateDepth, type HandlebarsAstNode } from './template-depth.ts';
+import { DEFAULT_KIT_LIMITS } from './limits.ts';
+
+export type KitFiles = Readonly<Record<string, string>>;
+export type KitPackageProblem = { file: string; line?: number; message: string };
+
+/** A checked, immutable kit version; the only thing the runtime executes. */
+export type KitPackage = {
+  readonly manifest: KitManifest;
+  /** Normalised path -> contents. */
+  readonly files: ReadonlyMap<string, string>;
+  /** Discovery pools parsed by extension (.json, .yaml/.yml; text otherwise). */
+  readonly discoveryPools: Readonly<Record<string, unknown>>;
+  /** sha256 over manifest and files: the identity of this exact kit content. */
+  readonly fingerprint: string;
+  /** `${id}@${version}`. */
+  readonly ref: string;
+};
+
+export type LoadKitPackageResult = { ok: true; kit: KitPackage } | { ok: false; problems: KitPackageProblem[] };
+
+export const MANIFEST_FILE = 'kit.json';
+/** Reserved: a bundle writes its own manifest.json at the archive root. */
+export const BUNDLE_MANIFEST_NAME = 'manifest.json';
+const MAX_FILES = 500;
+const MAX_FILE_BYTES = 2 * 1024 * 1024;
+const MAX_PACKAGE_BYTES = 10 * 1024 * 1024;
+
+export function loadKitPackage(input: {
+  manifest: unknown;
+  files: KitFiles;
+  maxTemplateDepth?: number;
+}): LoadKitPackageResult {
+  const problems: KitPackageProblem[] = [];
+  const parsed = parseKitManifest(input.manifest);
+  if (!parsed.ok) return { ok: false, problems: parsed.errors.map((message) => ({ file: MANIFEST_FILE, message })) };
+  const manifest = parsed.manifest;
+  const files = normaliseFiles(input.files, problems);
+  const maxDepth = input.maxTemplateDepth ?? DEFAULT_KIT_LIMITS.maxTemplateDepth;
+
+  const need = (file: string, usedBy: string): string | undefined => {
+    const contents = files.get(file);
+    if (contents === undefined) problems.push({ file, message: `missing file (referenced by ${usedBy})` });
+    return contents;
+  };
+
+  const ajv = createKitAjv();
+  manifest.outputs.forEach((output, index) => {
+    const where = `${MANIFEST_FILE} outputs[${index}]`;
+    const template = need(output.template, `${where}.template`);
+    if (template !== undefined) problems.push(...checkTemplate(output.template, template, maxDepth));
+    if (output.filename.includes('{{')) {
+      for (const p of checkTemplate(output.template, output.filename, maxDepth)) {
+        problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].filename: ${p.message}` });
+      }
+    } else if (safeKitPath(output.filename) === BUNDLE_MANIFEST_NAME) {
+      problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].filename: "${BUNDLE_MANIFEST_NAME}" is reserved for the bundle manifest` });
+    }
+    if (output.schema === undefined) return;
+    if (output.outputType !== 'json' && output.outputType !== 'yaml') {
+      problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].schema: only json and yaml outputs are validated against a schema` });
+    }
+    const schema = need(output.schema, `${where}.schema`);
+    if (schema === undefined) return;
+    try {
+      compileOutputSchema(ajv, schema);
+    } catch (error) {
+      problems.push({ file: output.schema, ...lineOf(schema, error), message: (error as Error).message });
+    }
+  });
+
+  for (const [name, file] of Object.entries(manifest.partials ?? {})) {
+    const template = need(file, `${MANIFEST_FILE} partials.${name}`);
+    if (template !== undefined) problems.push(...checkTemplate(file, template, maxDepth));
+  }
+  for (const [phase, file] of Object.entries(manifest.hooks ?? {})) {
+    const source = need(file, `${MANIFEST_FILE} hooks.${phase}`);
+    if (source !== undefined) problems.push(...checkHookSyntax(file, source));
+  }
+  const discoveryPools: Record<string, unknown> = {};
+  for (const file of manifest.discovery.pools) {
+    const source = need(file, `${MANIFEST_FILE} discovery.pools`);
+    if (source === undefined) continue;
+    try {
+      discoveryPools[file] = parsePool(file, source);
+    } catch (error) {
+      problems.push({ file, ...lineOf(source, error), message: `cannot parse discovery pool: ${(error as Error).message}` });
+    }
+  }
+
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    kit: Object.freeze({
+      manifest,
+      files,
+      discoveryPools: Object.freeze(discoveryPools),
+      fingerprint: fingerprintOf(manifest, files),
+      ref: `${manifest.metadata.id}@${manifest.metadata.version}`,
+    }),
+  };
+}
+
+function normaliseFiles(raw: KitFiles, problems: KitPackageProblem[]): Map<string, string> {
+  const files = new Map<string, string>();
+  const entries = Object.entries(raw ?? {});
+  if (entries.length > MAX_FILES) problems.push({ file: '(package)', message: `more than ${MAX_FILES} files` });
+  let total = 0;
+  for (const [path, contents] of entries.slice(0, MAX_FILES)) {
+    const unsafe = explainUnsafePath(path);
+    if (unsafe !== null) {
+      problems.push({ file: describePath(path), message: `unsafe file path: ${unsafe}` });
+      continue;
+    }
+    if (typeof contents !== 'string') {
+      problems.push({ file: path, message: 'file contents must be a string' });
+      continue;
+    }
+    const bytes = Buffer.byteLength(contents, 'utf8');
+    total += bytes;
+    if (bytes > MAX_FILE_BYTES) problems.push({ file: path, message: `file is larger than ${MAX_FILE_BYTES} bytes` });
+    const normalised = safeKitPath(path);
+    if (files.has(normalised)) problems.push({ file: path, message: `duplicate of ${normalised} after normalisation` });
+    files.set(normalised, contents);
+  }
+  if (total > MAX_PACKAGE_BYTES) problems.push({ file: '(package)', message: `package is larger than ${MAX_PACKAGE_BYTES} bytes` });
+  return files;
+}
+
+/** Parse and code-generate on the host: neither step runs template code. */
+function checkTemplate(file: string, source: string, maxDepth: number): KitPackageProblem[] {
+  try {
+    const ast = Handlebars.parse(source);
+    const depth = measureTemplateDepth(ast as unknown as HandlebarsAstNode);
+    if (depth > maxDepth) {
+      return [{ file, message: `blocks nest ${depth} deep, over the template depth limit of ${maxDepth}` }];
+    }
+    Handlebars.precompile(ast, { noEscape: true });
+    return [];
+  } catch (error) {
+    const line = (error as { lineNumber?: unknown }).lineNumber;
+    const message = `template does not compile: ${(error as Error).message.split('\n')[0]}`;
+    return [typeof line === 'number' ? { file, line, message } : { file, message }];
+  }
+}
+
+/** Compiling a vm.Script parses without running anything. */
+function checkHookSyntax(file: string, source: string): KitPackageProblem[] {
+  try {
+    new Script(source, { filename: file });
+    return [];
+  } catch (error) {
+    const location = /:(\d+)\n/.exec(String((error as Error).stack ?? ''));
+    const message = `hook is not valid JavaScript: ${(error as Error).message}`;
+    return [location ? { file, line: Number(location[1]), message } : { file, message }];
+  }
+}
+
+function parsePool(file: string, source: string): unknown {
+  if (file.endsWith('.json')) return JSON.parse(source);
+  if (file.endsWith('.yaml') || file.endsWith('.yml')) return parseYaml(source, { maxAliasCount: 100 });
+  return source;
+}
+
+function lineOf(source: string, error: unknown): { line?: number } {
+  const match = /line (\d+)/.exec((error as Error).message ?? '') ?? /position (\d+)/.exec((error as Error).message ?? '');
+  if (!match) return {};
+  if (/line/.test(match[0])) return { line: Number(match[1]) };
+  return { line: source.slice(0, Number(match[1])).split('\n').length };
+}
+
+function fingerprintOf(manifest: KitManifest, files: ReadonlyMap<string, string>): string {
+  const hash = createHash('sha256').update(JSON.stringify(manifest));
+  for (const path of [...files.keys()].sort()) hash.update(`\u0000${path}\u0000`).update(files.get(path) as string);
+  return hash.digest('hex');
+}

@@ -1,0 +1,37 @@
+/**
+ * The runtime a worker keeps for its lifetime: one isolate pool, one cache of compiled output
+ * schemas, one set of limits. Create it once per process and `close()` it on shutdown.
+ */
+import type { KitPackage } from './kit-package.ts';
+import { resolveKitLimits, type KitLimits } from './limits.ts';
+import { OutputValidators } from './validate-outputs.ts';
+import { IsolatePool, type IsolatePoolOptions, type IsolatePoolStats } from './sandbox/isolate-pool.ts';
+import { executeKit, type KitExecutionRequest, type KitExecutionResult } from './execute-kit.ts';
+
+export type KitRuntimeOptions = {
+  limits?: Partial<KitLimits>;
+  pool?: Partial<IsolatePoolOptions>;
+  /** Called with errors that are bugs of the runtime or its caller, never kit errors; for logging. */
+  onInternalError?: (error: unknown) => void;
+};
+
+export type KitRuntime = {
+  readonly limits: Readonly<KitLimits>;
+  /** Runs a kit's phases; never rejects for anything the kit does (see KitExecutionResult.status). */
+  execute(kit: KitPackage, request: KitExecutionRequest): Promise<KitExecutionResult>;
+  stats(): IsolatePoolStats;
+  close(): void;
+};
+
+export function createKitRuntime(options: KitRuntimeOptions = {}): KitRuntime {
+  const limits = Object.freeze(resolveKitLimits(options.limits));
+  const pool = new IsolatePool(limits, options.pool);
+  const validators = new OutputValidators();
+  const dependencies = { pool, limits, validators, ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}) };
+  return {
+    limits,
+    execute: (kit, request) => executeKit(dependencies, kit, request),
+    stats: () => pool.stats(),
+    close: () => pool.close(),
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The kit manifest (`kit.json`): the contract between a kit author and the runtime. Parsed with zod
+ * for the runtime and exported as JSON Schema for authors' editors and the SDK. Objects are strict
+ * so a misspelt key ("output" for "outputs") is an error instead of a silently ignored setting.
+ */
+import { z } from 'zod';
+import { explainUnsafePath } from './safe-path.ts';
+
+/** Execution order; a kit declares the subset it takes part in. */
+export const KIT_PHASES = ['SPEC', 'CHECK', 'DISCOVER', 'PLAN', 'VALIDATE', 'APPLY', 'VERIFY'] as const;
+export type KitPhase = (typeof KIT_PHASES)[number];
+
+export const KIT_TYPES = ['file', 'platform', 'api', 'hybrid', 'composite'] as const;
+export const OUTPUT_TYPES = ['json', 'yaml', 'markdown', 'text', 'code'] as const;
+export type OutputType = (typeof OUTPUT_TYPES)[number];
+
+// semver.org's recommended expression (build metadata allowed, no leading "v").
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+const DOTTED_PATH = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
+
+const kitFilePath = z
+  .string()
+  .describe('Path of a file inside the kit package, relative to kit.json, "/" separated.')
+  .superRefine((path, ctx) => {
+    const problem = explainUnsafePath(path);
+    if (problem) ctx.addIssue({ code: 'custom', message: `file path ${problem}` });
+  });
+
+// A filename may be a Handlebars expression ("{{project.slug}}.json"); only a static one can be
+// checked here, a rendered one is checked again at run time by the same helper.
+const outputFilename = z
+  .string()
+  .min(1)
+  .describe('Name of the produced file; may contain Handlebars expressions.')
+  .superRefine((filename, ctx) => {
+    if (filename.includes('{{')) return;
+    const problem = explainUnsafePath(filename);
+    if (problem) ctx.addIssue({ code: 'custom', message: `filename ${problem}` });
+  });
+
+const outputSchema = z.strictObject({
+  id: z.string().regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
+  filename: outputFilename,
+  template: kitFilePath.describe('Handlebars template file.'),
+  outputType: z.enum(OUTPUT_TYPES),
+  schema: kitFilePath.describe('JSON Schema (2020-12) file validating json and yaml outputs.').optional(),
+});
+
+export const kitManifestSchema = z
+  .strictObject({
+    metadata: z.strictObject({
+      id: z.string().max(64).regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
+      displayName: z.string().min(1).max(200),
+      version: z.string().regex(SEMVER, 'must be a semantic version such as 1.2.0'),
+      description: z.string().max(5000),
+      author: z.string().min(1).max(200),
+      kitType: z.enum(KIT_TYPES),
+    }),
+    platform: z.strictObject({ name: z.string().min(1), category: z.string().min(1) }),
+    phases: z.array(z.enum(KIT_PHASES)).min(1, 'must declare at least one phase'),
+    outputs: z.array(outputSchema).max(500),
+    discovery: z.strictObject({ pools: z.array(kitFilePath) }),
+    hooks: z.partialRecord(z.enum(KIT_PHASES), kitFilePath).optional(),
+    partials: z
+      .record(z.string().regex(/^[A-Za-z][\w-]*$/, 'must be a simple partial name'), kitFilePath)
+      .describe('Handlebars partials by name, usable as {{> name}} from any template.')
+      .optional(),
+    credentials: z
+      .array(
+        z.strictObject({
+          id: z.string().regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
+          description: z.string(),
+          required: z.boolean(),
+        }),
+      )
+      .optional(),
+    inputs: z
+      .strictObject({
+        required: z.array(z.string().regex(DOTTED_PATH, 'must be a dotted path such as businessProfile.company.name')),
+      })
+      .optional(),
+  })
+  .superRefine((manifest, ctx) => {
+    reportDuplicates(manifest.phases, ['phases'], 'phase', ctx);
+    reportDuplicates(manifest.outputs.map((o) => o.id), ['outputs'], 'output id', ctx);
+    reportDuplicates((manifest.credentials ?? []).map((c) => c.id), ['credentials'], 'credential id', ctx);
+    for (const phase of Object.keys(manifest.hooks ?? {}) as KitPhase[]) {
+      if (!manifest.phases.includes(phase)) {
+        ctx.addIssue({ code: 'custom', path: ['hooks', phase], message: `hook for ${phase}, which is not in phases` });
+      }
+    }
+  });
+
+function reportDuplicates(values: string[], path: PropertyKey[], what: string, ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  values.forEach((value, index) => {
+    if (seen.has(value)) ctx.addIssue({ code: 'custom', path: [...path, index], message: `duplicate ${what} "${value}"` });
+    seen.add(value);
+  });
+}
+
+export type KitManifest = z.infer<typeof kitManifestSchema>;
+export type KitOutputDeclaration = KitManifest['outputs'][number];
+
+/** For authors: editor completion and validation of kit.json. Refinements are not expressible here. */
+export const kitManifestJsonSchema = z.toJSONSchema(kitManifestSchema, { target: 'draft-2020-12' });
+
+export type ManifestParseResult = { ok: true; manifest: KitManifest } | { ok: false; errors: string[] };
+
+/** Parses a manifest; every error names its path, e.g. `outputs[2].filename: must …`. */
+export function parseKitManifest(input: unknown): ManifestParseResult {
+  const result = kitManifestSchema.safeParse(input);
+  if (result.success) return { ok: true, manifest: result.data };
+  return { ok: false, errors: result.error.issues.map((issue) => `${formatIssuePath(issue.path)}: ${issue.message}`) };
+}
+
+export function formatIssuePath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else out += out === '' ? String(segment) : `.${String(segment)}`;
+  }
+  return out === '' ? '(manifest)' : out;
+}

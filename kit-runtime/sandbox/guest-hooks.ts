@@ -1,0 +1,93 @@
+/**
+ * Guest code of a hook context: a fresh context per run, in which a kit's hook scripts run.
+ *
+ * HOOK_BOOTSTRAP runs first, before any kit code, with the host dispatcher (an ivm.Reference) as
+ * `$0`. It keeps the reference and the intrinsics it needs in closure variables only — no global,
+ * no property — and exposes a frozen `kit` object of plain guest functions. So guest code can never
+ * reach an isolated-vm object: `kit.log.constructor` is the guest's own Function. Option objects
+ * passed to isolated-vm have null prototypes, so a kit that plants properties on
+ * Object.prototype cannot change how values cross (for example asking for a Reference back).
+ *
+ * The bootstrap returns one function, `hooks(operation, a, b)`, that the host keeps as a Reference:
+ * `hooks('load', file, source)` evaluates a hook file as a classic script (indirect eval, so its
+ * function declarations become globals), `hooks('invoke', functionName, contextJson)` calls a phase
+ * function. It always answers a JSON string made by the JSON.stringify captured before any kit code
+ * ran: {ok, value} or {ok: false, message}. Errors are reduced to their message inside the isolate,
+ * under the run's time limit, so a hostile thrown value (a Proxy, a looping `message` getter) is
+ * never handed to isolated-vm to copy out on the host.
+ */
+
+export const HOOK_BOOTSTRAP = `
+'use strict';
+const dispatch = $0;
+const capabilityNames = JSON.parse($1);
+const reflectApply = Reflect.apply;
+const applyReference = dispatch.apply;
+const stringify = JSON.stringify;
+const parse = JSON.parse;
+const freeze = Object.freeze;
+const GuestError = Error;
+const rejected = (message) => Promise.reject(new GuestError(message));
+
+function callHost(name, argument) {
+  let json;
+  try { json = stringify(argument === undefined ? null : argument); } catch (error) { return rejected('the argument of kit.' + name + ' is not JSON'); }
+  if (typeof json !== 'string') return rejected('the argument of kit.' + name + ' is not JSON');
+  const options = { __proto__: null, arguments: { __proto__: null, copy: true }, result: { __proto__: null, promise: true, copy: true } };
+  return reflectApply(applyReference, dispatch, [undefined, [name, json], options]).then((reply) => {
+    const answer = parse(reply);
+    if (answer.ok) return answer.value;
+    throw new GuestError(answer.message);
+  });
+}
+
+const toText = (parts) => parts.map((part) => typeof part === 'string' ? part : (() => { try { return stringify(part); } catch { return String(part); } })()).join(' ');
+const kit = { __proto__: null };
+kit.log = (level, ...parts) => callHost('log', { level: String(level), message: toText(parts) });
+for (const name of capabilityNames) kit[name] = (argument) => callHost(name, argument);
+freeze(kit);
+Object.defineProperty(globalThis, 'kit', { value: kit, writable: false, configurable: false, enumerable: false });
+
+const console = freeze({
+  __proto__: null,
+  log: (...parts) => kit.log('info', ...parts),
+  info: (...parts) => kit.log('info', ...parts),
+  warn: (...parts) => kit.log('warn', ...parts),
+  error: (...parts) => kit.log('error', ...parts),
+  debug: (...parts) => kit.log('debug', ...parts),
+});
+Object.defineProperty(globalThis, 'console', { value: console, writable: false, configurable: false, enumerable: false });
+// Not needed by hooks and each widens what kit code can do inside the isolate.
+delete globalThis.WebAssembly;
+delete globalThis.SharedArrayBuffer;
+delete globalThis.Atomics;
+
+const indirectEval = eval;
+function messageOf(error) {
+  try {
+    const message = error !== null && typeof error === 'object' && 'message' in error ? error.message : error;
+    return typeof message === 'string' ? message : String(message);
+  } catch { return 'unknown error'; }
+}
+const answer = (value) => stringify({ ok: true, value: value === undefined ? null : value });
+const failure = (message, convention) => stringify({ ok: false, message: String(message), convention: convention === true });
+
+return async function hooks(operation, a, b) {
+  try {
+    if (operation === 'load') {
+      indirectEval(b + '\\n//# sourceURL=kit:///' + a);
+      return answer(null);
+    }
+    const hook = globalThis[a];
+    if (typeof hook !== 'function') return failure('does not define function ' + a + '(context, kit)', true);
+    const value = await hook(parse(b), kit);
+    let json;
+    try { json = answer(value); } catch (error) { return failure('returned a value that is not JSON: ' + messageOf(error)); }
+    return typeof json === 'string' ? json : failure('returned a value that is not JSON');
+  } catch (error) {
+    let message = messageOf(error);
+    if (typeof message !== 'string') message = 'unknown error';
+    return failure(message);
+  }
+};
+`;
