@@ -1,0 +1,57 @@
+/**
+ * Public surface of the kit runtime. Everything else in this folder is an implementation detail.
+ *
+ *   const loaded = loadKitPackage({ manifest, files });          // check a kit version once
+ *   const runtime = createKitRuntime({ limits: { timeoutMs: 5000 } });
+ *   const result = await runtime.execute(loaded.kit, { tenantId, input });
+ *   const bundle = await buildOutputBundle(result.outputs, { kitRef: result.kitRef });
+ */
+export {
+  KIT_PHASES,
+  KIT_TYPES,
+  OUTPUT_TYPES,
+  kitManifestSchema,
+  kitManifestJsonSchema,
+  parseKitManifest,
+  type KitManifest,
+  type KitOutputDeclaration,
+  type KitPhase,
+  type OutputType,
+  type ManifestParseResult,
+} from './manifest.schema.ts';
+export {
+  loadKitPackage,
+  BUNDLE_MANIFEST_NAME,
+  MANIFEST_FILE,
+  type KitFiles,
+  type KitPackage,
+  type KitPackageProblem,
+  type LoadKitPackageResult,
+} from './kit-package.ts';
+export { createKitRuntime, type KitRuntime, type KitRuntimeOptions } from './kit-runtime.ts';
+export { DEFAULT_KIT_LIMITS, type KitLimits } from './limits.ts';
+export type {
+  KitExecutionRequest,
+  KitExecutionResult,
+  KitExecutionStatus,
+  KitExecutionError,
+  KitPhaseRecord,
+} from './execute-kit.ts';
+export type { KitOutputRecord } from './render-outputs.ts';
+export type { KitOutputStatus } from './validate-outputs.ts';
+export type { HostCapability, KitLogEntry, KitLogLevel } from './sandbox/host-bridge.ts';
+export type { IsolatePoolOptions, IsolatePoolStats } from './sandbox/isolate-pool.ts';
+export { buildOutputBundle, BundleError, type BundleOutput, type BundleEntry, type OutputBundle, type BundleInfo } from './bundle.ts';
+export {
+  createCredentialSealer,
+  generateCredentialKeyPair,
+  CredentialSealError,
+  type CredentialSealer,
+  type CredentialKeyRing,
+  type CredentialKeyPair,
+  type CredentialBinding,
+  type CredentialSecret,
+  type SealedCredential,
+} from './sealed-credentials.ts';
+export { safeKitPath, explainUnsafePath, UnsafePathError } from './safe-path.ts';
+export { KitLimitError, KitHookError, KitPhaseError, HostCapabilityError, type KitLimitKind } from './errors.ts';

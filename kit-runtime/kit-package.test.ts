@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { loadKitPackage } from './kit-package.ts';
+import { exampleFiles, exampleManifest } from './test-support/kits.ts';
+
+function problemsOf(changeFiles: (files: Record<string, string>) => void, changeManifest?: (m: any) => void) {
+  const files = exampleFiles();
+  const manifest = structuredClone(exampleManifest()) as any;
+  changeFiles(files);
+  changeManifest?.(manifest);
+  const loaded = loadKitPackage({ manifest, files });
+  return loaded.ok ? [] : loaded.problems;
+}
+
+describe('loadKitPackage', () => {
+  it('loads the example kit with a stable fingerprint', () => {
+    const first = loadKitPackage({ manifest: exampleManifest(), files: exampleFiles() });
+    const second = loadKitPackage({ manifest: exampleManifest(), files: exampleFiles() });
+    expect(first.ok && second.ok).toBe(true);
+    if (!first.ok || !second.ok) return;
+    expect(first.kit.ref).toBe('service-starter@1.2.0');
+    expect(first.kit.fingerprint).toBe(second.kit.fingerprint);
+    expect(first.kit.discoveryPools['discovery/questions.json']).toHaveLength(2);
+  });
+
+  it('reports manifest errors against kit.json with their path', () => {
+    expect(problemsOf(() => {}, (m) => { m.outputs[0].template = '../outside.hbs'; })).toEqual([
+      { file: 'kit.json', message: 'outputs[0].template: file path must not contain ".." segments' },
+    ]);
+  });
+
+  it('names every missing file and what references it', () => {
+    const problems = problemsOf((f) => {
+      delete f['templates/compose.yml.hbs'];
+      delete f['schemas/openapi.schema.json'];
+      delete f['hooks/verify.js'];
+    });
+    expect(problems).toEqual([
+      { file: 'schemas/openapi.schema.json', message: 'missing file (referenced by kit.json outputs[0].schema)' },
+      { file: 'templates/compose.yml.hbs', message: 'missing file (referenced by kit.json outputs[1].template)' },
+      { file: 'hooks/verify.js', message: 'missing file (referenced by kit.json hooks.VERIFY)' },
+    ]);
+  });
+
+  it('names the template and line of a Handlebars syntax error', () => {
+    const problems = problemsOf((f) => { f['templates/readme.md.hbs'] = '# Title\n\n{{#each items}}\n- {{this}}\n{{/with}}\n'; });
+    // Handlebars reports a mismatched block at the line that opened it.
+    expect(problems).toEqual([{ file: 'templates/readme.md.hbs', line: 3, message: expect.stringContaining("each doesn't match with") }]);
+  });
+
+  it('rejects templates that nest blocks deeper than the depth limit', () => {
+    const deep = '{{#if a}}'.repeat(40) + 'x' + '{{/if}}'.repeat(40);
+    const problems = problemsOf((f) => { f['templates/readme.md.hbs'] = deep; });
+    expect(problems).toEqual([{ file: 'templates/readme.md.hbs', message: 'blocks nest 40 deep, over the template depth limit of 32' }]);
+  });
+
+  it('counts an else-if chain as one level', () => {
+    const chain = '{{#if a}}a' + Array.from({ length: 50 }, (_, i) => `{{else if b${i}}}b`).join('') + '{{/if}}';
+    expect(problemsOf((f) => { f['templates/readme.md.hbs'] = chain; })).toEqual([]);
+  });
+
+  it('names the schema file that is not JSON or not a JSON Schema', () => {
+    expect(problemsOf((f) => { f['schemas/openapi.schema.json'] = '{\n  "type": "object",\n}'; })).toEqual([
+      { file: 'schemas/openapi.schema.json', line: 3, message: expect.stringMatching(/^not valid JSON: /) },
+    ]);
+    expect(problemsOf((f) => { f['schemas/compose.schema.json'] = '{"type": "banana"}'; })).toEqual([
+      { file: 'schemas/compose.schema.json', message: expect.stringMatching(/^not a valid JSON Schema: /) },
+    ]);
+  });
+
+  it('names the hook file and line of a JavaScript syntax error', () => {
+    const problems = problemsOf((f) => { f['hooks/spec.js'] = 'function spec(context) {\n  return {\n}}}\n'; });
+    expect(problems).toEqual([{ file: 'hooks/spec.js', line: 3, message: "hook is not valid JavaScript: Unexpected token '}'" }]);
+  });
+
+  it('rejects unsafe file names in the package and a schema on a markdown output', () => {
+    const problems = problemsOf(
+      (f) => { f['../../etc/cron.d/x'] = 'boom'; f['a\\b.hbs'] = ''; },
+      (m) => { m.outputs[2].schema = 'schemas/openapi.schema.json'; },
+    );
+    expect(problems).toEqual([
+      { file: '"../../etc/cron.d/x"', message: 'unsafe file path: must not contain ".." segments' },
+      { file: '"a\\\\b.hbs"', message: 'unsafe file path: must use "/" as separator, not "\\"' },
+      { file: 'kit.json', message: 'outputs[2].schema: only json and yaml outputs are validated against a schema' },
+    ]);
+  });
+
+  it('reserves manifest.json for the bundle', () => {
+    expect(problemsOf(() => {}, (m) => { m.outputs[0].filename = 'manifest.json'; })).toEqual([
+      { file: 'kit.json', message: 'outputs[0].filename: "manifest.json" is reserved for the bundle manifest' },
+    ]);
+  });
+
+  it('names a discovery pool that does not parse', () => {
+    expect(problemsOf((f) => { f['discovery/questions.json'] = '[1, 2'; })).toEqual([
+      { file: 'discovery/questions.json', line: 1, message: expect.stringMatching(/^cannot parse discovery pool: /) },
+    ]);
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { kitManifestJsonSchema, parseKitManifest } from './manifest.schema.ts';
+import { exampleManifest } from './test-support/kits.ts';
+
+function withChanges(change: (m: Record<string, any>) => void): unknown {
+  const manifest = structuredClone(exampleManifest()) as Record<string, any>;
+  change(manifest);
+  return manifest;
+}
+
+function errorsOf(manifest: unknown): string[] {
+  const parsed = parseKitManifest(manifest);
+  return parsed.ok ? [] : parsed.errors;
+}
+
+describe('kit manifest', () => {
+  it('accepts the example manifest', () => {
+    expect(parseKitManifest(exampleManifest())).toMatchObject({ ok: true });
+  });
+
+  it('names the path of every error', () => {
+    const errors = errorsOf(
+      withChanges((m) => {
+        m.metadata.id = 'Not A Slug';
+        m.metadata.version = 'v1';
+        m.outputs[2].filename = '../escape.md';
+        m.outputs[1].outputType = 'xml';
+        m.discovery.pools = ['/etc/passwd'];
+      }),
+    );
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        'metadata.id: must be a slug: lowercase letters, digits and hyphens',
+        'metadata.version: must be a semantic version such as 1.2.0',
+        'outputs[2].filename: filename must not contain ".." segments',
+        expect.stringMatching(/^outputs\[1\]\.outputType: /),
+        'discovery.pools[0]: file path must be relative, not absolute',
+      ]),
+    );
+  });
+
+  it('rejects unknown keys, so misspelt settings are not silently ignored', () => {
+    expect(errorsOf(withChanges((m) => { m.output = m.outputs; }))).toEqual([expect.stringMatching(/^\(manifest\): Unrecognized key: "output"/)]);
+  });
+
+  it('requires a non-empty list of unique, known phases', () => {
+    expect(errorsOf(withChanges((m) => { m.phases = []; delete m.hooks; }))).toEqual(['phases: must declare at least one phase']);
+    expect(errorsOf(withChanges((m) => { m.phases = ['SPEC', 'RENDER']; }))[0]).toMatch(/^phases\[1\]: Invalid option/);
+    expect(errorsOf(withChanges((m) => { m.phases = ['SPEC', 'PLAN', 'SPEC', 'VERIFY']; }))).toEqual(['phases[2]: duplicate phase "SPEC"']);
+  });
+
+  it('rejects duplicate output ids and hooks for undeclared phases', () => {
+    const errors = errorsOf(
+      withChanges((m) => {
+        m.outputs[1].id = 'openapi';
+        m.phases = ['SPEC', 'VERIFY'];
+        m.hooks = { SPEC: 'hooks/spec.js', APPLY: 'hooks/apply.js' };
+      }),
+    );
+    expect(errors).toEqual(['outputs[1]: duplicate output id "openapi"', 'hooks.APPLY: hook for APPLY, which is not in phases']);
+  });
+
+  it('checks hook keys, credentials and required input paths', () => {
+    const errors = errorsOf(
+      withChanges((m) => {
+        m.hooks = { BUILD: 'hooks/build.js' };
+        m.credentials = [{ id: 'api-key', description: 'key', required: 'yes' }];
+        m.inputs = { required: ['businessProfile..name'] };
+      }),
+    );
+    expect(errors).toEqual([
+      'hooks: Unrecognized key: "BUILD"',
+      expect.stringMatching(/^credentials\[0\]\.required: /),
+      'inputs.required[0]: must be a dotted path such as businessProfile.company.name',
+    ]);
+  });
+
+  it('allows Handlebars in a filename but checks a static one', () => {
+    expect(errorsOf(withChanges((m) => { m.outputs[0].filename = '{{slug}}/openapi.json'; }))).toEqual([]);
+    expect(errorsOf(withChanges((m) => { m.outputs[0].filename = 'C:\\\\x.json'; }))).toEqual(['outputs[0].filename: filename must use "/" as separator, not "\\"']);
+  });
+
+  it('exports a JSON Schema that validates manifests for authors', () => {
+    const validate = new Ajv2020({ strict: false }).compile(kitManifestJsonSchema);
+    expect(validate(exampleManifest())).toBe(true);
+    expect(validate(withChanges((m) => { m.metadata.kitType = 'plugin'; }))).toBe(false);
+  });
+});
