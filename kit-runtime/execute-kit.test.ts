@@ -1,0 +1,216 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { createKitRuntime } from './kit-runtime.ts';
+import { HostCapabilityError } from './errors.ts';
+import { exampleFiles, exampleInput, exampleKit, exampleManifest, loadOrThrow } from './test-support/kits.ts';
+
+const runtime = createKitRuntime({ limits: { timeoutMs: 3000 } });
+afterAll(() => runtime.close());
+
+function kitWith(change: { manifest?: (m: any) => void; files?: (f: Record<string, string>) => void }) {
+  const manifest = structuredClone(exampleManifest()) as any;
+  const files = exampleFiles();
+  change.manifest?.(manifest);
+  change.files?.(files);
+  return loadOrThrow(manifest, files);
+}
+
+describe('executeKit', () => {
+  it('renders, validates and reports json, yaml and markdown outputs', async () => {
+    const result = await runtime.execute(exampleKit(), { tenantId: 'tenant-a', input: exampleInput });
+    expect(result).toMatchObject({ kitRef: 'service-starter@1.2.0', status: 'completed', message: null, error: null });
+    expect(result.outputs.map((o) => [o.outputId, o.filename, o.contentType, o.status])).toEqual([
+      ['openapi', 'openapi.json', 'application/json', 'valid'],
+      ['compose', 'deploy/docker-compose.yml', 'application/yaml', 'valid'],
+      ['readme', 'README.md', 'text/markdown; charset=utf-8', 'valid'],
+    ]);
+    const [openapi, compose, readme] = result.outputs;
+    expect(JSON.parse(openapi!.content)).toEqual({
+      openapi: '3.1.0',
+      info: { title: 'Acme Rockets', version: '1.2.0' },
+      paths: { '/rockets': { get: { summary: 'List Rockets' } }, '/launchs': { get: { summary: 'List Launchs' } } },
+    });
+    expect(parseYaml(compose!.content)).toEqual({ services: { api: { image: 'acme/service-starter:1.2.0' }, db: { image: 'postgres:17' } } });
+    expect(readme!.content).toBe('# Acme Rockets\n\nIndustry: aerospace\n\n## Entities\n- Rocket\n- Launch\nQuestions asked: 2\n');
+    expect(readme!.contentSizeBytes).toBe(Buffer.byteLength(readme!.content));
+    expect(result.phases.map((p) => `${p.phase}:${p.status}`)).toEqual([
+      'SPEC:completed', 'CHECK:completed', 'DISCOVER:completed', 'PLAN:completed', 'RENDER:completed',
+      'VALIDATE:completed', 'APPLY:skipped', 'VERIFY:completed',
+    ]);
+    expect(result.logs).toEqual([{ phase: 'SPEC', level: 'info', message: 'building spec for Acme Rockets' }]);
+    expect(result.executionTimeMs).toBeGreaterThan(0);
+  });
+
+  it('reuses the isolate for the same tenant and kit version, never across tenants', async () => {
+    const local = createKitRuntime();
+    try {
+      const kit = exampleKit();
+      const first = await local.execute(kit, { tenantId: 'one', input: exampleInput });
+      const second = await local.execute(kit, { tenantId: 'one', input: exampleInput });
+      expect([first.status, second.status]).toEqual(['completed', 'completed']);
+      expect(local.stats()).toMatchObject({ created: 1, idle: 1 });
+      expect(second.executionTimeMs).toBeLessThan(first.executionTimeMs);
+      await local.execute(kit, { tenantId: 'two', input: exampleInput });
+      expect(local.stats()).toMatchObject({ created: 2, idle: 2 });
+      const concurrent = await Promise.all([1, 2, 3].map(() => local.execute(kit, { tenantId: 'one', input: exampleInput })));
+      expect(concurrent.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    } finally {
+      local.close();
+    }
+  });
+
+  it('fails CHECK listing every missing required input', async () => {
+    // SPEC runs before CHECK; this kit's SPEC hook would trip over the missing inputs first.
+    const kit = kitWith({ manifest: (m) => { delete m.hooks.SPEC; } });
+    const result = await runtime.execute(kit, { tenantId: 'tenant-a', input: { businessProfile: { company: { name: '  ' } } } });
+    expect(result.status).toBe('failed');
+    expect(result.error).toEqual({ code: 'PHASE_FAILED', phase: 'CHECK', message: 'missing required inputs: businessProfile.company.name, discoveryAnswers.entities' });
+    expect(result.outputs).toEqual([]);
+  });
+
+  it('is partial when some outputs break their schema, and lists the errors', async () => {
+    const kit = kitWith({ files: (f) => { f['templates/openapi.json.hbs'] = '{"openapi": "2.0", "paths": {}}'; } });
+    const result = await runtime.execute(kit, { tenantId: 'tenant-a', input: exampleInput });
+    expect(result.status).toBe('partial');
+    expect(result.message).toBe('some outputs are invalid: openapi');
+    expect(result.outputs[0]).toMatchObject({
+      status: 'invalid',
+      validationErrors: ["schema: (root): must have required property 'info'", 'schema: /openapi: must match pattern "^3\\."'],
+    });
+    expect(result.outputs.slice(1).map((o) => o.status)).toEqual(['valid', 'valid']);
+  });
+
+  it('marks unparsable json and yaml invalid, and warns about json without a schema', async () => {
+    const kit = kitWith({
+      manifest: (m) => { delete m.outputs[0].schema; },
+      files: (f) => { f['templates/compose.yml.hbs'] = 'services: [unclosed\n'; f['templates/readme.md.hbs'] = '\n'; },
+    });
+    const result = await runtime.execute(kit, { tenantId: 'tenant-a', input: exampleInput });
+    expect(result.outputs.map((o) => [o.status, o.validationErrors, o.validationWarnings])).toEqual([
+      ['warning', [], ['no schema declared; only the syntax was checked']],
+      ['invalid', [expect.stringMatching(/^not valid YAML: /)], []],
+      ['invalid', ['output is empty'], []],
+    ]);
+    expect(result.status).toBe('partial');
+  });
+
+  it('refuses YAML alias bombs', async () => {
+    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 8 }, (_, i) => {
+      const prev = i === 0 ? 'a' : `l${i - 1}`;
+      return `l${i}: &l${i} [${Array(10).fill(`*${prev}`).join(',')}]`;
+    }), 'services: {}'].join('\n');
+    const kit = kitWith({ files: (f) => { f['templates/compose.yml.hbs'] = bomb; } });
+    const result = await runtime.execute(kit, { tenantId: 'tenant-a', input: exampleInput });
+    expect(result.outputs[1]).toMatchObject({ status: 'invalid', validationErrors: [expect.stringMatching(/alias/i)] });
+  });
+
+  it('lets a PLAN hook select outputs and pass data to templates, and rejects unknown ids', async () => {
+    const planKit = (body: string) => kitWith({
+      manifest: (m) => { m.hooks.PLAN = 'hooks/plan.js'; },
+      files: (f) => { f['hooks/plan.js'] = `function plan(context) { ${body} }`; f['templates/readme.md.hbs'] = '# {{@plan.title}}\n'; },
+    });
+    const chosen = await runtime.execute(planKit("return { outputs: ['readme'], data: { title: 'Chosen' } };"), { tenantId: 't', input: exampleInput });
+    expect(chosen.outputs.map((o) => [o.outputId, o.content])).toEqual([['readme', '# Chosen\n']]);
+    const unknown = await runtime.execute(planKit("return { outputs: ['nope'] };"), { tenantId: 't', input: exampleInput });
+    expect(unknown.error).toEqual({ code: 'PHASE_FAILED', phase: 'PLAN', message: 'PLAN selected unknown outputs: "nope"' });
+    const malformed = await runtime.execute(planKit('return { outputs: [1] };'), { tenantId: 't', input: exampleInput });
+    expect(malformed.error?.message).toBe('PLAN hook (hooks/plan.js) returned an unexpected value: outputs[0]: Invalid input: expected string, received number');
+  });
+
+  it('lets a VALIDATE hook add findings and fails the run on VERIFY errors', async () => {
+    const kit = kitWith({
+      manifest: (m) => { m.hooks.VALIDATE = 'hooks/validate.js'; },
+      files: (f) => {
+        f['hooks/validate.js'] = "function validate(c) { return { outputs: { readme: { warnings: ['no licence section'] }, compose: { errors: ['no healthcheck'] } } }; }";
+        f['hooks/verify.js'] = "function verify(c) { return { errors: ['endpoint /rockets answered 500'], warnings: ['slow'] }; }";
+      },
+    });
+    const result = await runtime.execute(kit, { tenantId: 't', input: exampleInput });
+    expect(result.outputs.map((o) => o.status)).toEqual(['valid', 'invalid', 'warning']);
+    expect(result.error).toEqual({ code: 'PHASE_FAILED', phase: 'VERIFY', message: 'VERIFY failed: endpoint /rockets answered 500' });
+    expect(result.verifyWarnings).toEqual(['slow']);
+  });
+
+  describe('APPLY', () => {
+    const applyKit = () => kitWith({
+      manifest: (m) => {
+        m.hooks.APPLY = 'hooks/apply.js';
+        m.credentials = [{ id: 'deploy-token', description: 'token', required: true }, { id: 'optional-key', description: 'x', required: false }];
+      },
+      files: (f) => {
+        f['hooks/apply.js'] = `async function apply(context, kit) {
+          kit.log('info', 'using ' + context.credentials['deploy-token'].token);
+          const receipt = await kit.deploy({ files: context.outputs.map(function (o) { return o.filename; }) });
+          return { receipt: receipt, credentialIds: Object.keys(context.credentials) };
+        }`;
+      },
+    });
+    const deploy = { phases: ['APPLY'] as const, call: async (argument: any) => ({ deployed: argument.files.length }) };
+
+    it('opens declared credentials only for APPLY and redacts them from logs', async () => {
+      const opened: string[] = [];
+      const result = await runtime.execute(applyKit(), {
+        tenantId: 't',
+        input: exampleInput,
+        openCredential: async (id) => { opened.push(id); return id === 'deploy-token' ? { token: 's3cr3t-token-value' } : null; },
+        capabilities: { deploy },
+      });
+      expect(result.status).toBe('completed');
+      expect(opened).toEqual(['deploy-token', 'optional-key']);
+      expect(result.applyResult).toEqual({ receipt: { deployed: 3 }, credentialIds: ['deploy-token'] });
+      expect(result.logs.find((l) => l.phase === 'APPLY')?.message).toBe('using [redacted]');
+      expect(JSON.stringify(result)).not.toContain('s3cr3t-token-value');
+    });
+
+    it('is skipped on dryRun and skipApply without opening credentials', async () => {
+      for (const options of [{ dryRun: true }, { skipApply: true }]) {
+        const opened: string[] = [];
+        const result = await runtime.execute(applyKit(), {
+          tenantId: 't', input: exampleInput, options,
+          openCredential: async (id) => { opened.push(id); return { token: 'x' }; },
+          capabilities: { deploy },
+        });
+        expect(result.status).toBe('completed');
+        expect(result.phases.find((p) => p.phase === 'APPLY')).toMatchObject({ status: 'skipped' });
+        expect(opened).toEqual([]);
+      }
+    });
+
+    it('fails when a required credential is missing, without leaking the opener error', async () => {
+      const missing = await runtime.execute(applyKit(), { tenantId: 't', input: exampleInput, openCredential: async () => null, capabilities: { deploy } });
+      expect(missing.error).toEqual({ code: 'PHASE_FAILED', phase: 'APPLY', message: 'required credential "deploy-token" is not configured' });
+      const broken = await runtime.execute(applyKit(), {
+        tenantId: 't', input: exampleInput, capabilities: { deploy },
+        openCredential: async () => { throw new Error('decrypt failed for hunter2'); },
+      });
+      expect(broken.error?.message).toBe('credential "deploy-token" could not be opened');
+    });
+
+    it('limits host functions to their phases and hides host error details', async () => {
+      const kit = kitWith({
+        manifest: (m) => { m.hooks.PLAN = 'hooks/plan.js'; },
+        files: (f) => {
+          f['hooks/plan.js'] = `async function plan(c, kit) {
+            const seen = [];
+            for (const name of ['deploy', 'explode', 'refuse']) {
+              try { await kit[name]({}); seen.push(name + ': ok'); } catch (e) { seen.push(name + ': ' + e.message); }
+            }
+            kit.log('info', seen.join(' | '));
+            return null;
+          }`;
+        },
+      });
+      const result = await runtime.execute(kit, {
+        tenantId: 't', input: exampleInput,
+        capabilities: {
+          deploy,
+          explode: { call: () => { throw new Error('connect ECONNREFUSED 10.0.0.7:5432'); } },
+          refuse: { call: () => { throw new HostCapabilityError('quota reached'); } },
+        },
+      });
+      expect(result.logs.find((l) => l.phase === 'PLAN')?.message).toBe(
+        'deploy: kit.deploy is not available in phase PLAN | explode: host function explode failed | refuse: quota reached',
+      );
+    });
+  });
+});
