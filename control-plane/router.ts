@@ -1,5 +1,6 @@
 import { apiKeysRouter } from './domains/api-keys/api-keys.router.ts';
 import { healthRouter } from './domains/health/health.router.ts';
+import { customerInvitationsRouter } from './domains/invitations/invitations.router.ts';
 import { meRouter } from './domains/me/me.router.ts';
 import { organizationsRouter } from './domains/organizations/organizations.router.ts';
 import { projectsRouter } from './domains/projects/projects.router.ts';
@@ -15,6 +16,7 @@ export const appRouter = router({
   admin: adminRouter,
   auth: authRouter,
   organizations: organizationsRouter,
+  customerInvitations: customerInvitationsRouter,
   projects: projectsRouter,
 });
 

@@ -13,6 +13,7 @@ import { toWireError } from '../errors/coerce-error.ts';
 import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
+import { redactRequestForLog } from './log-redaction.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
 import { createRateLimitMiddleware } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
@@ -51,6 +52,7 @@ export function createApp(deps: AppDeps): express.Express {
         return requestId;
       },
       customAttributeKeys: { reqId: 'requestId' },
+      serializers: { req: redactRequestForLog },
       quietReqLogger: true,
     }),
   );

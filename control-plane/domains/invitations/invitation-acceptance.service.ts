@@ -1,0 +1,104 @@
+import type { Kysely } from 'kysely';
+import type { AuthOutcome } from '../../auth/authenticate.ts';
+import type { Database, CustomerInvitationRow } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/postgres-errors.ts';
+import { withTenant } from '../../db/tenant-transaction.ts';
+import { AppError, conflict, forbidden, notFound, unauthorized } from '../../errors/app-error.ts';
+import { findMembership, findUserInTenant } from '../organizations/organizations.repository.ts';
+import { insertMembership } from '../tenants/tenants.repository.ts';
+import { hashPassword } from '../users/password-hash.ts';
+import { emailTaken, insertUserWithPassword } from '../users/users.repository.ts';
+import { hashInvitationToken } from './invitation-token.ts';
+import type { AcceptInvitationInput } from './invitations.schema.ts';
+import { findInvitationByTokenHash, findPublicInvitation, lockInvitation, markAccepted, type InvitationLookup } from './invitations.repository.ts';
+import { effectiveStatus } from './invitations.service.ts';
+
+// These run on public routes: no tenant is known until the token names one, and then the work
+// happens in a transaction pointed at that tenant, so row-level security still confines it.
+
+async function lookUp(db: Kysely<Database>, token: string): Promise<InvitationLookup> {
+  const found = await findInvitationByTokenHash(db, hashInvitationToken(token));
+  if (!found) throw notFound('The invitation');
+  return found;
+}
+
+/** What an invitee sees before accepting: who invites them where, and whether it still holds. */
+export async function viewInvitation(db: Kysely<Database>, token: string) {
+  const found = await lookUp(db, token);
+  const row = await withTenant(db, found.tenant_id, (trx) => findPublicInvitation(trx, found.tenant_id, found.invitation_id));
+  if (!row) throw notFound('The invitation');
+  return {
+    id: row.id,
+    organization: { name: row.organization_name, displayName: row.organization_display_name },
+    invitedBy: { name: row.invited_by_name },
+    message: row.message,
+    status: effectiveStatus(row),
+    expiresAt: row.expires_at.toISOString(),
+  };
+}
+
+function assertAcceptable(row: CustomerInvitationRow): void {
+  const status = effectiveStatus(row);
+  if (status === 'accepted') throw conflict('The invitation has been accepted already');
+  if (status === 'revoked') throw conflict('The invitation has been revoked');
+  if (status === 'expired') throw new AppError('INVITE_EXPIRED', 'The invitation has expired; ask for a new one');
+}
+
+/** The caller as an existing user of the invitation's tenant, or why they cannot accept as one. */
+function existingUserOf(auth: AuthOutcome, userId: string, tenantId: string): string {
+  if (auth.kind === 'rejected') throw auth.error;
+  if (auth.kind !== 'authenticated') throw unauthorized('Accepting as an existing user needs authentication: send X-API-Key or Authorization: Bearer');
+  if (auth.principal.userId !== userId) throw forbidden('userId must be the caller');
+  if (auth.principal.homeTenantId !== tenantId) throw forbidden('This invitation is for another account');
+  return userId;
+}
+
+/**
+ * Accepts an invitation, atomically: the invitation row is locked, so of two concurrent accepts
+ * exactly one succeeds and the other sees it accepted. A new user (name, password) is created in
+ * the invitation's tenant with the invited email; an existing user must be the caller and have
+ * that email. Either way the membership is created with the invited role.
+ */
+export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, input: AcceptInvitationInput) {
+  const found = await lookUp(db, input.token);
+  const existingUserId = input.userId === undefined ? undefined : existingUserOf(auth, input.userId, found.tenant_id);
+  // Hashing is slow: do it before taking the row lock.
+  const passwordHash = existingUserId === undefined ? await hashPassword(input.password!) : undefined;
+
+  return withTenant(db, found.tenant_id, async (trx) => {
+    const invitation = await lockInvitation(trx, found.tenant_id, { id: found.invitation_id });
+    if (!invitation) throw notFound('The invitation');
+    assertAcceptable(invitation);
+
+    let userId: string;
+    if (existingUserId !== undefined) {
+      const user = await findUserInTenant(trx, found.tenant_id, existingUserId);
+      if (!user) throw notFound('The user');
+      if (user.email.toLowerCase() !== invitation.email.toLowerCase()) throw forbidden('This invitation was sent to another email address');
+      if (await findMembership(trx, found.tenant_id, invitation.organization_id, user.id)) {
+        throw conflict('You are a member of this organization already');
+      }
+      userId = user.id;
+    } else {
+      if (await emailTaken(trx, invitation.email)) {
+        throw conflict('An account with this email exists already; sign in and accept as that user (send userId)');
+      }
+      const user = await insertUserWithPassword(trx, { tenantId: found.tenant_id, email: invitation.email, name: input.name!, passwordHash: passwordHash! }).catch((error) => {
+        throw isUniqueViolation(error, 'users_email_key') ? conflict('An account with this email exists already') : error;
+      });
+      userId = user.id;
+    }
+    const role: 'customer' | 'member' = invitation.role === 'member' ? 'member' : 'customer';
+    await insertMembership(trx, { tenantId: found.tenant_id, organizationId: invitation.organization_id, userId, role });
+    const { accepted_at } = await markAccepted(trx, found.tenant_id, invitation.id, userId);
+    return {
+      id: invitation.id,
+      status: 'accepted' as const,
+      organizationId: invitation.organization_id,
+      userId,
+      role,
+      userCreated: existingUserId === undefined,
+      acceptedAt: accepted_at!.toISOString(),
+    };
+  });
+}

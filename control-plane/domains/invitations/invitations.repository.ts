@@ -1,0 +1,141 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/database.ts';
+import type { Paging } from '../../http/paging.ts';
+import type { InvitationStatus } from './invitations.schema.ts';
+
+export interface InvitationLookup {
+  invitation_id: string;
+  tenant_id: string;
+  organization_id: string;
+}
+
+/** Public routes know only the token: a definer function (0002) finds the tenant to work in. */
+export async function findInvitationByTokenHash(db: Kysely<Database>, tokenHash: string): Promise<InvitationLookup | undefined> {
+  const { rows } = await sql<InvitationLookup>`select * from app_private.find_invitation(${tokenHash})`.execute(db);
+  return rows[0];
+}
+
+export async function insertInvitation(
+  db: Kysely<Database>,
+  values: { tenantId: string; organizationId: string; email: string; role: 'customer' | 'member'; message: string | null; tokenHash: string; expiresAt: Date; invitedBy: string },
+) {
+  return db
+    .insertInto('customer_invitations')
+    .values({
+      tenant_id: values.tenantId,
+      organization_id: values.organizationId,
+      email: values.email,
+      role: values.role,
+      message: values.message,
+      token_hash: values.tokenHash,
+      expires_at: values.expiresAt,
+      invited_by: values.invitedBy,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}
+
+/** Serialises invitation writes for one organization and email, so duplicate checks hold under races. */
+export async function lockInvitee(db: Kysely<Database>, organizationId: string, email: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`invitation:${organizationId}:${email.toLowerCase()}`}, 0))`.execute(db);
+}
+
+function invitationsWithInviter(db: Kysely<Database>, tenantId: string) {
+  return db
+    .selectFrom('customer_invitations as i')
+    .innerJoin('users as u', 'u.id', 'i.invited_by')
+    .where('i.tenant_id', '=', tenantId)
+    .select([
+      'i.id',
+      'i.organization_id',
+      'i.email',
+      'i.role',
+      'i.message',
+      'i.status',
+      'i.expires_at',
+      'i.created_at',
+      'i.invited_by',
+      'u.name as invited_by_name',
+      'i.accepted_by',
+      'i.accepted_at',
+      'i.revoked_at',
+    ]);
+}
+
+export type InvitationListRow = NonNullable<Awaited<ReturnType<typeof findInvitationWithInviter>>>;
+
+export async function findInvitationWithInviter(db: Kysely<Database>, tenantId: string, id: string) {
+  return invitationsWithInviter(db, tenantId).where('i.id', '=', id).executeTakeFirst();
+}
+
+export async function listInvitations(db: Kysely<Database>, tenantId: string, organizationId: string, status: InvitationStatus | undefined, paging: Paging) {
+  let query = invitationsWithInviter(db, tenantId).where('i.organization_id', '=', organizationId);
+  if (status === 'pending') query = query.where('i.status', '=', 'pending').where('i.expires_at', '>', sql<Date>`now()`);
+  if (status === 'expired') query = query.where('i.status', '=', 'pending').where('i.expires_at', '<=', sql<Date>`now()`);
+  if (status === 'accepted' || status === 'revoked') query = query.where('i.status', '=', status);
+  const [rows, count] = await Promise.all([
+    query.orderBy('i.created_at').orderBy('i.id').limit(paging.limit).offset(paging.offset).execute(),
+    query.clearSelect().select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+export async function findPendingInvitation(db: Kysely<Database>, tenantId: string, organizationId: string, email: string) {
+  return db
+    .selectFrom('customer_invitations')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('organization_id', '=', organizationId)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', sql<Date>`now()`)
+    .executeTakeFirst();
+}
+
+/** The invitation row, locked for the rest of the transaction (accept and revoke). */
+export async function lockInvitation(db: Kysely<Database>, tenantId: string, where: { id: string } | { tokenHash: string }) {
+  let query = db.selectFrom('customer_invitations').selectAll().where('tenant_id', '=', tenantId);
+  query = 'id' in where ? query.where('id', '=', where.id) : query.where('token_hash', '=', where.tokenHash);
+  return query.forUpdate().executeTakeFirst();
+}
+
+export async function markAccepted(db: Kysely<Database>, tenantId: string, id: string, userId: string) {
+  return db
+    .updateTable('customer_invitations')
+    .set({ status: 'accepted', accepted_by: userId, accepted_at: sql<Date>`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returning(['accepted_at'])
+    .executeTakeFirstOrThrow();
+}
+
+export async function markRevoked(db: Kysely<Database>, tenantId: string, id: string) {
+  return db
+    .updateTable('customer_invitations')
+    .set({ status: 'revoked', revoked_at: sql<Date>`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returning(['revoked_at'])
+    .executeTakeFirstOrThrow();
+}
+
+/** What the public page shows: the organization's names and the inviter's name, nothing more. */
+export async function findPublicInvitation(db: Kysely<Database>, tenantId: string, id: string) {
+  return db
+    .selectFrom('customer_invitations as i')
+    .innerJoin('organizations as o', 'o.id', 'i.organization_id')
+    .innerJoin('users as u', 'u.id', 'i.invited_by')
+    .where('i.tenant_id', '=', tenantId)
+    .where('i.id', '=', id)
+    .select(['i.id', 'i.message', 'i.status', 'i.expires_at', 'o.name as organization_name', 'o.display_name as organization_display_name', 'u.name as invited_by_name'])
+    .executeTakeFirst();
+}
+
+export async function findUserByEmailInTenant(db: Kysely<Database>, tenantId: string, email: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'email', 'name'])
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .executeTakeFirst();
+}

@@ -1,0 +1,58 @@
+import { router } from '../../trpc/init.ts';
+import { authedProcedure, publicProcedure } from '../../trpc/procedures.ts';
+import { acceptInvitation, viewInvitation } from './invitation-acceptance.service.ts';
+import {
+  acceptedInvitationOutput,
+  acceptInvitationInput,
+  createdInvitationOutput,
+  createInvitationInput,
+  invitationTokenInput,
+  listInvitationsInput,
+  listInvitationsOutput,
+  publicInvitationOutput,
+  revokedInvitationOutput,
+  revokeInvitationInput,
+} from './invitations.schema.ts';
+import { createInvitation, listOrganizationInvitations, revokeInvitation } from './invitations.service.ts';
+
+const tags = ['customer invitations'];
+
+export const customerInvitationsRouter = router({
+  create: authedProcedure
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/customer-invitations', tags, summary: 'Invite an email into an organization (admin or owner); the token is shown once' } })
+    .input(createInvitationInput)
+    .output(createdInvitationOutput)
+    .mutation(({ ctx, input }) => createInvitation(ctx.db, ctx.principal, input)),
+
+  list: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/customer-invitations', tags, summary: "An organization's invitations, oldest first (admin or owner)" } })
+    .input(listInvitationsInput)
+    .output(listInvitationsOutput)
+    .query(({ ctx, input }) => listOrganizationInvitations(ctx.db, ctx.principal, input)),
+
+  get: publicProcedure
+    .meta({ openapi: { method: 'GET', path: '/customer-invitations/{token}', protect: false, tags, summary: 'What an invitation offers (public: the token is the credential)' } })
+    .input(invitationTokenInput)
+    .output(publicInvitationOutput)
+    .query(({ ctx, input }) => viewInvitation(ctx.db, input.token)),
+
+  accept: publicProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/customer-invitations/{token}/accept',
+        protect: false,
+        tags,
+        summary: 'Accept as a new user (name, password; public) or as the signed-in invitee (userId)',
+      },
+    })
+    .input(acceptInvitationInput)
+    .output(acceptedInvitationOutput)
+    .mutation(({ ctx, input }) => acceptInvitation(ctx.db, ctx.auth, input)),
+
+  revoke: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/customer-invitations/{token}/revoke', tags, summary: 'Revoke an invitation by token or id (admin or owner)' } })
+    .input(revokeInvitationInput)
+    .output(revokedInvitationOutput)
+    .mutation(({ ctx, input }) => revokeInvitation(ctx.db, ctx.principal, input.token)),
+});

@@ -1,0 +1,107 @@
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import type { Principal } from '../../auth/principal.ts';
+import type { Database } from '../../db/database.ts';
+import { conflict, notFound } from '../../errors/app-error.ts';
+import type { Paging } from '../../http/paging.ts';
+import { requireOrganizationRole } from '../organizations/organization-access.ts';
+import { findMembership } from '../organizations/organizations.repository.ts';
+import { generateInvitationToken, hashInvitationToken } from './invitation-token.ts';
+import { INVITATION_LIFETIME_DAYS, type Invitation, type InvitationStatus } from './invitations.schema.ts';
+import {
+  findInvitationWithInviter,
+  findPendingInvitation,
+  findUserByEmailInTenant,
+  insertInvitation,
+  listInvitations,
+  lockInvitation,
+  lockInvitee,
+  markRevoked,
+  type InvitationListRow,
+} from './invitations.repository.ts';
+
+const iso = (value: Date | null) => value?.toISOString() ?? null;
+
+/** Stored status is pending, accepted or revoked; a pending invitation past its time reads expired. */
+export function effectiveStatus(row: { status: 'pending' | 'accepted' | 'revoked'; expires_at: Date }, now = new Date()): InvitationStatus {
+  return row.status === 'pending' && row.expires_at <= now ? 'expired' : row.status;
+}
+
+function invitationRowToInvitation(row: InvitationListRow): Invitation {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    email: row.email,
+    // The column also allows admin, which no route hands out yet.
+    role: row.role === 'member' ? 'member' : 'customer',
+    message: row.message,
+    status: effectiveStatus(row),
+    expiresAt: row.expires_at.toISOString(),
+    createdAt: row.created_at.toISOString(),
+    invitedBy: { id: row.invited_by, name: row.invited_by_name },
+    acceptedBy: row.accepted_by,
+    acceptedAt: iso(row.accepted_at),
+    revokedAt: iso(row.revoked_at),
+  };
+}
+
+/**
+ * Invites an email into an organization (admins and owners). The token is returned here only; one
+ * pending invitation per organization and email, and none for someone who is already a member.
+ */
+export async function createInvitation(
+  db: Kysely<Database>,
+  principal: Principal,
+  input: { organizationId: string; email: string; message?: string | undefined; roleId?: 'customer' | 'member' | undefined },
+): Promise<Invitation & { token: string }> {
+  await requireOrganizationRole(db, principal, input.organizationId, 'admin');
+  await lockInvitee(db, input.organizationId, input.email);
+  const existingUser = await findUserByEmailInTenant(db, principal.tenantId, input.email);
+  if (existingUser && (await findMembership(db, principal.tenantId, input.organizationId, existingUser.id))) {
+    throw conflict('This email belongs to a member of the organization already', { field: 'email' });
+  }
+  const pending = await findPendingInvitation(db, principal.tenantId, input.organizationId, input.email);
+  if (pending) throw conflict('A pending invitation for this email exists; revoke it to send a new one', { field: 'email', invitationId: pending.id });
+
+  const { token, tokenHash } = generateInvitationToken();
+  const { id } = await insertInvitation(db, {
+    tenantId: principal.tenantId,
+    organizationId: input.organizationId,
+    email: input.email,
+    role: input.roleId ?? 'customer',
+    message: input.message || null,
+    tokenHash,
+    expiresAt: new Date(Date.now() + INVITATION_LIFETIME_DAYS * 24 * 3600 * 1000),
+    invitedBy: principal.userId,
+  });
+  const row = await findInvitationWithInviter(db, principal.tenantId, id);
+  return { ...invitationRowToInvitation(row!), token };
+}
+
+export async function listOrganizationInvitations(
+  db: Kysely<Database>,
+  principal: Principal,
+  input: Paging & { organizationId: string; status?: InvitationStatus | undefined },
+) {
+  await requireOrganizationRole(db, principal, input.organizationId, 'admin');
+  const paging = { limit: input.limit, offset: input.offset };
+  const { rows, total } = await listInvitations(db, principal.tenantId, input.organizationId, input.status, paging);
+  return { invitations: rows.map(invitationRowToInvitation), total, ...paging };
+}
+
+const uuid = z.uuid();
+
+/**
+ * Revokes a pending (or expired) invitation. The path names it by token or, since the token is
+ * shown only once, by the id the list shows. Revoking twice answers the same; an accepted
+ * invitation cannot be revoked (remove the member instead).
+ */
+export async function revokeInvitation(db: Kysely<Database>, principal: Principal, tokenOrId: string) {
+  const where = uuid.safeParse(tokenOrId).success ? { id: tokenOrId } : { tokenHash: hashInvitationToken(tokenOrId) };
+  const row = await lockInvitation(db, principal.tenantId, where);
+  if (!row) throw notFound('The invitation');
+  await requireOrganizationRole(db, principal, row.organization_id, 'admin');
+  if (row.status === 'accepted') throw conflict('The invitation has been accepted already; remove the member instead');
+  const revokedAt = row.status === 'revoked' ? row.revoked_at! : (await markRevoked(db, principal.tenantId, row.id)).revoked_at!;
+  return { id: row.id, status: 'revoked' as const, revokedAt: revokedAt.toISOString() };
+}

@@ -1,0 +1,35 @@
+/**
+ * Some secrets travel in URLs (an invitation token is a path segment, and tRPC GETs carry their
+ * input in the query string). Request log lines pass through here, so a URL never takes a secret
+ * into the log. Add a pattern when a new route carries one.
+ */
+const secretPathSegments: RegExp[] = [/(\/customer-invitations\/)[^/?#]+/g];
+
+/** tRPC procedures whose input holds a secret: their query string is dropped from the log. */
+const secretTrpcProcedures = ['customerInvitations.'];
+
+export function redactUrl(url: string): string {
+  let redacted = url;
+  for (const pattern of secretPathSegments) redacted = redacted.replace(pattern, '$1[redacted]');
+  const [path = '', query] = redacted.split('?', 2);
+  if (query !== undefined && path.startsWith('/trpc/') && secretTrpcProcedures.some((name) => path.includes(name))) {
+    return `${path}?[redacted]`;
+  }
+  return redacted;
+}
+
+interface SerializedRequest {
+  url?: string;
+  query?: unknown;
+  params?: unknown;
+  [key: string]: unknown;
+}
+
+/** pino-http request serializer (it receives the standard serializer's output). */
+export function redactRequestForLog(req: SerializedRequest): SerializedRequest {
+  if (typeof req.url !== 'string') return req;
+  const url = redactUrl(req.url);
+  if (url === req.url) return req;
+  // Path parameters and parsed query of such a route may repeat the secret: leave them out.
+  return { ...req, url, query: '[redacted]', params: '[redacted]' };
+}

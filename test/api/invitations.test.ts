@@ -1,0 +1,315 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
+
+const PASSWORD = 'a long enough password 42';
+let app: TestApp;
+let owner: Actor;
+let admin: Actor;
+let member: Actor;
+let foreign: Actor & { tenantId: string; organizationId: string };
+let orgId: string;
+let next = 0;
+
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+const count = async (sql: string, values: unknown[] = []) => Number((await sqlAsOwner(sql, values))[0].count);
+const rowCounts = async () => ({
+  users: await count('select count(*) from users'),
+  members: await count('select count(*) from organization_members'),
+  invitations: await count("select count(*) from customer_invitations where status <> 'pending'"),
+});
+const freshEmail = (label = 'guest') => `${label}-${++next}@invitee.test`;
+
+async function invite(body: Record<string, unknown> = {}, apiKey = admin.apiKey) {
+  const response = await call(app.url, '/api/customer-invitations', { apiKey, body: { organizationId: orgId, email: freshEmail(), ...body } });
+  expect(response.status, response.text).toBe(201);
+  return response.body.data as { id: string; token: string; email: string };
+}
+const accept = (token: string, body: unknown, apiKey?: string) =>
+  call(app.url, `/api/customer-invitations/${token}/accept`, { body, ...(apiKey ? { apiKey } : {}) });
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '1000' } });
+  owner = { userId: app.bootstrap.userId, apiKey: app.bootstrap.apiKey, email: 'owner@specwright.local' };
+  orgId = app.bootstrap.organizationId;
+  admin = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Ada');
+  member = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Max');
+  for (const [actor, role] of [[admin, 'admin'], [member, 'member']] as const) {
+    const added = await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: owner.apiKey, body: { userId: actor.userId, role } });
+    expect(added.status, added.text).toBe(201);
+  }
+  await sqlAsOwner("update users set name = 'Ada Admin' where id = $1", [admin.userId]);
+  await sqlAsOwner("update organizations set name = 'Acme Agency', display_name = 'Acme' where id = $1", [orgId]);
+  foreign = await createTenant(app, 'Foreign');
+});
+afterAll(() => app?.stop());
+
+describe('POST /api/customer-invitations', () => {
+  it('creates a pending 7-day invitation, returns its token once and stores only its hash', async () => {
+    const email = freshEmail('new');
+    const response = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: orgId, email, message: 'Welcome aboard' } });
+    expect(response.status).toBe(201);
+    const data = response.body.data;
+    expect(data).toMatchObject({ id: expect.any(String), email, status: 'pending', role: 'customer', organizationId: orgId, message: 'Welcome aboard', invitedBy: { id: admin.userId, name: 'Ada Admin' } });
+    expect(data.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const lifetime = Date.parse(data.expiresAt) - Date.now();
+    expect(lifetime).toBeGreaterThan(7 * 86_400_000 - 60_000);
+    expect(lifetime).toBeLessThanOrEqual(7 * 86_400_000);
+
+    const [row] = await sqlAsOwner('select * from customer_invitations where id = $1', [data.id]);
+    expect(row.token_hash).toBe(createHash('sha256').update(data.token).digest('hex'));
+    expect(Object.values(row).map(String)).not.toContain(data.token);
+    expect(row).toMatchObject({ tenant_id: app.bootstrap.tenantId, organization_id: orgId, email, role: 'customer', status: 'pending', invited_by: admin.userId });
+
+    const listed = await call(app.url, `/api/customer-invitations?organizationId=${orgId}`, { apiKey: owner.apiKey });
+    expect(listed.text).not.toContain(data.token);
+  });
+
+  it('gives the member role when asked, and no other', async () => {
+    expect((await invite({ roleId: 'member' })) as unknown).toMatchObject({ role: 'member' });
+    for (const roleId of ['admin', 'owner', 'superuser']) {
+      const response = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: orgId, email: freshEmail(), roleId } });
+      expect(response.status, roleId).toBe(400);
+      expect(response.body.error.details.issues[0].field).toBe('roleId');
+    }
+  });
+
+  it('is for organization admins and owners; others get FORBIDDEN, ORG_NOT_MEMBER or NOT_FOUND, and nothing is stored', async () => {
+    const before = await count('select count(*) from customer_invitations');
+    const body = { organizationId: orgId, email: freshEmail() };
+    const byMember = await call(app.url, '/api/customer-invitations', { apiKey: member.apiKey, body });
+    expect([byMember.status, byMember.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const outsider = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Olga');
+    const byOutsider = await call(app.url, '/api/customer-invitations', { apiKey: outsider.apiKey, body });
+    expect([byOutsider.status, byOutsider.body.error.code]).toEqual([403, 'ORG_NOT_MEMBER']);
+    const byForeigner = await call(app.url, '/api/customer-invitations', { apiKey: foreign.apiKey, body });
+    expect([byForeigner.status, byForeigner.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    const anonymous = await call(app.url, '/api/customer-invitations', { body });
+    expect(anonymous.status).toBe(401);
+    const bad = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: 'nope', email: 'not-an-email', message: 'x'.repeat(2001) } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['email', 'message', 'organizationId']);
+    expect(await count('select count(*) from customer_invitations')).toBe(before);
+  });
+
+  it('refuses a second pending invitation for the same email, and inviting a member', async () => {
+    const first = await invite();
+    const again = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: orgId, email: first.email.toUpperCase() } });
+    expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect(again.body.error.details).toMatchObject({ invitationId: first.id });
+    const existingMember = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: orgId, email: member.email } });
+    expect([existingMember.status, existingMember.body.error.code]).toEqual([409, 'CONFLICT']);
+  });
+});
+
+describe('GET /api/customer-invitations/{token} (public)', () => {
+  it('shows, without authentication, only what the invitee needs', async () => {
+    const created = await invite({ message: 'Come and see' });
+    const response = await call(app.url, `/api/customer-invitations/${created.token}`);
+    expect(response.status).toBe(200);
+    expect(response.body.data).toEqual({
+      id: created.id,
+      organization: { name: 'Acme Agency', displayName: 'Acme' },
+      invitedBy: { name: 'Ada Admin' },
+      message: 'Come and see',
+      status: 'pending',
+      expiresAt: expect.any(String),
+    });
+    expect(response.text).not.toContain(created.email);
+  });
+
+  it('answers NOT_FOUND for an unknown token and reads expired once the time has passed', async () => {
+    for (const token of ['unknown-token', 'x'.repeat(43), created43()]) {
+      const response = await call(app.url, `/api/customer-invitations/${token}`);
+      expect(response.status).toBe(404);
+      expect(response.body.error.code).toBe('NOT_FOUND');
+    }
+    const created = await invite();
+    await sqlAsOwner("update customer_invitations set expires_at = now() - interval '1 minute' where id = $1", [created.id]);
+    expect((await call(app.url, `/api/customer-invitations/${created.token}`)).body.data.status).toBe('expired');
+  });
+});
+
+function created43(): string {
+  return Buffer.alloc(32, 7).toString('base64url');
+}
+
+describe('POST /api/customer-invitations/{token}/accept', () => {
+  it('as a new user: creates the user (argon2id) and the membership, and the user can sign in', async () => {
+    const created = await invite({ roleId: 'customer' });
+    const response = await accept(created.token, { name: 'Nina New', password: PASSWORD });
+    expect(response.status, response.text).toBe(200);
+    const data = response.body.data;
+    expect(data).toEqual({ id: created.id, status: 'accepted', organizationId: orgId, userId: expect.any(String), role: 'customer', userCreated: true, acceptedAt: expect.any(String) });
+    const [user] = await sqlAsOwner('select * from users where id = $1', [data.userId]);
+    expect(user).toMatchObject({ tenant_id: app.bootstrap.tenantId, email: created.email, name: 'Nina New', is_platform_admin: false });
+    expect(user.password_hash).toMatch(/^\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{16,}\$[A-Za-z0-9+/]{32,}$/);
+    expect(user.password_hash).not.toContain(PASSWORD);
+    expect(await sqlAsOwner('select role from organization_members where organization_id = $1 and user_id = $2', [orgId, data.userId])).toEqual([{ role: 'customer' }]);
+    expect(await sqlAsOwner('select status, accepted_by from customer_invitations where id = $1', [created.id])).toEqual([{ status: 'accepted', accepted_by: data.userId }]);
+
+    const login = await call(app.url, '/api/auth/login', { body: { email: created.email, password: PASSWORD } });
+    expect(login.status).toBe(200);
+    const organization = await call(app.url, `/api/organizations/${orgId}`, { headers: { authorization: `Bearer ${login.body.data.accessToken}` } });
+    expect(organization.status).toBe(200);
+
+    // Single use: the token is spent.
+    const again = await accept(created.token, { name: 'Someone', password: PASSWORD });
+    expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect((await call(app.url, `/api/customer-invitations/${created.token}`)).body.data.status).toBe('accepted');
+  });
+
+  it('refuses malformed bodies, expired and revoked invitations, and a registered email — creating nothing', async () => {
+    const created = await invite();
+    const before = await rowCounts();
+    const cases: Array<[unknown, number, string]> = [
+      [{ name: 'Short', password: 'short' }, 400, 'VALIDATION_ERROR'],
+      [{}, 400, 'VALIDATION_ERROR'],
+      [{ name: 'Both', password: PASSWORD, userId: member.userId }, 400, 'VALIDATION_ERROR'],
+      [{ name: 'Extra', password: PASSWORD, role: 'owner' }, 400, 'VALIDATION_ERROR'],
+    ];
+    for (const [body, status, code] of cases) {
+      const response = await accept(created.token, body);
+      expect([response.status, response.body.error.code], JSON.stringify(body)).toEqual([status, code]);
+    }
+    expect((await accept('no-such-token', { name: 'X', password: PASSWORD })).status).toBe(404);
+
+    await sqlAsOwner("update customer_invitations set expires_at = now() - interval '1 second' where id = $1", [created.id]);
+    const expired = await accept(created.token, { name: 'Late', password: PASSWORD });
+    expect([expired.status, expired.body.error.code]).toEqual([400, 'INVITE_EXPIRED']);
+
+    const revoked = await invite();
+    expect((await call(app.url, `/api/customer-invitations/${revoked.token}/revoke`, { body: {}, apiKey: admin.apiKey })).status).toBe(200);
+    const afterRevoke = await accept(revoked.token, { name: 'Too late', password: PASSWORD });
+    expect([afterRevoke.status, afterRevoke.body.error.code]).toEqual([409, 'CONFLICT']);
+
+    // The invited email already has an account (here: a user of the tenant who is not a member).
+    const registered = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Rita');
+    const forRegistered = await invite({ email: registered.email });
+    const duplicate = await accept(forRegistered.token, { name: 'Rita Again', password: PASSWORD });
+    expect([duplicate.status, duplicate.body.error.code]).toEqual([409, 'CONFLICT']);
+
+    expect(await rowCounts()).toEqual({ ...before, users: before.users + 1, invitations: before.invitations + 1 });
+    expect(await count('select count(*) from organization_members where user_id = $1', [registered.userId])).toBe(0);
+  });
+
+  it('as an existing user: needs the caller, with the invited email, in the same tenant', async () => {
+    const invitee = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Ezra');
+    const created = await invite({ email: invitee.email, roleId: 'member' });
+
+    const anonymous = await accept(created.token, { userId: invitee.userId });
+    expect([anonymous.status, anonymous.body.error.code]).toEqual([401, 'UNAUTHORIZED']);
+    const impostor = await accept(created.token, { userId: invitee.userId }, member.apiKey);
+    expect([impostor.status, impostor.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const otherEmail = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Zoe');
+    const wrongEmail = await accept(created.token, { userId: otherEmail.userId }, otherEmail.apiKey);
+    expect([wrongEmail.status, wrongEmail.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    expect(await count("select count(*) from customer_invitations where id = $1 and status = 'pending'", [created.id])).toBe(1);
+
+    const response = await accept(created.token, { userId: invitee.userId }, invitee.apiKey);
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.data).toMatchObject({ userId: invitee.userId, role: 'member', userCreated: false });
+    expect(await sqlAsOwner('select role from organization_members where organization_id = $1 and user_id = $2', [orgId, invitee.userId])).toEqual([{ role: 'member' }]);
+  });
+
+  it('refuses a user of another tenant even with the invited email', async () => {
+    const created = await invite({ email: foreign.email });
+    const response = await accept(created.token, { userId: foreign.userId }, foreign.apiKey);
+    expect([response.status, response.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const asNew = await accept(created.token, { name: 'Foreign Again', password: PASSWORD });
+    expect([asNew.status, asNew.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect(await count('select count(*) from organization_members where user_id = $1', [foreign.userId])).toBe(1);
+  });
+
+  it('lets exactly one of several concurrent accepts succeed', async () => {
+    const created = await invite();
+    const responses = await Promise.all(Array.from({ length: 5 }, (_, i) => accept(created.token, { name: `Racer ${i}`, password: PASSWORD })));
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    expect(await count('select count(*) from users where lower(email) = lower($1)', [created.email])).toBe(1);
+    expect(await count('select count(*) from organization_members m join users u on u.id = m.user_id where lower(u.email) = lower($1)', [created.email])).toBe(1);
+  });
+});
+
+describe('POST /api/customer-invitations/{token}/revoke', () => {
+  it('revokes by token or by listed id (admins and owners), idempotently', async () => {
+    const byToken = await invite();
+    const refused = await call(app.url, `/api/customer-invitations/${byToken.token}/revoke`, { body: {}, apiKey: member.apiKey });
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const response = await call(app.url, `/api/customer-invitations/${byToken.token}/revoke`, { body: {}, apiKey: admin.apiKey });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toEqual({ id: byToken.id, status: 'revoked', revokedAt: expect.any(String) });
+    const twice = await call(app.url, `/api/customer-invitations/${byToken.token}/revoke`, { body: {}, apiKey: owner.apiKey });
+    expect(twice.body.data).toEqual(response.body.data);
+    expect((await call(app.url, `/api/customer-invitations/${byToken.token}`)).body.data.status).toBe('revoked');
+
+    const byId = await invite();
+    const revokedById = await call(app.url, `/api/customer-invitations/${byId.id}/revoke`, { body: {}, apiKey: owner.apiKey });
+    expect(revokedById.body.data).toMatchObject({ id: byId.id, status: 'revoked' });
+  });
+
+  it('cannot revoke an accepted invitation, and answers NOT_FOUND to another tenant', async () => {
+    const created = await invite();
+    expect((await accept(created.token, { name: 'Quick', password: PASSWORD })).status).toBe(200);
+    const late = await call(app.url, `/api/customer-invitations/${created.token}/revoke`, { body: {}, apiKey: admin.apiKey });
+    expect([late.status, late.body.error.code]).toEqual([409, 'CONFLICT']);
+
+    const pending = await invite();
+    for (const ref of [pending.token, pending.id, 'unknown']) {
+      const response = await call(app.url, `/api/customer-invitations/${ref}/revoke`, { body: {}, apiKey: foreign.apiKey });
+      expect([response.status, response.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    }
+    expect(await count("select count(*) from customer_invitations where id = $1 and status = 'pending'", [pending.id])).toBe(1);
+  });
+});
+
+describe('GET /api/customer-invitations', () => {
+  it("lists an organization's invitations oldest first, filtered by status, paged", async () => {
+    const org = await call(app.url, '/api/organizations', { apiKey: admin.apiKey, body: { name: 'Listing', slug: `listing-${Date.now()}` } });
+    const listOrg = org.body.data.id;
+    const make = async () => (await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: listOrg, email: freshEmail('list') } })).body.data;
+    const [a, b, c, d] = [await make(), await make(), await make(), await make()];
+    await sqlAsOwner("update customer_invitations set created_at = '2030-01-01T00:00:00Z' where id in ($1, $2, $3, $4)", [a.id, b.id, c.id, d.id]);
+    await sqlAsOwner("update customer_invitations set expires_at = now() - interval '1 hour' where id = $1", [b.id]);
+    await call(app.url, `/api/customer-invitations/${c.token}/revoke`, { body: {}, apiKey: admin.apiKey });
+    await accept(d.token, { name: 'Lister', password: PASSWORD });
+
+    const all = await call(app.url, `/api/customer-invitations?organizationId=${listOrg}`, { apiKey: admin.apiKey });
+    expect(all.status).toBe(200);
+    const sortedIds = [a.id, b.id, c.id, d.id].sort();
+    expect(all.body.data.invitations.map((i: { id: string }) => i.id)).toEqual(sortedIds);
+    expect(all.body.data).toMatchObject({ total: 4, limit: 50, offset: 0 });
+    expect(all.text).not.toMatch(/token/i);
+
+    const statusOf = async (status: string) =>
+      (await call(app.url, `/api/customer-invitations?organizationId=${listOrg}&status=${status}`, { apiKey: admin.apiKey })).body.data.invitations.map((i: { id: string; status: string }) => `${i.id}:${i.status}`);
+    expect(await statusOf('pending')).toEqual([`${a.id}:pending`]);
+    expect(await statusOf('expired')).toEqual([`${b.id}:expired`]);
+    expect(await statusOf('revoked')).toEqual([`${c.id}:revoked`]);
+    expect(await statusOf('accepted')).toEqual([`${d.id}:accepted`]);
+
+    const page = await call(app.url, `/api/customer-invitations?organizationId=${listOrg}&limit=2&offset=1`, { apiKey: admin.apiKey });
+    expect(page.body.data.invitations.map((i: { id: string }) => i.id)).toEqual(sortedIds.slice(1, 3));
+    expect(page.body.data).toMatchObject({ total: 4, limit: 2, offset: 1 });
+
+    expect((await call(app.url, `/api/customer-invitations?organizationId=${listOrg}&status=lost`, { apiKey: admin.apiKey })).status).toBe(400);
+    expect((await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey })).status).toBe(400);
+    expect((await call(app.url, `/api/customer-invitations?organizationId=${orgId}`, { apiKey: member.apiKey })).status).toBe(403);
+    expect((await call(app.url, `/api/customer-invitations?organizationId=${orgId}`, { apiKey: foreign.apiKey })).status).toBe(404);
+  });
+});
+
+describe('secrets in logs', () => {
+  it('never writes an invitation token or a password to a log line, whichever surface carried it', async () => {
+    const created = await invite();
+    await call(app.url, `/api/customer-invitations/${created.token}`);
+    await call(app.url, `/trpc/customerInvitations.get?input=${encodeURIComponent(JSON.stringify({ token: created.token }))}`);
+    await accept(created.token, { name: 'Quiet', password: PASSWORD });
+    const log = app.rawLog.join('\n');
+    expect(log).toContain('/api/customer-invitations/[redacted]');
+    expect(log).not.toContain(created.token);
+    expect(log).not.toContain(PASSWORD);
+  });
+});
