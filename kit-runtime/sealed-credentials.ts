@@ -71,8 +71,9 @@ export async function createCredentialSealer(ring: CredentialKeyRing): Promise<C
   };
   const openBytes = (sealed: SealedCredential, what: string): Uint8Array => {
     const { publicKey, privateKey } = keysFor(sealed?.keyId);
+    const ciphertext = fromBase64(sealed.ciphertext, what);
     try {
-      return sodium.crypto_box_seal_open(fromBase64(sealed.ciphertext, what), publicKey, privateKey);
+      return sodium.crypto_box_seal_open(ciphertext, publicKey, privateKey);
     } catch {
       throw new CredentialSealError(`${what} could not be opened`);
     }
