@@ -1,3 +1,4 @@
+import { agencyProjectsRouter } from './domains/agency-projects/agency-projects.router.ts';
 import { apiKeysRouter } from './domains/api-keys/api-keys.router.ts';
 import { healthRouter } from './domains/health/health.router.ts';
 import { customerInvitationsRouter } from './domains/invitations/invitations.router.ts';
@@ -17,6 +18,7 @@ export const appRouter = router({
   auth: authRouter,
   organizations: organizationsRouter,
   customerInvitations: customerInvitationsRouter,
+  agencyProjects: agencyProjectsRouter,
   projects: projectsRouter,
 });
 

@@ -1,0 +1,33 @@
+import { router } from '../../trpc/init.ts';
+import { authedProcedure } from '../../trpc/procedures.ts';
+import {
+  assignmentIdInput,
+  assignmentOutput,
+  createAssignmentInput,
+  deletedAssignmentOutput,
+  listAssignmentsInput,
+  listAssignmentsOutput,
+} from './agency-projects.schema.ts';
+import { assignProject, listOrganizationAssignments, unassignProject } from './agency-projects.service.ts';
+
+const tags = ['agency projects'];
+
+export const agencyProjectsRouter = router({
+  list: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/agency-projects', tags, summary: "An organization's project assignments to customers (admin or owner)" } })
+    .input(listAssignmentsInput)
+    .output(listAssignmentsOutput)
+    .query(({ ctx, input }) => listOrganizationAssignments(ctx.db, ctx.principal, input)),
+
+  create: authedProcedure
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/agency-projects', tags, summary: "Assign one of the organization's projects to one of its customers (admin or owner)" } })
+    .input(createAssignmentInput)
+    .output(assignmentOutput)
+    .mutation(({ ctx, input }) => assignProject(ctx.db, ctx.principal, input)),
+
+  delete: authedProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/agency-projects/{id}', tags, summary: 'Remove an assignment (admin or owner)' } })
+    .input(assignmentIdInput)
+    .output(deletedAssignmentOutput)
+    .mutation(({ ctx, input }) => unassignProject(ctx.db, ctx.principal, input.id)),
+});

@@ -1,0 +1,65 @@
+import type { Kysely } from 'kysely';
+import type { Principal } from '../../auth/principal.ts';
+import type { AgencyProjectAssignmentRow, Database } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/postgres-errors.ts';
+import { conflict, invalid, notFound } from '../../errors/app-error.ts';
+import type { Paging } from '../../http/paging.ts';
+import { requireOrganizationRole } from '../organizations/organization-access.ts';
+import { findUserInTenant } from '../organizations/organizations.repository.ts';
+import type { Assignment } from './agency-projects.schema.ts';
+import { deleteAssignment, findAssignment, findProjectOrganization, insertAssignment, listAssignments, lockMembershipForShare } from './agency-projects.repository.ts';
+
+function assignmentRowToAssignment(row: AgencyProjectAssignmentRow): Assignment {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    projectId: row.project_id,
+    customerUserId: row.customer_user_id,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export async function listOrganizationAssignments(db: Kysely<Database>, principal: Principal, input: Paging & { organizationId: string }) {
+  await requireOrganizationRole(db, principal, input.organizationId, 'admin');
+  const paging = { limit: input.limit, offset: input.offset };
+  const { rows, total } = await listAssignments(db, principal.tenantId, input.organizationId, paging);
+  return { assignments: rows.map(assignmentRowToAssignment), total, ...paging };
+}
+
+/**
+ * Assigns one of the organization's projects to one of its customers (admins and owners), which
+ * lets that customer see the project. Unknown ids (or another tenant's) are NOT_FOUND; a project of
+ * another organization, or a user who is not a customer of this one, is a VALIDATION_ERROR.
+ */
+export async function assignProject(
+  db: Kysely<Database>,
+  principal: Principal,
+  input: { organizationId: string; projectId: string; customerUserId: string },
+): Promise<Assignment> {
+  await requireOrganizationRole(db, principal, input.organizationId, 'admin');
+  const project = await findProjectOrganization(db, principal.tenantId, input.projectId);
+  if (!project) throw notFound('The project');
+  if (project.organization_id !== input.organizationId) {
+    throw invalid('The project does not belong to this organization', { field: 'projectId' });
+  }
+  if (!(await findUserInTenant(db, principal.tenantId, input.customerUserId))) throw notFound('The customer');
+  const membership = await lockMembershipForShare(db, principal.tenantId, input.organizationId, input.customerUserId);
+  if (membership?.role !== 'customer') {
+    throw invalid('Projects are assigned to customers: the user must be a member of the organization with the role customer', { field: 'customerUserId' });
+  }
+  try {
+    const row = await insertAssignment(db, { tenantId: principal.tenantId, ...input });
+    return assignmentRowToAssignment(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('The project is assigned to this customer already');
+    throw error;
+  }
+}
+
+export async function unassignProject(db: Kysely<Database>, principal: Principal, id: string) {
+  const assignment = await findAssignment(db, principal.tenantId, id);
+  if (!assignment) throw notFound('The assignment');
+  await requireOrganizationRole(db, principal, assignment.organization_id, 'admin');
+  await deleteAssignment(db, principal.tenantId, id);
+  return { id, deleted: true as const };
+}

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
+
+const PASSWORD = 'customers have long passwords';
+let app: TestApp;
+let owner: Actor;
+let admin: Actor;
+let member: Actor;
+let foreign: Actor & { tenantId: string; organizationId: string };
+let orgId: string;
+let customer: { userId: string; bearer: string };
+let project: string;
+let secondProject: string;
+let otherOrgProject: string;
+let foreignProject: string;
+
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+const assignmentCount = async () => Number((await sqlAsOwner('select count(*) from agency_project_assignments'))[0].count);
+
+async function createProject(apiKey: string, organizationId: string, name: string): Promise<string> {
+  const response = await call(app.url, '/api/projects', { apiKey, body: { name, organizationId } });
+  expect(response.status, response.text).toBe(201);
+  return response.body.data.id;
+}
+
+/** A customer the way one really arrives: invited, accepted as a new user, signed in. */
+async function inviteCustomer(name: string): Promise<{ userId: string; bearer: string }> {
+  const email = `${name.toLowerCase()}-${Date.now()}@client.test`;
+  const invitation = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: orgId, email } });
+  expect(invitation.status, invitation.text).toBe(201);
+  const accepted = await call(app.url, `/api/customer-invitations/${invitation.body.data.token}/accept`, { body: { name, password: PASSWORD } });
+  expect(accepted.status, accepted.text).toBe(200);
+  const login = await call(app.url, '/api/auth/login', { body: { email, password: PASSWORD } });
+  return { userId: accepted.body.data.userId, bearer: `Bearer ${login.body.data.accessToken}` };
+}
+
+const visibleProjects = async (who: { bearer: string }) =>
+  (await call(app.url, '/api/projects', { headers: { authorization: who.bearer } })).body.data.projects.map((p: { id: string }) => p.id);
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '1000' } });
+  owner = { userId: app.bootstrap.userId, apiKey: app.bootstrap.apiKey, email: 'owner@specwright.local' };
+  orgId = app.bootstrap.organizationId;
+  admin = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Ada');
+  member = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Max');
+  for (const [actor, role] of [[admin, 'admin'], [member, 'member']] as const) {
+    expect((await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: owner.apiKey, body: { userId: actor.userId, role } })).status).toBe(201);
+  }
+  customer = await inviteCustomer('Carla');
+  project = await createProject(owner.apiKey, orgId, 'Website relaunch');
+  secondProject = await createProject(owner.apiKey, orgId, 'Internal tooling');
+  const otherOrg = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Sister agency', slug: `sister-${Date.now()}` } });
+  otherOrgProject = await createProject(owner.apiKey, otherOrg.body.data.id, 'Not ours');
+  foreign = await createTenant(app, 'Foreign');
+  foreignProject = await createProject(foreign.apiKey, foreign.organizationId, 'Foreign project');
+});
+afterAll(() => app?.stop());
+
+describe('POST /api/agency-projects', () => {
+  it("assigns an organization's project to its customer, who then sees that project and no other", async () => {
+    expect(await visibleProjects(customer)).toEqual([]);
+    const response = await call(app.url, '/api/agency-projects', { apiKey: admin.apiKey, body: { organizationId: orgId, projectId: project, customerUserId: customer.userId } });
+    expect(response.status, response.text).toBe(201);
+    expect(response.body.data).toEqual({ id: expect.any(String), organizationId: orgId, projectId: project, customerUserId: customer.userId, createdAt: expect.any(String) });
+    const rows = await sqlAsOwner('select tenant_id, organization_id, project_id, customer_user_id from agency_project_assignments where id = $1', [response.body.data.id]);
+    expect(rows).toEqual([{ tenant_id: app.bootstrap.tenantId, organization_id: orgId, project_id: project, customer_user_id: customer.userId }]);
+    expect(await visibleProjects(customer)).toEqual([project]);
+
+    const duplicate = await call(app.url, '/api/agency-projects', { apiKey: owner.apiKey, body: { organizationId: orgId, projectId: project, customerUserId: customer.userId } });
+    expect([duplicate.status, duplicate.body.error.code]).toEqual([409, 'CONFLICT']);
+  });
+
+  it('refuses what does not fit — and changes nothing', async () => {
+    const before = await assignmentCount();
+    const stranger = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Stan');
+    const attempt = (body: Record<string, unknown>, apiKey = admin.apiKey) =>
+      call(app.url, '/api/agency-projects', { apiKey, body: { organizationId: orgId, projectId: secondProject, customerUserId: customer.userId, ...body } });
+    const outcomes = {
+      memberNotCustomer: await attempt({ customerUserId: member.userId }),
+      notAMember: await attempt({ customerUserId: stranger.userId }),
+      unknownUser: await attempt({ customerUserId: '00000000-0000-4000-8000-000000000000' }),
+      foreignUser: await attempt({ customerUserId: foreign.userId }),
+      otherOrganizationsProject: await attempt({ projectId: otherOrgProject }),
+      unknownProject: await attempt({ projectId: '00000000-0000-4000-8000-000000000000' }),
+      foreignProject: await attempt({ projectId: foreignProject }),
+      foreignOrganization: await attempt({ organizationId: foreign.organizationId }),
+      byMember: await attempt({}, member.apiKey),
+      byForeigner: await attempt({}, foreign.apiKey),
+      malformed: await attempt({ projectId: 'nope', extra: true }),
+    };
+    const summary = Object.fromEntries(Object.entries(outcomes).map(([name, r]) => [name, `${r.status} ${r.body.error?.code}`]));
+    expect(summary).toEqual({
+      memberNotCustomer: '400 VALIDATION_ERROR',
+      notAMember: '400 VALIDATION_ERROR',
+      unknownUser: '404 NOT_FOUND',
+      foreignUser: '404 NOT_FOUND',
+      otherOrganizationsProject: '400 VALIDATION_ERROR',
+      unknownProject: '404 NOT_FOUND',
+      foreignProject: '404 NOT_FOUND',
+      foreignOrganization: '404 NOT_FOUND',
+      byMember: '403 FORBIDDEN',
+      byForeigner: '404 NOT_FOUND',
+      malformed: '400 VALIDATION_ERROR',
+    });
+    expect(outcomes.memberNotCustomer.body.error.details).toMatchObject({ field: 'customerUserId' });
+    expect(outcomes.otherOrganizationsProject.body.error.details).toMatchObject({ field: 'projectId' });
+    expect(outcomes.malformed.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['extra', 'projectId']);
+    expect(await assignmentCount()).toBe(before);
+  });
+});
+
+describe('GET /api/agency-projects', () => {
+  it("lists the organization's assignments oldest first, with paging, for admins and owners only", async () => {
+    const second = await call(app.url, '/api/agency-projects', { apiKey: owner.apiKey, body: { organizationId: orgId, projectId: secondProject, customerUserId: customer.userId } });
+    expect(second.status).toBe(201);
+    const listed = await call(app.url, `/api/agency-projects?organizationId=${orgId}`, { apiKey: admin.apiKey });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toMatchObject({ total: 2, limit: 50, offset: 0 });
+    expect(listed.body.data.assignments.map((a: { projectId: string }) => a.projectId)).toEqual([project, secondProject]);
+    const page = await call(app.url, `/api/agency-projects?organizationId=${orgId}&limit=1&offset=1`, { apiKey: owner.apiKey });
+    expect(page.body.data).toMatchObject({ total: 2, limit: 1, offset: 1, assignments: [{ id: second.body.data.id }] });
+
+    const byMember = await call(app.url, `/api/agency-projects?organizationId=${orgId}`, { apiKey: member.apiKey });
+    expect([byMember.status, byMember.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const byCustomer = await call(app.url, `/api/agency-projects?organizationId=${orgId}`, { headers: { authorization: customer.bearer } });
+    expect([byCustomer.status, byCustomer.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const byForeigner = await call(app.url, `/api/agency-projects?organizationId=${orgId}`, { apiKey: foreign.apiKey });
+    expect([byForeigner.status, byForeigner.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    expect((await call(app.url, '/api/agency-projects', { apiKey: admin.apiKey })).status).toBe(400);
+  });
+});
+
+describe('DELETE /api/agency-projects/{id}', () => {
+  it('removes an assignment (admins and owners), after which the customer no longer sees the project', async () => {
+    const [row] = await sqlAsOwner('select id from agency_project_assignments where project_id = $1 and customer_user_id = $2', [project, customer.userId]);
+
+    const byForeigner = await call(app.url, `/api/agency-projects/${row.id}`, { method: 'DELETE', apiKey: foreign.apiKey });
+    expect([byForeigner.status, byForeigner.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    const byMember = await call(app.url, `/api/agency-projects/${row.id}`, { method: 'DELETE', apiKey: member.apiKey });
+    expect([byMember.status, byMember.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    expect(await sqlAsOwner('select id from agency_project_assignments where id = $1', [row.id])).toHaveLength(1);
+
+    const response = await call(app.url, `/api/agency-projects/${row.id}`, { method: 'DELETE', apiKey: admin.apiKey });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toEqual({ id: row.id, deleted: true });
+    expect(await sqlAsOwner('select id from agency_project_assignments where id = $1', [row.id])).toEqual([]);
+    expect(await visibleProjects(customer)).toEqual([secondProject]);
+
+    const again = await call(app.url, `/api/agency-projects/${row.id}`, { method: 'DELETE', apiKey: admin.apiKey });
+    expect([again.status, again.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    expect((await call(app.url, '/api/agency-projects/not-a-uuid', { method: 'DELETE', apiKey: admin.apiKey })).status).toBe(400);
+  });
+});
