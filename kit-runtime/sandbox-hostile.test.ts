@@ -41,16 +41,22 @@ describe('limits', () => {
     const result = await run(hostileKit({ hooks }));
     expect(result.status).toBe('failed');
     expect(result.error).toEqual({ code: 'LIMIT_EXCEEDED', limit: 'time', phase: 'PLAN', message: 'kit exceeded its time limit of 1000 ms' });
-    expect(performance.now() - started).toBeLessThan(2500);
+    expect(performance.now() - started).toBeLessThan(4000);
   });
 
   it('stops a memory bomb, replaces the isolate and stays healthy', async () => {
-    const before = runtime.stats().created;
-    const result = await run(hostileKit({ hooks: { PLAN: 'function plan() { const a = []; for (;;) a.push("x".repeat(100000) + a.length); }' } }));
-    expect(result.error).toEqual({ code: 'LIMIT_EXCEEDED', limit: 'memory', phase: 'PLAN', message: 'kit exceeded its memory limit of 32 MB' });
-    const again = await run(hostileKit({ template: 'ok' }));
-    expect(again.status).toBe('completed');
-    expect(runtime.stats().created).toBeGreaterThan(before);
+    // Its own runtime with a generous time limit, so a busy machine cannot turn this into a timeout.
+    const roomy = createKitRuntime({ limits: { timeoutMs: 20_000, memoryMb: 16 } });
+    try {
+      const bomb = hostileKit({ hooks: { PLAN: 'function plan() { const a = []; for (;;) a.push(new Array(100000).fill(a.length)); }' } });
+      const result = await roomy.execute(bomb, { tenantId: 'tenant-h', input: {} });
+      expect(result.error).toEqual({ code: 'LIMIT_EXCEEDED', limit: 'memory', phase: 'PLAN', message: 'kit exceeded its memory limit of 16 MB' });
+      const again = await roomy.execute(exampleKit(), { tenantId: 'tenant-h', input: exampleInput });
+      expect(again.status).toBe('completed');
+      expect(roomy.stats()).toMatchObject({ created: 2 });
+    } finally {
+      roomy.close();
+    }
   });
 
   it('caps the size of an output', async () => {
