@@ -8,13 +8,14 @@
 import type { KitPhase } from './manifest.schema.ts';
 import type { KitPackage } from './kit-package.ts';
 import type { KitLimits } from './limits.ts';
-import { KitHookError, KitLimitError, KitPhaseError, cleanGuestMessage, type KitLimitKind } from './errors.ts';
+import { KitHookError, KitLimitError, KitPhaseError, cleanGuestMessage } from './errors.ts';
+import { failRun, summariseOutputs, type KitExecutionResult, type KitPhaseRecord } from './execution-result.ts';
 import { findMissingInputs, parseHookResult, type HookResult } from './phase-contracts.ts';
-import { renderOutputs, type KitOutputRecord, type TemplateMeta } from './render-outputs.ts';
+import { renderOutputs, type TemplateMeta } from './render-outputs.ts';
 import type { OutputValidators } from './validate-outputs.ts';
 import type { IsolatePool } from './sandbox/isolate-pool.ts';
 import type { KitSandbox, HookRun } from './sandbox/kit-sandbox.ts';
-import { HostBridge, type HostCapability, type KitLogEntry } from './sandbox/host-bridge.ts';
+import { HostBridge, type HostCapability } from './sandbox/host-bridge.ts';
 import { createSecretRedactor } from './secret-redactor.ts';
 
 export type KitExecutionRequest = {
@@ -29,27 +30,7 @@ export type KitExecutionRequest = {
   capabilities?: Record<string, HostCapability>;
 };
 
-export type KitExecutionStatus = 'completed' | 'partial' | 'failed';
-export type KitPhaseRecord = { phase: KitPhase | 'RENDER'; status: 'completed' | 'skipped' | 'failed'; durationMs: number; detail?: string };
-export type KitExecutionError = {
-  code: 'LIMIT_EXCEEDED' | 'HOOK_FAILED' | 'PHASE_FAILED' | 'INTERNAL_ERROR';
-  limit?: KitLimitKind;
-  phase: KitPhase | 'RENDER' | null;
-  message: string;
-};
-export type KitExecutionResult = {
-  kitRef: string;
-  status: KitExecutionStatus;
-  /** Why the run failed or is partial; null when completed. */
-  message: string | null;
-  error: KitExecutionError | null;
-  outputs: KitOutputRecord[];
-  phases: KitPhaseRecord[];
-  logs: KitLogEntry[];
-  applyResult: unknown;
-  verifyWarnings: string[];
-  executionTimeMs: number;
-};
+export type { KitExecutionResult, KitExecutionStatus, KitExecutionError, KitPhaseRecord } from './execution-result.ts';
 
 export type ExecutionDependencies = {
   pool: IsolatePool;
@@ -208,7 +189,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     current = null;
     summariseOutputs(result);
   } catch (error) {
-    fail(result, current, error, redactor.redact, deps.onInternalError);
+    failRun(result, current, error, redactor.redact, deps.onInternalError);
   } finally {
     hookRun?.release();
     if (sandbox) deps.pool.release(sandbox);
@@ -239,36 +220,6 @@ async function openDeclaredCredentials(
     opened[id] = secret;
   }
   return opened;
-}
-
-function summariseOutputs(result: KitExecutionResult): void {
-  const invalid = result.outputs.filter((o) => o.status === 'invalid');
-  if (invalid.length === 0) return;
-  const names = invalid.map((o) => o.outputId).join(', ');
-  const allInvalid = invalid.length === result.outputs.length;
-  result.status = allInvalid ? 'failed' : 'partial';
-  result.message = allInvalid ? `every output is invalid: ${names}` : `some outputs are invalid: ${names}`;
-}
-
-function fail(
-  result: KitExecutionResult,
-  phase: KitPhase | 'RENDER' | null,
-  error: unknown,
-  redact: (text: string) => string,
-  onInternalError?: (error: unknown) => void,
-): void {
-  let failure: KitExecutionError;
-  if (error instanceof KitLimitError) failure = { code: 'LIMIT_EXCEEDED', limit: error.limit, phase, message: error.message };
-  else if (error instanceof KitHookError) failure = { code: 'HOOK_FAILED', phase, message: error.message };
-  else if (error instanceof KitPhaseError) failure = { code: 'PHASE_FAILED', phase, message: error.message };
-  else {
-    onInternalError?.(error);
-    failure = { code: 'INTERNAL_ERROR', phase, message: 'the kit runtime failed internally' };
-  }
-  failure.message = redact(failure.message);
-  result.status = 'failed';
-  result.error = failure;
-  result.message = phase === null ? failure.message : `${phase}: ${failure.message}`;
 }
 
 function roundMs(ms: number): number {

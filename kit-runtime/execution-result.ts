@@ -1,0 +1,62 @@
+/**
+ * The answer of a kit run and the two ways it is concluded: by its outputs (completed, partial, or
+ * failed when none is usable) or by an error, which is classified here once. Unknown errors are
+ * bugs of the runtime or its caller; they reach the caller's logger, never the result.
+ */
+import type { KitPhase } from './manifest.schema.ts';
+import { KitHookError, KitLimitError, KitPhaseError, type KitLimitKind } from './errors.ts';
+import type { KitOutputRecord } from './render-outputs.ts';
+import type { KitLogEntry } from './sandbox/host-bridge.ts';
+
+export type KitExecutionStatus = 'completed' | 'partial' | 'failed';
+export type KitPhaseRecord = { phase: KitPhase | 'RENDER'; status: 'completed' | 'skipped' | 'failed'; durationMs: number; detail?: string };
+export type KitExecutionError = {
+  code: 'LIMIT_EXCEEDED' | 'HOOK_FAILED' | 'PHASE_FAILED' | 'INTERNAL_ERROR';
+  limit?: KitLimitKind;
+  phase: KitPhase | 'RENDER' | null;
+  message: string;
+};
+export type KitExecutionResult = {
+  kitRef: string;
+  status: KitExecutionStatus;
+  /** Why the run failed or is partial; null when completed. */
+  message: string | null;
+  error: KitExecutionError | null;
+  outputs: KitOutputRecord[];
+  phases: KitPhaseRecord[];
+  logs: KitLogEntry[];
+  applyResult: unknown;
+  verifyWarnings: string[];
+  executionTimeMs: number;
+};
+
+export function summariseOutputs(result: KitExecutionResult): void {
+  const invalid = result.outputs.filter((o) => o.status === 'invalid');
+  if (invalid.length === 0) return;
+  const names = invalid.map((o) => o.outputId).join(', ');
+  const allInvalid = invalid.length === result.outputs.length;
+  result.status = allInvalid ? 'failed' : 'partial';
+  result.message = allInvalid ? `every output is invalid: ${names}` : `some outputs are invalid: ${names}`;
+}
+
+export function failRun(
+  result: KitExecutionResult,
+  phase: KitPhase | 'RENDER' | null,
+  error: unknown,
+  redact: (text: string) => string,
+  onInternalError?: (error: unknown) => void,
+): void {
+  let failure: KitExecutionError;
+  if (error instanceof KitLimitError) failure = { code: 'LIMIT_EXCEEDED', limit: error.limit, phase, message: error.message };
+  else if (error instanceof KitHookError) failure = { code: 'HOOK_FAILED', phase, message: error.message };
+  else if (error instanceof KitPhaseError) failure = { code: 'PHASE_FAILED', phase, message: error.message };
+  else {
+    onInternalError?.(error);
+    failure = { code: 'INTERNAL_ERROR', phase, message: 'the kit runtime failed internally' };
+  }
+  failure.message = redact(failure.message);
+  result.status = 'failed';
+  result.error = failure;
+  result.message = phase === null ? failure.message : `${phase}: ${failure.message}`;
+}
+
