@@ -18,13 +18,10 @@ export interface UserLookup {
 
 // These run before a tenant is known, through definer functions (see migrations/0001).
 
-export async function findApiKeyByPrefix(db: Kysely<Database>, prefix: string): Promise<ApiKeyLookup | undefined> {
-  const { rows } = await sql<ApiKeyLookup>`select * from app_private.find_api_key(${prefix})`.execute(db);
+/** Finds the key by prefix and, when `presentedHash` matches, notes its use — one round trip. */
+export async function authenticateApiKey(db: Kysely<Database>, prefix: string, presentedHash: string): Promise<ApiKeyLookup | undefined> {
+  const { rows } = await sql<ApiKeyLookup>`select * from app_private.authenticate_api_key(${prefix}, ${presentedHash})`.execute(db);
   return rows[0];
-}
-
-export async function touchApiKey(db: Kysely<Database>, apiKeyId: string): Promise<void> {
-  await sql`select app_private.touch_api_key(${apiKeyId})`.execute(db);
 }
 
 export async function findUserForAuth(db: Kysely<Database>, userId: string): Promise<UserLookup | undefined> {

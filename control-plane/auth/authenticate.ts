@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../db/database.ts';
 import { AppError, forbidden, notFound, unauthorized } from '../errors/app-error.ts';
-import { apiKeyMatchesHash, apiKeyPrefix } from './api-key-format.ts';
-import { findApiKeyByPrefix, findUserForAuth, tenantExists, touchApiKey } from './auth.repository.ts';
+import { apiKeyMatchesHash, apiKeyPrefix, hashApiKey } from './api-key-format.ts';
+import { authenticateApiKey, findUserForAuth, tenantExists } from './auth.repository.ts';
 import type { JwtVerifier } from './jwt-verifier.ts';
 import type { Principal } from './principal.ts';
 import type { SessionTokens } from './session-token.ts';
@@ -39,11 +39,10 @@ const uuid = z.uuid();
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   async function fromApiKey(key: string): Promise<Principal> {
     const prefix = apiKeyPrefix(key);
-    const found = prefix ? await findApiKeyByPrefix(deps.db, prefix) : undefined;
+    const found = prefix ? await authenticateApiKey(deps.db, prefix, hashApiKey(key)) : undefined;
     // One message for unknown, malformed and wrong keys: no oracle for which part was wrong.
     if (!found || !apiKeyMatchesHash(key, found.key_hash)) throw unauthorized('The API key is not valid');
     if (found.revoked) throw unauthorized('The API key has been revoked');
-    await touchApiKey(deps.db, found.api_key_id);
     return {
       userId: found.user_id,
       tenantId: found.tenant_id,

@@ -3,6 +3,8 @@ import type { Database } from './database.ts';
 
 export type Tx = Transaction<Database>;
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Points row-level security at `tenantId` for the rest of the transaction (SET LOCAL semantics). */
 export async function setTransactionTenant(trx: Kysely<Database>, tenantId: string): Promise<void> {
   await sql`select set_config('app.tenant_id', ${tenantId}, true)`.execute(trx);
@@ -13,5 +15,42 @@ export function withTenant<T>(db: Kysely<Database>, tenantId: string, work: (trx
   return db.transaction().execute(async (trx) => {
     await setTransactionTenant(trx, tenantId);
     return work(trx);
+  });
+}
+
+/**
+ * BEGIN and the tenant in one round trip (a simple-protocol statement pair, so the id is inlined —
+ * which is why it must be a uuid, checked here, never free text).
+ */
+function beginForTenant(tenantId: string, readOnly: boolean) {
+  if (!UUID.test(tenantId)) throw new Error('A tenant id must be a uuid');
+  return sql.raw(`begin${readOnly ? ' read only' : ''}; select set_config('app.tenant_id', '${tenantId}', true)`);
+}
+
+/**
+ * The request transaction: `work` runs on one connection inside BEGIN … COMMIT with the tenant
+ * set; an error rolls everything back (jobs added through the connection included).
+ *
+ * Read-only work (`readOnly`) cannot write, so its outcome is final once `work` returns: the
+ * caller gets it at once and the COMMIT follows before the connection goes back to the pool.
+ */
+export function inTenantTransaction<T>(db: Kysely<Database>, tenantId: string, options: { readOnly: boolean }, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    db.connection()
+      .execute(async (connection) => {
+        await beginForTenant(tenantId, options.readOnly).execute(connection);
+        let outcome: T;
+        try {
+          outcome = await work(connection);
+        } catch (error) {
+          await sql`rollback`.execute(connection);
+          reject(error);
+          return;
+        }
+        if (options.readOnly) resolve(outcome);
+        await sql`commit`.execute(connection);
+        resolve(outcome);
+      })
+      .catch(reject);
   });
 }

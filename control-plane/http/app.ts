@@ -15,7 +15,7 @@ import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
 import { redactRequestForLog } from './log-redaction.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
-import { createRateLimitMiddleware } from './rate-limit.ts';
+import { createRequestCounter } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
 import { createRestHandler } from './rest-handler.ts';
 import { sendSurfaceError } from './surface-errors.ts';
@@ -57,20 +57,25 @@ export function createApp(deps: AppDeps): express.Express {
     }),
   );
 
+  // Authentication and rate counting are independent round trips: run them side by side.
+  const countRequest = createRequestCounter(deps.pool, deps.config.rateLimits);
   app.use(async (req, res, next) => {
     try {
-      res.locals.auth = await deps.authenticator.authenticate({
-        authorization: header(req, 'authorization'),
-        apiKey: header(req, 'x-api-key'),
-        tenantId: header(req, 'x-tenant-id'),
-        e2eTestMode: header(req, 'x-e2e-test-mode'),
-      });
-      next();
+      const [auth, applyRateVerdict] = await Promise.all([
+        deps.authenticator.authenticate({
+          authorization: header(req, 'authorization'),
+          apiKey: header(req, 'x-api-key'),
+          tenantId: header(req, 'x-tenant-id'),
+          e2eTestMode: header(req, 'x-e2e-test-mode'),
+        }),
+        countRequest(req),
+      ]);
+      res.locals.auth = auth;
+      applyRateVerdict(res, next);
     } catch (error) {
       next(error);
     }
   });
-  app.use(createRateLimitMiddleware(deps.pool, deps.config.rateLimits));
 
   app.get('/api/openapi.json', (_req, res) => void res.json(openApiDocument));
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/api/openapi.json' }, customSiteTitle: 'Specwright API' }));

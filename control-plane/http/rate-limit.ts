@@ -1,9 +1,9 @@
+import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitClass } from '../config.ts';
 import type { Config } from '../config.ts';
-import type { AuthOutcome } from '../auth/authenticate.ts';
 import { sendRateLimited } from './surface-errors.ts';
 
 /** DESIGN §5.9: which requests count against which budget. Works for REST paths and tRPC paths. */
@@ -19,15 +19,27 @@ export function rateLimitClassFor(path: string): RateLimitClass {
   return 'general';
 }
 
-function callerKey(req: Request, auth: AuthOutcome | undefined): string {
-  return auth?.kind === 'authenticated' ? `user:${auth.principal.userId}` : `ip:${req.ip ?? 'unknown'}`;
+const digest = (value: string) => createHash('sha256').update(value).digest('base64url').slice(0, 32);
+
+/**
+ * The caller a request counts against, read from its credential without a database look-up (so
+ * counting runs alongside authentication): the API key or bearer token itself, else the client
+ * address. Keyed by a digest of the whole credential, never by a guessable part of it, so nobody
+ * can spend another caller's budget.
+ */
+export function rateLimitCallerKey(req: Request): string {
+  const apiKey = req.headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey) return `key:${digest(apiKey)}`;
+  const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+  if (bearer) return `bearer:${digest(bearer)}`;
+  return `ip:${req.ip ?? 'unknown'}`;
 }
 
 /**
  * Per-caller, per-class limits stored in PostgreSQL (rate-limiter-flexible), so every API node
  * shares the same counters. Every response carries the X-RateLimit-* headers.
  */
-export function createRateLimitMiddleware(pool: pg.Pool, limits: Config['rateLimits']) {
+export function createRequestCounter(pool: pg.Pool, limits: Config['rateLimits']) {
   const limiter = (keyPrefix: string, points: number, duration: number) =>
     new RateLimiterPostgres({ storeClient: pool, storeType: 'pool', tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false, keyPrefix, points, duration });
   const perClass: Record<RateLimitClass, RateLimiterPostgres> = {
@@ -53,19 +65,18 @@ export function createRateLimitMiddleware(pool: pg.Pool, limits: Config['rateLim
     }
   };
 
-  return async (req: Request, res: Response, next: NextFunction) => {
-    const key = callerKey(req, res.locals.auth as AuthOutcome | undefined);
-    try {
-      const classResult = await consume(perClass[rateLimitClassFor(req.path)], key);
-      const hourlyResult = classResult.allowed && hourly ? await consume(hourly, key) : undefined;
-      const refused = [classResult, hourlyResult].find((result) => result && !result.allowed);
-      const shown = refused ?? classResult;
+  /** Counts the request; resolves to a function that writes the verdict (headers, or the 429). */
+  return async function countRequest(req: Request): Promise<(res: Response, next: NextFunction) => void> {
+    const key = rateLimitCallerKey(req);
+    const classResult = await consume(perClass[rateLimitClassFor(req.path)], key);
+    const hourlyResult = classResult.allowed && hourly ? await consume(hourly, key) : undefined;
+    const refused = [classResult, hourlyResult].find((result) => result && !result.allowed);
+    const shown = refused ?? classResult;
+    return (res, next) => {
       setHeaders(res, shown.limiter.points, shown.state);
       if (!refused) return next();
       res.setHeader('Retry-After', String(Math.max(1, Math.ceil(refused.state.msBeforeNext / 1000))));
       sendRateLimited(req, res);
-    } catch (error) {
-      next(error);
-    }
+    };
   };
 }

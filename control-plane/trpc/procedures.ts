@@ -1,5 +1,5 @@
 import { AppError, forbidden, unauthorized } from '../errors/app-error.ts';
-import { setTransactionTenant, type Tx } from '../db/tenant-transaction.ts';
+import { inTenantTransaction } from '../db/tenant-transaction.ts';
 import { appErrorToTrpc } from './error-mapping.ts';
 import { t } from './init.ts';
 
@@ -17,15 +17,14 @@ export const publicProcedure = t.procedure.use(mapDomainErrors);
 /**
  * Authenticated and tenant-scoped: the whole call runs in one transaction whose tenant is set,
  * so row-level security confines every statement; a failure anywhere rolls everything back,
- * jobs added through the transaction included.
+ * jobs added through the transaction included. Queries run read-only: they cannot write.
  */
-export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
+export const authedProcedure = publicProcedure.use(async ({ ctx, next, type }) => {
   if (ctx.auth.kind === 'rejected') throw appErrorToTrpc(ctx.auth.error);
   if (ctx.auth.kind !== 'authenticated') throw appErrorToTrpc(unauthorized('Authentication is required: send X-API-Key or Authorization: Bearer'));
   const principal = ctx.auth.principal;
-  return ctx.db.transaction().execute(async (trx: Tx) => {
-    await setTransactionTenant(trx, principal.tenantId);
-    const result = await next({ ctx: { principal, db: trx } });
+  return inTenantTransaction(ctx.db, principal.tenantId, { readOnly: type === 'query' }, async (db) => {
+    const result = await next({ ctx: { principal, db } });
     if (!result.ok) throw result.error;
     return result;
   });
