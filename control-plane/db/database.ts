@@ -118,6 +118,119 @@ export interface AgencyProjectAssignmentsTable {
   created_at: CreatedAt;
 }
 
+export type KitType = 'file' | 'platform' | 'api' | 'hybrid' | 'composite';
+export type KitStatus = 'active' | 'deprecated' | 'draft';
+export type KitExecutionStatus = 'pending' | 'running' | 'completed' | 'failed' | 'partial';
+
+export interface KitsTable {
+  id: Generated<string>;
+  tenant_id: string | null;
+  organization_id: string | null;
+  kit_id: string;
+  display_name: string;
+  description: ColumnType<string, string | undefined, string>;
+  kit_type: KitType;
+  platform_name: string;
+  platform_category: string;
+  status: ColumnType<KitStatus, KitStatus | undefined, KitStatus>;
+  latest_version_id: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface KitVersionsTable {
+  id: Generated<string>;
+  tenant_id: string | null;
+  kit_row_id: string;
+  version: string;
+  manifest: ColumnType<Record<string, unknown>, string, never>;
+  files: ColumnType<Record<string, string>, string, never>;
+  checksum: string;
+  created_at: CreatedAt;
+}
+
+export interface BlobsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+  content: Buffer;
+  created_at: CreatedAt;
+}
+
+export interface KitExecutionsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  organization_id: string;
+  project_id: string;
+  kit_row_id: string;
+  kit_version_id: string;
+  status: ColumnType<KitExecutionStatus, KitExecutionStatus | undefined, KitExecutionStatus>;
+  input: ColumnType<Record<string, unknown>, string, string>;
+  options: JsonWithDefault<Record<string, boolean>>;
+  worker_run_id: string | null;
+  worker_process_id: string | null;
+  locked_by: string | null;
+  error_message: string | null;
+  phases: JsonWithDefault<Array<{ phase: string; status: string; durationMs: number }>>;
+  started_at: Date | null;
+  completed_at: Date | null;
+  execution_time_ms: number | null;
+  outputs_valid: ColumnType<number, number | undefined, number>;
+  outputs_warnings: ColumnType<number, number | undefined, number>;
+  outputs_failed: ColumnType<number, number | undefined, number>;
+  token_usage: JsonWithDefault<{ prompt: number; completion: number; total: number }>;
+  estimated_cost_usd: ColumnType<string, string | number | undefined, string | number>;
+  bundle_blob_id: string | null;
+  bundle_path: string | null;
+  bundle_size_bytes: number | null;
+  created_by: string | null;
+  created_at: CreatedAt;
+}
+
+export type OutputStatus = 'valid' | 'warning' | 'invalid';
+
+export interface KitOutputsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  execution_id: string;
+  output_id: string;
+  filename: string;
+  output_type: string;
+  content_type: string;
+  content: string;
+  status: OutputStatus;
+  validation_errors: JsonWithDefault<string[]>;
+  validation_warnings: JsonWithDefault<string[]>;
+  content_size_bytes: number;
+  created_at: CreatedAt;
+}
+
+export interface KitCredentialsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  organization_id: string;
+  project_id: string;
+  kit_id: string;
+  credential_type: string;
+  key_id: string;
+  sealed: string;
+  status: ColumnType<'active' | 'invalid', 'active' | 'invalid' | undefined, 'active' | 'invalid'>;
+  last_checked_at: Date | null;
+  last_check_status: string | null;
+  created_by: string | null;
+  created_at: CreatedAt;
+}
+
+export interface CredentialKeysTable {
+  key_id: string;
+  public_key: string;
+  sealed_private_key: string;
+  created_at: CreatedAt;
+  retired_at: Date | null;
+}
+
 /** Every table the application reads or writes, by its SQL name. */
 export interface Database {
   tenants: TenantsTable;
@@ -129,6 +242,13 @@ export interface Database {
   projects: ProjectsTable;
   customer_invitations: CustomerInvitationsTable;
   agency_project_assignments: AgencyProjectAssignmentsTable;
+  kits: KitsTable;
+  kit_versions: KitVersionsTable;
+  blobs: BlobsTable;
+  kit_executions: KitExecutionsTable;
+  kit_outputs: KitOutputsTable;
+  kit_credentials: KitCredentialsTable;
+  credential_keys: CredentialKeysTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -140,3 +260,8 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
 export type CustomerInvitationRow = Selectable<CustomerInvitationsTable>;
 export type AgencyProjectAssignmentRow = Selectable<AgencyProjectAssignmentsTable>;
+export type KitRow = Selectable<KitsTable>;
+export type KitVersionRow = Selectable<KitVersionsTable>;
+export type KitExecutionRow = Selectable<KitExecutionsTable>;
+export type KitOutputRow = Selectable<KitOutputsTable>;
+export type KitCredentialRow = Selectable<KitCredentialsTable>;
