@@ -9,7 +9,8 @@ import type { KitPhase } from './manifest.schema.ts';
 import type { KitPackage } from './kit-package.ts';
 import type { KitLimits } from './limits.ts';
 import { KitHookError, KitLimitError, KitPhaseError, cleanGuestMessage } from './errors.ts';
-import { failRun, summariseOutputs, type KitExecutionResult, type KitPhaseRecord } from './execution-result.ts';
+import { failRun, summariseOutputs, type KitExecutionResult, type KitPhaseRecord, type KitRunStep } from './execution-result.ts';
+import { composeComponents, type KitResolver } from './compose-components.ts';
 import { findMissingInputs, parseHookResult, type HookResult } from './phase-contracts.ts';
 import { renderOutputs, type TemplateMeta } from './render-outputs.ts';
 import type { OutputValidators } from './validate-outputs.ts';
@@ -28,6 +29,8 @@ export type KitExecutionRequest = {
   openCredential?: (credentialId: string) => Promise<Record<string, unknown> | null>;
   /** Host functions lent to hooks as `kit.<name>(argument)`. */
   capabilities?: Record<string, HostCapability>;
+  /** Composite kits: finds the kit each component names (see compose-components.ts). */
+  resolveKit?: KitResolver;
 };
 
 export type { KitExecutionResult, KitExecutionStatus, KitExecutionError, KitPhaseRecord } from './execution-result.ts';
@@ -39,7 +42,13 @@ export type ExecutionDependencies = {
   onInternalError?: (error: unknown) => void;
 };
 
-export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, request: KitExecutionRequest): Promise<KitExecutionResult> {
+/** `ancestry`: ids of the composites this run is a component of, outermost first. */
+export async function executeKit(
+  deps: ExecutionDependencies,
+  kit: KitPackage,
+  request: KitExecutionRequest,
+  ancestry: readonly string[] = [],
+): Promise<KitExecutionResult> {
   const started = performance.now();
   const deadline = started + deps.limits.timeoutMs;
   const { manifest } = kit;
@@ -59,6 +68,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     outputs: [],
     phases: [],
     logs: bridge.logs,
+    components: [],
     applyResult: null,
     verifyWarnings: [],
     executionTimeMs: 0,
@@ -72,7 +82,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
   let plannedIds = manifest.outputs.map((o) => o.id);
   let sandbox: KitSandbox | undefined;
   let hookRun: HookRun | undefined;
-  let current: KitPhase | 'RENDER' | null = null;
+  let current: KitRunStep | null = null;
 
   const hookContext = (phase: KitPhase, extra: Record<string, unknown> = {}) => ({
     phase,
@@ -108,7 +118,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     return parseHookResult(phase, file, reply.value);
   }
 
-  const steps: Array<[KitPhase | 'RENDER', () => Promise<string | void>]> = [
+  const steps: Array<[KitRunStep, () => Promise<string | void>]> = [
     ['SPEC', async () => { meta.spec = (await callHook('SPEC')) ?? null; }],
     ['CHECK', async () => {
       const missing = findMissingInputs(request.input, manifest.inputs?.required ?? []);
@@ -142,6 +152,21 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
         deadline,
       });
     }],
+    ['COMPOSE', async () => {
+      const composed = await composeComponents({
+        components: manifest.components ?? [],
+        resolveKit: request.resolveKit,
+        ancestry: [...ancestry, manifest.metadata.id],
+        // Components render and validate; only the composite itself applies anything.
+        runComponent: (component, chain) =>
+          executeKit(deps, component, { tenantId: request.tenantId, input: request.input, options: { ...request.options, skipApply: true }, ...(request.resolveKit ? { resolveKit: request.resolveKit } : {}) }, chain),
+        ownOutputs: result.outputs,
+        limits: deps.limits,
+        onLog: (prefix, entry) => bridge.logs.push({ ...entry, message: `[${prefix}] ${entry.message}` }),
+      });
+      result.outputs.push(...composed.outputs);
+      result.components = composed.components;
+    }],
     ['VALIDATE', async () => {
       const findings = (await callHook('VALIDATE'))?.outputs ?? {};
       for (const output of result.outputs) {
@@ -171,7 +196,8 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
   try {
     sandbox = await deps.pool.acquire(request.tenantId, kit, deadline);
     for (const [phase, run] of steps) {
-      if (phase !== 'RENDER' && phase !== 'VALIDATE' && !manifest.phases.includes(phase)) continue;
+      if (phase === 'COMPOSE' && manifest.components === undefined) continue;
+      if (phase !== 'RENDER' && phase !== 'VALIDATE' && phase !== 'COMPOSE' && !manifest.phases.includes(phase)) continue;
       current = phase;
       const phaseStarted = performance.now();
       const record: KitPhaseRecord = { phase, status: 'completed', durationMs: 0 };

@@ -7,13 +7,16 @@ import type { KitPhase } from './manifest.schema.ts';
 import { KitHookError, KitLimitError, KitPhaseError, type KitLimitKind } from './errors.ts';
 import type { KitOutputRecord } from './render-outputs.ts';
 import type { KitLogEntry } from './sandbox/host-bridge.ts';
+import type { KitComponentRecord } from './compose-components.ts';
 
 export type KitExecutionStatus = 'completed' | 'partial' | 'failed';
-export type KitPhaseRecord = { phase: KitPhase | 'RENDER'; status: 'completed' | 'skipped' | 'failed'; durationMs: number; detail?: string };
+/** RENDER and COMPOSE are the runtime's own steps between PLAN and VALIDATE. */
+export type KitRunStep = KitPhase | 'RENDER' | 'COMPOSE';
+export type KitPhaseRecord = { phase: KitRunStep; status: 'completed' | 'skipped' | 'failed'; durationMs: number; detail?: string };
 export type KitExecutionError = {
   code: 'LIMIT_EXCEEDED' | 'HOOK_FAILED' | 'PHASE_FAILED' | 'INTERNAL_ERROR';
   limit?: KitLimitKind;
-  phase: KitPhase | 'RENDER' | null;
+  phase: KitRunStep | null;
   message: string;
 };
 export type KitExecutionResult = {
@@ -25,6 +28,8 @@ export type KitExecutionResult = {
   outputs: KitOutputRecord[];
   phases: KitPhaseRecord[];
   logs: KitLogEntry[];
+  /** Composite kits: how each component run ended. */
+  components: KitComponentRecord[];
   applyResult: unknown;
   verifyWarnings: string[];
   executionTimeMs: number;
@@ -41,7 +46,7 @@ export function summariseOutputs(result: KitExecutionResult): void {
 
 export function failRun(
   result: KitExecutionResult,
-  phase: KitPhase | 'RENDER' | null,
+  phase: KitRunStep | null,
   error: unknown,
   redact: (text: string) => string,
   onInternalError?: (error: unknown) => void,

@@ -15,6 +15,7 @@ export {
   parseKitManifest,
   type KitManifest,
   type KitOutputDeclaration,
+  type KitComponentDeclaration,
   type KitPhase,
   type OutputType,
   type ManifestParseResult,
@@ -37,6 +38,19 @@ export type {
   KitExecutionError,
   KitPhaseRecord,
 } from './execute-kit.ts';
+export type { KitRunStep } from './execution-result.ts';
+export { MAX_COMPOSITION_DEPTH, type KitResolver, type KitComponentRecord } from './compose-components.ts';
+export { MAX_RENDERED_OUTPUTS } from './render-outputs.ts';
+export {
+  createGitCapabilities,
+  type GitCapabilitiesOptions,
+  type GitCredentialOpener,
+  type GitCommitArgument,
+  type GitCommitResult,
+  type GitVerifyArgument,
+  type GitVerifyResult,
+  type GitFile,
+} from './capabilities/git-commit.ts';
 export type { KitOutputRecord } from './render-outputs.ts';
 export type { KitOutputStatus } from './validate-outputs.ts';
 export type { HostCapability, KitLogEntry, KitLogLevel } from './sandbox/host-bridge.ts';
@@ -44,9 +58,11 @@ export type { IsolatePoolOptions, IsolatePoolStats } from './sandbox/isolate-poo
 export { buildOutputBundle, BundleError, type BundleOutput, type BundleEntry, type OutputBundle, type BundleInfo } from './bundle.ts';
 export {
   createCredentialSealer,
+  createPublicCredentialSealer,
   generateCredentialKeyPair,
   CredentialSealError,
   type CredentialSealer,
+  type PublicCredentialSealer,
   type CredentialKeyRing,
   type CredentialKeyPair,
   type CredentialBinding,

@@ -151,9 +151,17 @@ function checkTemplate(file: string, source: string, maxDepth: number): KitPacka
     return [];
   } catch (error) {
     const line = (error as { lineNumber?: unknown }).lineNumber;
-    const message = `template does not compile: ${(error as Error).message.split('\n')[0]}`;
+    const message = `template does not compile: ${summariseParseError((error as Error).message)}`;
     return [typeof line === 'number' ? { file, line, message } : { file, message }];
   }
+}
+
+/** Handlebars puts an excerpt and a caret between "Parse error on line N:" and what it expected. */
+function summariseParseError(message: string): string {
+  const lines = message.split('\n').filter((line) => line.trim() !== '');
+  const first = lines[0] ?? 'unknown error';
+  const last = lines.at(-1) as string;
+  return lines.length > 1 && /^Expecting|^Parse error/.test(last) && last !== first ? `${first} ${last}` : first;
 }
 
 /** Compiling a vm.Script parses without running anything. */

@@ -19,6 +19,7 @@ const SEMVER =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const DOTTED_PATH = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
+const FOR_EACH_PATH = /^(?:@(?:spec|plan|discovery)(?:\.[A-Za-z_$][\w$]*)*|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$/;
 
 const kitFilePath = z
   .string()
@@ -46,6 +47,17 @@ const outputSchema = z.strictObject({
   template: kitFilePath.describe('Handlebars template file.'),
   outputType: z.enum(OUTPUT_TYPES),
   schema: kitFilePath.describe('JSON Schema (2020-12) file validating json and yaml outputs.').optional(),
+  forEach: z
+    .string()
+    .regex(FOR_EACH_PATH, 'must be a dotted path into the input, or into @spec, @plan or @discovery, such as @spec.entities')
+    .describe('Renders this output once per item of the array at this path; the item is @output.item.')
+    .optional(),
+});
+
+const componentSchema = z.strictObject({
+  kitId: z.string().max(64).regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
+  version: z.string().regex(SEMVER, 'must be a semantic version such as 1.2.0').optional(),
+  prefix: z.string().regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
 });
 
 export const kitManifestSchema = z
@@ -76,6 +88,11 @@ export const kitManifestSchema = z
         }),
       )
       .optional(),
+    components: z
+      .array(componentSchema)
+      .max(20)
+      .describe('composite kits: the kits to run with the same input; their outputs are merged under prefix/.')
+      .optional(),
     inputs: z
       .strictObject({
         required: z.array(z.string().regex(DOTTED_PATH, 'must be a dotted path such as businessProfile.company.name')),
@@ -86,6 +103,14 @@ export const kitManifestSchema = z
     reportDuplicates(manifest.phases, ['phases'], 'phase', ctx);
     reportDuplicates(manifest.outputs.map((o) => o.id), ['outputs'], 'output id', ctx);
     reportDuplicates((manifest.credentials ?? []).map((c) => c.id), ['credentials'], 'credential id', ctx);
+    reportDuplicates((manifest.components ?? []).map((c) => c.prefix), ['components'], 'component prefix', ctx);
+    const composite = manifest.metadata.kitType === 'composite';
+    if (composite && (manifest.components ?? []).length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['components'], message: 'a composite kit must declare at least one component' });
+    }
+    if (!composite && manifest.components !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['components'], message: 'only kits of kitType composite have components' });
+    }
     for (const phase of Object.keys(manifest.hooks ?? {}) as KitPhase[]) {
       if (!manifest.phases.includes(phase)) {
         ctx.addIssue({ code: 'custom', path: ['hooks', phase], message: `hook for ${phase}, which is not in phases` });
@@ -103,6 +128,7 @@ function reportDuplicates(values: string[], path: PropertyKey[], what: string, c
 
 export type KitManifest = z.infer<typeof kitManifestSchema>;
 export type KitOutputDeclaration = KitManifest['outputs'][number];
+export type KitComponentDeclaration = NonNullable<KitManifest['components']>[number];
 
 /** For authors: editor completion and validation of kit.json. Refinements are not expressible here. */
 export const kitManifestJsonSchema = z.toJSONSchema(kitManifestSchema, { target: 'draft-2020-12' });

@@ -6,7 +6,7 @@
 import { BUNDLE_MANIFEST_NAME, type KitPackage } from './kit-package.ts';
 import type { KitOutputDeclaration, OutputType } from './manifest.schema.ts';
 import type { KitLimits } from './limits.ts';
-import { KitLimitError, KitHookError, cleanGuestMessage, type KitLimitKind } from './errors.ts';
+import { KitLimitError, KitHookError, KitPhaseError, cleanGuestMessage, type KitLimitKind } from './errors.ts';
 import { explainUnsafePath, safeKitPath, describePath } from './safe-path.ts';
 import { validateOutput, type KitOutputStatus, type OutputValidators } from './validate-outputs.ts';
 import type { KitSandbox } from './sandbox/kit-sandbox.ts';
@@ -41,15 +41,16 @@ export async function renderOutputs(args: {
   validators: OutputValidators;
   deadline: number;
 }): Promise<KitOutputRecord[]> {
-  const { planned, limits } = args;
+  const { limits } = args;
+  const planned = expandOutputs(args.planned, args.input, args.meta);
   const request = JSON.stringify({
     data: args.input,
     meta: args.meta,
-    outputs: planned.map((o) => ({
-      outputId: o.id,
+    outputs: planned.map(({ outputId, declaration: o, each }) => ({
+      outputId,
       template: o.template,
       filename: o.filename,
-      declaration: { id: o.id, filename: o.filename, outputType: o.outputType },
+      declaration: { id: o.id, filename: o.filename, outputType: o.outputType, ...each },
     })),
   });
   const answer = JSON.parse(await args.sandbox.render(request, args.deadline)) as GuestAnswer;
@@ -59,20 +60,20 @@ export async function renderOutputs(args: {
   const schemaValidators = args.validators.forKit(args.kit);
   const usedNames = new Map<string, string>();
   let totalBytes = 0;
-  return planned.map((declaration) => {
-    const rendered = byId.get(declaration.id);
-    if (!rendered) throw new KitHookError(`renderer returned no result for output "${declaration.id}"`);
+  return planned.map(({ outputId, declaration }) => {
+    const rendered = byId.get(outputId);
+    if (!rendered) throw new KitHookError(`renderer returned no result for output "${outputId}"`);
     const content = typeof rendered.content === 'string' ? rendered.content : '';
     const contentSizeBytes = Buffer.byteLength(content, 'utf8');
     if (contentSizeBytes > limits.maxOutputBytes) {
-      throw new KitLimitError('output-size', `kit exceeded its output size limit of ${limits.maxOutputBytes} bytes (output "${declaration.id}")`);
+      throw new KitLimitError('output-size', `kit exceeded its output size limit of ${limits.maxOutputBytes} bytes (output "${outputId}")`);
     }
     totalBytes += contentSizeBytes;
     if (totalBytes > limits.maxTotalOutputBytes) {
       throw new KitLimitError('output-size', `kit exceeded its total output size limit of ${limits.maxTotalOutputBytes} bytes`);
     }
     const record: KitOutputRecord = {
-      outputId: declaration.id,
+      outputId,
       filename: '',
       outputType: declaration.outputType,
       contentType: contentTypeOf(declaration.outputType),
@@ -92,11 +93,48 @@ export async function renderOutputs(args: {
       return record;
     }
     record.filename = safeKitPath(rendered.filename);
-    usedNames.set(record.filename, declaration.id);
+    usedNames.set(record.filename, outputId);
     const validator = declaration.schema === undefined ? undefined : schemaValidators.get(declaration.schema);
     Object.assign(record, validateOutput(declaration, content, validator));
     return record;
   });
+}
+
+/** Most outputs a run may produce once `forEach` outputs are expanded. */
+export const MAX_RENDERED_OUTPUTS = 500;
+
+type PlannedOutput = { outputId: string; declaration: KitOutputDeclaration; each?: { item: unknown; index: number } };
+
+/**
+ * A `forEach` output becomes one output per array item, with ids `<id>.<index>` and the item and
+ * index visible to its templates as `@output.item` and `@output.index`.
+ */
+function expandOutputs(declarations: readonly KitOutputDeclaration[], input: unknown, meta: TemplateMeta): PlannedOutput[] {
+  const planned: PlannedOutput[] = [];
+  for (const declaration of declarations) {
+    if (declaration.forEach === undefined) {
+      planned.push({ outputId: declaration.id, declaration });
+      continue;
+    }
+    const items = resolveForEach(declaration.forEach, input, meta);
+    if (!Array.isArray(items)) {
+      throw new KitPhaseError(`output "${declaration.id}": forEach ${declaration.forEach} is not an array`);
+    }
+    items.forEach((item, index) => planned.push({ outputId: `${declaration.id}.${index}`, declaration, each: { item, index } }));
+    if (planned.length > MAX_RENDERED_OUTPUTS) throw new KitPhaseError(`the kit would render more than ${MAX_RENDERED_OUTPUTS} outputs`);
+  }
+  return planned;
+}
+
+function resolveForEach(path: string, input: unknown, meta: TemplateMeta): unknown {
+  const [head, ...rest] = path.split('.');
+  let value: unknown = head === '@spec' ? meta.spec : head === '@plan' ? meta.plan : head === '@discovery' ? meta.discovery : input;
+  const keys = head?.startsWith('@') ? rest : [head as string, ...rest];
+  for (const key of keys) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
 }
 
 function filenameProblem(filename: unknown, used: Map<string, string>): string | null {

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HostCapabilityError } from '../errors.ts';
+import { startTestGitServer, type TestGitServer } from '../test-support/git-http-server.ts';
+import { createGitCapabilities } from './git-commit.ts';
+
+const TOKEN = 'tok_3f9a0c1d2e';
+let server: TestGitServer;
+beforeAll(async () => {
+  server = await startTestGitServer({ token: TOKEN });
+});
+afterAll(() => server.close());
+
+const call = { phase: 'APPLY' as const, tenantId: 't', kitRef: 'git-publish@1.0.0' };
+function capabilities(secret: Record<string, unknown> | null = { token: TOKEN }) {
+  return createGitCapabilities({
+    openCredential: async (id) => (id === 'git-token' ? secret : null),
+    isAllowedRemote: (url) => url.hostname === '127.0.0.1',
+  });
+}
+const files = [
+  { path: 'README.md', content: '# Acme\n' },
+  { path: 'api/openapi.yaml', content: 'openapi: 3.1.0\n' },
+];
+
+describe('git capabilities over smart HTTP', () => {
+  it('commits onto an existing branch, verifies, and commits nothing the second time', async () => {
+    await server.createRepository('existing', { initialCommit: true });
+    const seed = await server.git('existing', 'rev-parse', 'main');
+    const { gitCommit, gitVerify } = capabilities();
+    const argument = { repository: server.url('existing'), branch: 'main', directory: 'specwright', message: 'Publish Acme', files, credential: 'git-token' };
+    const first = (await gitCommit.call(argument, call)) as { commit: string; parent: string; changed: boolean };
+    expect(first).toMatchObject({ parent: seed, changed: true, branch: 'main', files: 2 });
+    expect(await server.git('existing', 'rev-parse', 'main')).toBe(first.commit);
+    expect(await server.git('existing', 'show', 'main:specwright/api/openapi.yaml')).toBe('openapi: 3.1.0');
+    expect(await server.git('existing', 'show', 'main:README.md')).toBe('# seed');
+    expect(await server.git('existing', 'log', '-1', '--format=%s|%an', 'main')).toBe('Publish Acme|Specwright');
+
+    const again = (await gitCommit.call(argument, call)) as { commit: string; changed: boolean };
+    expect(again).toMatchObject({ commit: first.commit, changed: false });
+
+    const verified = await gitVerify.call({ repository: server.url('existing'), directory: 'specwright', commit: first.commit, files, credential: 'git-token' }, { ...call, phase: 'VERIFY' });
+    expect(verified).toEqual({ onBranch: true, head: first.commit, missing: [], different: [] });
+    const changed = await gitVerify.call(
+      { repository: server.url('existing'), directory: 'specwright', commit: first.commit, files: [{ path: 'README.md', content: 'other' }, { path: 'nope.txt', content: '' }], credential: 'git-token' },
+      { ...call, phase: 'VERIFY' },
+    );
+    expect(changed).toMatchObject({ onBranch: true, different: ['specwright/README.md'], missing: ['specwright/nope.txt'] });
+    const unknown = await gitVerify.call({ repository: server.url('existing'), commit: 'a'.repeat(40), credential: 'git-token' }, { ...call, phase: 'VERIFY' });
+    expect(unknown).toMatchObject({ onBranch: false, head: first.commit });
+  });
+
+  it('starts a branch in an empty repository, with Bearer auth too', async () => {
+    await server.createRepository('empty');
+    const { gitCommit } = createGitCapabilities({ openCredential: async () => ({ token: TOKEN, scheme: 'bearer' }), isAllowedRemote: () => true });
+    const result = (await gitCommit.call({ repository: server.url('empty'), branch: 'specwright/output', message: 'first', files, credential: 'git-token' }, call)) as { commit: string; parent: null };
+    expect(result.parent).toBeNull();
+    expect(await server.git('empty', 'rev-parse', 'specwright/output')).toBe(result.commit);
+    expect(await server.git('empty', 'ls-tree', '-r', '--name-only', 'specwright/output')).toBe('README.md\napi/openapi.yaml');
+  });
+
+  it('fails with a clear error that never contains the token when the token is wrong', async () => {
+    await server.createRepository('guarded', { initialCommit: true });
+    const before = await server.git('guarded', 'rev-parse', 'main');
+    const wrong = 'wrong-token-7c1e55';
+    const { gitCommit } = capabilities({ token: wrong });
+    const error = await Promise.resolve(gitCommit.call({ repository: server.url('guarded'), message: 'm', files, credential: 'git-token' }, call)).then(() => null, (e: unknown) => e);
+    expect(error).toBeInstanceOf(HostCapabilityError);
+    expect((error as Error).message).toBe(`the git server at ${new URL(server.url('guarded')).origin} refused credential "git-token" (HTTP 401)`);
+    expect((error as Error).message).not.toContain(wrong);
+    expect(await server.git('guarded', 'rev-parse', 'main')).toBe(before);
+  });
+
+  it('refuses remotes off the allow-list, URLs with credentials, unsafe paths and a missing credential', async () => {
+    const { gitCommit } = capabilities();
+    const refuse = (argument: Record<string, unknown>) => Promise.resolve(gitCommit.call({ message: 'm', files, credential: 'git-token', ...argument }, call)).then(() => '', (e: Error) => e.message);
+    expect(await refuse({ repository: 'http://10.0.0.1/x.git' })).toBe('repository http://10.0.0.1 is not an allowed git remote');
+    expect(await refuse({ repository: `http://u:${TOKEN}@127.0.0.1/x.git` })).toMatch(/must not contain credentials/);
+    expect(await refuse({ repository: 'file:///etc' })).toBe('repository must be an http(s) URL');
+    expect(await refuse({ repository: server.url('existing'), files: [{ path: '../x', content: '' }] })).toMatch(/^files\[0\]\.path /);
+    expect(await refuse({ repository: server.url('existing'), files: [{ path: 'a/.git/config', content: '' }] })).toMatch(/inside .git/);
+    expect(await refuse({ repository: server.url('existing'), credential: 'other' })).toBe('credential "other" is not configured or has no token');
+    const defaults = createGitCapabilities();
+    expect(await Promise.resolve(defaults.gitCommit.call({ repository: server.url('existing'), message: 'm', files }, call)).then(() => '', (e: Error) => e.message)).toMatch(/not an allowed git remote/);
+  });
+});

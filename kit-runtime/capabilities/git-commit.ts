@@ -1,0 +1,222 @@
+/**
+ * Host capabilities that let a platform kit publish files to a git repository over smart HTTP(S):
+ * `kit.gitCommit` (APPLY) commits files onto a branch and pushes; `kit.gitVerify` (VERIFY) checks
+ * that the branch holds that commit with those files. isomorphic-git does the git work in pure
+ * JavaScript in a temporary directory, so a worker needs no git binary.
+ *
+ * The hook names a credential by id (`credential: "git-token"`); the host opens it through the
+ * caller's opener, so the secret never enters the isolate, and every message this file produces is
+ * scrubbed of it. Remotes go through an allow-list (https only by default): a kit chooses the URL,
+ * so without it a kit could make the worker call internal services.
+ */
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import git from 'isomorphic-git';
+import http from 'isomorphic-git/http/node';
+import { HostCapabilityError } from '../errors.ts';
+import type { HostCapability } from '../sandbox/host-bridge.ts';
+import { explainUnsafePath, safeKitPath } from '../safe-path.ts';
+
+export type GitCredentialOpener = (credentialId: string) => Promise<Record<string, unknown> | null>;
+
+export type GitCapabilitiesOptions = {
+  /** Opens a stored credential by id; give the same opener as the run's `openCredential`. */
+  openCredential?: GitCredentialOpener;
+  /** Which remotes kits may reach; default: any https URL. */
+  isAllowedRemote?: (url: URL) => boolean;
+  /** Commit author when the kit names none. */
+  author?: { name: string; email: string };
+  /** Parent of the temporary working directories (default: the OS temp directory). */
+  workRoot?: string;
+};
+
+export type GitFile = { path: string; content: string };
+export type GitCommitArgument = {
+  repository: string;
+  branch?: string;
+  /** Folder inside the repository the files go to; the repository root when absent. */
+  directory?: string;
+  message: string;
+  files: GitFile[];
+  credential?: string;
+  author?: { name: string; email: string };
+};
+export type GitCommitResult = { commit: string; parent: string | null; branch: string; changed: boolean; files: number };
+export type GitVerifyArgument = Omit<GitCommitArgument, 'message' | 'author' | 'files'> & { commit: string; files?: GitFile[] };
+export type GitVerifyResult = { onBranch: boolean; head: string | null; missing: string[]; different: string[] };
+
+const DEFAULT_AUTHOR = { name: 'Specwright', email: 'kits@specwright.invalid' };
+const BRANCH = /^(?!.*\.\.)(?!\/)(?!.*\/$)[A-Za-z0-9._/-]{1,200}$/;
+const COMMIT = /^[0-9a-f]{40}$/;
+const MAX_FILES = 500;
+const VERIFY_HISTORY_DEPTH = 50;
+
+export function createGitCapabilities(options: GitCapabilitiesOptions = {}): { gitCommit: HostCapability; gitVerify: HostCapability } {
+  return {
+    gitCommit: { phases: ['APPLY'], call: (argument) => withScrubbedErrors(options, argument, commitFiles) },
+    gitVerify: { phases: ['VERIFY'], call: (argument) => withScrubbedErrors(options, argument, verifyCommit) },
+  };
+}
+
+type Remote = { url: string; origin: string; branch: string; directory: string; headers: Record<string, string>; credential: string | null };
+type Operation<R> = (remote: Remote, argument: Record<string, unknown>, options: GitCapabilitiesOptions, dir: string) => Promise<R>;
+
+async function withScrubbedErrors<R>(options: GitCapabilitiesOptions, argument: unknown, operation: Operation<R>): Promise<R> {
+  if (argument === null || typeof argument !== 'object' || Array.isArray(argument)) throw new HostCapabilityError('expected an object argument');
+  const remote = await resolveRemote(options, argument as Record<string, unknown>);
+  const secrets = Object.values(remote.headers).flatMap((header) => [header, header.replace(/^\S+\s+/, '')]);
+  const dir = await mkdtemp(join(options.workRoot ?? tmpdir(), 'specwright-git-'));
+  try {
+    return await operation(remote, argument as Record<string, unknown>, options, dir);
+  } catch (error) {
+    const message = error instanceof HostCapabilityError ? error.message : describeGitError(error, remote);
+    throw new HostCapabilityError(secrets.reduce((text, secret) => (secret ? text.split(secret).join('[redacted]') : text), message));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<string, unknown>): Promise<Remote> {
+  let url: URL;
+  try {
+    url = new URL(String(argument.repository));
+  } catch {
+    throw new HostCapabilityError('repository must be an http(s) URL');
+  }
+  if (url.username !== '' || url.password !== '') throw new HostCapabilityError('repository URL must not contain credentials; name a stored credential instead');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new HostCapabilityError('repository must be an http(s) URL');
+  const allowed = options.isAllowedRemote ?? ((candidate: URL) => candidate.protocol === 'https:');
+  if (!allowed(url)) throw new HostCapabilityError(`repository ${url.origin} is not an allowed git remote`);
+  const branch = argument.branch === undefined ? 'main' : String(argument.branch);
+  if (!BRANCH.test(branch)) throw new HostCapabilityError('branch is not a valid branch name');
+  let directory = '';
+  if (argument.directory !== undefined && argument.directory !== '') {
+    const problem = explainUnsafePath(argument.directory);
+    if (problem !== null) throw new HostCapabilityError(`directory ${problem}`);
+    directory = safeKitPath(argument.directory);
+  }
+  const credential = argument.credential === undefined ? null : String(argument.credential);
+  return { url: url.href, origin: url.origin, branch, directory, headers: await authHeaders(options, credential), credential };
+}
+
+async function authHeaders(options: GitCapabilitiesOptions, credentialId: string | null): Promise<Record<string, string>> {
+  if (credentialId === null) return {};
+  let secret: Record<string, unknown> | null = null;
+  try {
+    secret = options.openCredential ? await options.openCredential(credentialId) : null;
+  } catch {
+    throw new HostCapabilityError(`credential "${credentialId}" could not be opened`);
+  }
+  const token = secret?.token;
+  if (typeof token !== 'string' || token === '') throw new HostCapabilityError(`credential "${credentialId}" is not configured or has no token`);
+  if (secret?.scheme === 'bearer') return { Authorization: `Bearer ${token}` };
+  const username = typeof secret?.username === 'string' && secret.username !== '' ? secret.username : 'x-access-token';
+  return { Authorization: `Basic ${Buffer.from(`${username}:${token}`).toString('base64')}` };
+}
+
+function checkFiles(value: unknown, directory: string): Array<{ path: string; content: string }> {
+  if (!Array.isArray(value) || value.length === 0) throw new HostCapabilityError('files must be a non-empty array of {path, content}');
+  if (value.length > MAX_FILES) throw new HostCapabilityError(`at most ${MAX_FILES} files per commit`);
+  return value.map((file: unknown, index) => {
+    const { path, content } = (file ?? {}) as { path?: unknown; content?: unknown };
+    const problem = explainUnsafePath(path);
+    if (problem !== null) throw new HostCapabilityError(`files[${index}].path ${problem}`);
+    if (typeof content !== 'string') throw new HostCapabilityError(`files[${index}].content must be a string`);
+    const relative = safeKitPath(path);
+    if (relative.split('/').some((segment) => segment.toLowerCase() === '.git')) throw new HostCapabilityError(`files[${index}].path must not be inside .git`);
+    return { path: directory === '' ? relative : `${directory}/${relative}`, content };
+  });
+}
+
+/** Commits onto the branch's head (or starts the branch); commits nothing when nothing changed. */
+const commitFiles: Operation<GitCommitResult> = async (remote, argument, options, dir) => {
+  const files = checkFiles(argument.files, remote.directory);
+  const message = typeof argument.message === 'string' && argument.message.trim() !== '' ? argument.message : null;
+  if (message === null) throw new HostCapabilityError('message must be a non-empty string');
+  const author = pickAuthor(argument.author) ?? options.author ?? DEFAULT_AUTHOR;
+
+  const parent = await remoteHead(remote);
+  if (parent === null) {
+    await git.init({ fs, dir, defaultBranch: remote.branch });
+    await git.addRemote({ fs, dir, remote: 'origin', url: remote.url });
+  } else {
+    await git.clone({ fs, http, dir, url: remote.url, ref: remote.branch, singleBranch: true, depth: 1, noTags: true, headers: { ...remote.headers } });
+  }
+  for (const file of files) {
+    await mkdir(dirname(join(dir, file.path)), { recursive: true });
+    await writeFile(join(dir, file.path), file.content, 'utf8');
+    await git.add({ fs, dir, filepath: file.path });
+  }
+  if (parent !== null) {
+    const matrix = await git.statusMatrix({ fs, dir, filepaths: files.map((f) => f.path) });
+    // [path, HEAD, workdir, stage]: 1,1,1 means the file is already committed with this content.
+    if (matrix.every(([, head, workdir, stage]) => head === 1 && workdir === 1 && stage === 1)) {
+      return { commit: parent, parent, branch: remote.branch, changed: false, files: files.length };
+    }
+  }
+  const commit = await git.commit({ fs, dir, message, author });
+  const pushed = await git.push({ fs, http, dir, remote: 'origin', ref: remote.branch, headers: { ...remote.headers } });
+  if (!pushed.ok) throw new HostCapabilityError(`the git server rejected the push to ${remote.branch}: ${pushed.error ?? 'unknown reason'}`);
+  return { commit, parent, branch: remote.branch, changed: true, files: files.length };
+};
+
+/** Checks that the branch contains the commit and, when files are given, that it holds them. */
+const verifyCommit: Operation<GitVerifyResult> = async (remote, argument, _options, dir) => {
+  const commit = String(argument.commit);
+  if (!COMMIT.test(commit)) throw new HostCapabilityError('commit must be a 40-character commit id');
+  const files = argument.files === undefined ? [] : checkFiles(argument.files, remote.directory);
+  const head = await remoteHead(remote);
+  if (head === null) return { onBranch: false, head: null, missing: files.map((f) => f.path), different: [] };
+  await git.clone({ fs, http, dir, url: remote.url, ref: remote.branch, singleBranch: true, depth: VERIFY_HISTORY_DEPTH, noTags: true, noCheckout: true, headers: { ...remote.headers } });
+  const onBranch = head === commit || (await isAncestor(dir, commit, head));
+  if (!onBranch) return { onBranch: false, head, missing: files.map((f) => f.path), different: [] };
+  const missing: string[] = [];
+  const different: string[] = [];
+  for (const file of files) {
+    try {
+      const { blob } = await git.readBlob({ fs, dir, oid: commit, filepath: file.path });
+      if (Buffer.from(blob).toString('utf8') !== file.content) different.push(file.path);
+    } catch {
+      missing.push(file.path);
+    }
+  }
+  return { onBranch, head, missing, different };
+};
+
+async function remoteHead(remote: Remote): Promise<string | null> {
+  // isomorphic-git adds its own headers to the object it is given, so every call gets a copy.
+  const refs = await git.listServerRefs({ http, url: remote.url, prefix: `refs/heads/${remote.branch}`, headers: { ...remote.headers } });
+  return refs.find((ref) => ref.ref === `refs/heads/${remote.branch}`)?.oid ?? null;
+}
+
+async function isAncestor(dir: string, commit: string, head: string): Promise<boolean> {
+  try {
+    return await git.isDescendent({ fs, dir, oid: head, ancestor: commit, depth: VERIFY_HISTORY_DEPTH });
+  } catch {
+    return false;
+  }
+}
+
+function pickAuthor(value: unknown): { name: string; email: string } | undefined {
+  const { name, email } = (value ?? {}) as { name?: unknown; email?: unknown };
+  return typeof name === 'string' && typeof email === 'string' && name !== '' && email !== '' ? { name, email } : undefined;
+}
+
+/** isomorphic-git errors carry URLs and response bodies; the kit author gets a plain reason. */
+function describeGitError(error: unknown, remote: Remote): string {
+  const code = (error as { code?: unknown })?.code;
+  const status = (error as { data?: { statusCode?: unknown } })?.data?.statusCode;
+  if (code === 'HttpError' && (status === 401 || status === 403)) {
+    return remote.credential === null
+      ? `the git server at ${remote.origin} requires authentication (HTTP ${String(status)}); name a credential`
+      : `the git server at ${remote.origin} refused credential "${remote.credential}" (HTTP ${String(status)})`;
+  }
+  if (code === 'HttpError') return `the git server at ${remote.origin} answered HTTP ${String(status)}`;
+  if (code === 'PushRejectedError') return `the git server rejected the push to ${remote.branch} (the branch moved meanwhile?)`;
+  if (code === 'SmartHttpError' || code === 'UnknownTransportError') return `${remote.origin} does not speak the git smart HTTP protocol`;
+  const sys = (error as { code?: unknown; errno?: unknown }).errno !== undefined ? String(code) : null;
+  if (sys !== null) return `cannot reach the git server at ${remote.origin} (${sys})`;
+  return `git operation failed: ${String((error as Error)?.message ?? error).split('\n')[0]}`;
+}

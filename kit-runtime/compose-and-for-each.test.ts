@@ -1,0 +1,138 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createKitRuntime } from './kit-runtime.ts';
+import { parseKitManifest } from './manifest.schema.ts';
+import type { KitPackage } from './kit-package.ts';
+import { loadOrThrow } from './test-support/kits.ts';
+
+const runtime = createKitRuntime({ limits: { timeoutMs: 3000 } });
+afterAll(() => runtime.close());
+
+const input = { projectId: 'p', entities: [{ name: 'Rocket' }, { name: 'Launch' }] };
+
+function fileKit(id: string, extra: Record<string, unknown> = {}, files: Record<string, string> = {}): KitPackage {
+  return loadOrThrow(
+    {
+      metadata: { id, displayName: id, version: '1.0.0', description: '', author: 'test', kitType: 'file' },
+      platform: { name: 'none', category: 'test' },
+      phases: ['PLAN'],
+      outputs: [{ id: 'readme', filename: 'README.md', template: 't/readme.hbs', outputType: 'markdown' }],
+      discovery: { pools: [] },
+      ...extra,
+    },
+    { 't/readme.hbs': `# {{projectId}} from ${id}\n`, ...files },
+  );
+}
+
+function composite(components: unknown[], extra: Record<string, unknown> = {}): KitPackage {
+  return loadOrThrow(
+    {
+      metadata: { id: 'bundle', displayName: 'Bundle', version: '1.0.0', description: '', author: 'test', kitType: 'composite' },
+      platform: { name: 'none', category: 'test' },
+      phases: ['PLAN', 'VERIFY'],
+      outputs: [{ id: 'index', filename: 'INDEX.md', template: 't/index.hbs', outputType: 'markdown' }],
+      discovery: { pools: [] },
+      components,
+      hooks: { VERIFY: 'h/verify.js' },
+      ...extra,
+    },
+    {
+      't/index.hbs': '# Index\n',
+      'h/verify.js': 'function verify(context) { return { warnings: [context.outputs.map(function (o) { return o.outputId + "=" + o.filename; }).join(",")] }; }',
+    },
+  );
+}
+
+describe('forEach outputs', () => {
+  const perEntity = () =>
+    fileKit('per-entity', {
+      phases: ['SPEC'],
+      hooks: { SPEC: 'h/spec.js' },
+      outputs: [
+        { id: 'entity', filename: 'entities/{{@output.item.slug}}.json', template: 't/entity.hbs', outputType: 'json', schema: 's/entity.json', forEach: '@spec.entities' },
+        { id: 'name', filename: 'names/{{@output.index}}.txt', template: 't/name.hbs', outputType: 'text', forEach: 'entities' },
+      ],
+    }, {
+      'h/spec.js': 'function spec(c) { return { entities: c.input.entities.map(function (e) { return { name: e.name, slug: e.name.toLowerCase() }; }) }; }',
+      't/entity.hbs': '{"title": {{json @output.item.name}}, "index": {{@output.index}}, "project": {{json projectId}} }',
+      't/name.hbs': '{{@output.item.name}}',
+      's/entity.json': JSON.stringify({ type: 'object', required: ['title'], properties: { title: { type: 'string', minLength: 4 } } }),
+    });
+
+  it('renders one output per item, with the item and index as @output.item / @output.index', async () => {
+    const result = await runtime.execute(perEntity(), { tenantId: 't', input });
+    expect(result.outputs.map((o) => [o.outputId, o.filename, o.status])).toEqual([
+      ['entity.0', 'entities/rocket.json', 'valid'],
+      ['entity.1', 'entities/launch.json', 'valid'],
+      ['name.0', 'names/0.txt', 'valid'],
+      ['name.1', 'names/1.txt', 'valid'],
+    ]);
+    expect(JSON.parse(result.outputs[1]!.content)).toEqual({ title: 'Launch', index: 1, project: 'p' });
+    expect(result.status).toBe('completed');
+  });
+
+  it('validates each item on its own and renders nothing for an empty list', async () => {
+    const short = await runtime.execute(perEntity(), { tenantId: 't', input: { ...input, entities: [{ name: 'Rocket' }, { name: 'Ox' }] } });
+    expect(short.status).toBe('partial');
+    expect(short.outputs[1]).toMatchObject({ outputId: 'entity.1', status: 'invalid', validationErrors: ['schema: /title: must NOT have fewer than 4 characters'] });
+    const none = await runtime.execute(perEntity(), { tenantId: 't', input: { ...input, entities: [] } });
+    expect([none.status, none.outputs.length]).toEqual(['completed', 0]);
+  });
+
+  it('fails the run when the path does not lead to an array', async () => {
+    const result = await runtime.execute(perEntity(), { tenantId: 't', input: { projectId: 'p', entities: 'Rocket' } });
+    expect(result.status).toBe('failed');
+    expect(result.message).toMatch(/entities/);
+    expect(parseKitManifest({ ...fileKit('x').manifest, outputs: [{ id: 'a', filename: 'a', template: 't', outputType: 'text', forEach: '@input.x' }] }).ok).toBe(false);
+  });
+});
+
+describe('composite kits', () => {
+  const kits = new Map<string, KitPackage>([
+    ['docs', fileKit('docs')],
+    ['api', fileKit('api', { outputs: [{ id: 'spec', filename: 'openapi.yaml', template: 't/spec.hbs', outputType: 'yaml' }] }, { 't/spec.hbs': 'openapi: "3.1.0"\n' })],
+  ]);
+  const resolveKit = async ({ kitId }: { kitId: string }) => kits.get(kitId) ?? null;
+
+  it('runs each component with the same input and merges outputs under their prefix', async () => {
+    const kit = composite([{ kitId: 'docs', prefix: 'docs' }, { kitId: 'api', version: '1.0.0', prefix: 'api' }]);
+    const result = await runtime.execute(kit, { tenantId: 't', input, resolveKit });
+    expect(result.status).toBe('completed');
+    expect(result.outputs.map((o) => [o.outputId, o.filename, o.status])).toEqual([
+      ['index', 'INDEX.md', 'valid'],
+      ['docs.readme', 'docs/README.md', 'valid'],
+      ['api.spec', 'api/openapi.yaml', 'warning'],
+    ]);
+    expect(result.outputs[1]!.content).toBe('# p from docs\n');
+    expect(result.components).toEqual([
+      { prefix: 'docs', kitRef: 'docs@1.0.0', status: 'completed', message: null },
+      { prefix: 'api', kitRef: 'api@1.0.0', status: 'completed', message: null },
+    ]);
+    // The composite's own later phases see the merged outputs.
+    expect(result.verifyWarnings).toEqual(['index=INDEX.md,docs.readme=docs/README.md,api.spec=api/openapi.yaml']);
+    expect(result.phases.map((p) => p.phase)).toEqual(['PLAN', 'RENDER', 'COMPOSE', 'VALIDATE', 'VERIFY']);
+  });
+
+  it('fails clearly for an unknown component, a version mismatch, a failing component, a cycle and no resolver', async () => {
+    const run = async (components: unknown[], resolver = resolveKit) =>
+      (await runtime.execute(composite(components), { tenantId: 't', input, ...(resolver ? { resolveKit: resolver } : {}) })).message;
+    expect(await run([{ kitId: 'nope', prefix: 'x' }])).toBe('COMPOSE: component "x": kit nope was not found');
+    expect(await run([{ kitId: 'docs', version: '2.0.0', prefix: 'x' }])).toBe('COMPOSE: component "x": asked for docs@2.0.0, resolved docs@1.0.0');
+    const strict = fileKit('strict', { inputs: { required: ['businessProfile.company.name'] }, phases: ['CHECK'] });
+    expect(await run([{ kitId: 'strict', prefix: 's' }], async () => strict)).toBe(
+      'COMPOSE: component "s" (strict@1.0.0) failed: CHECK: missing required inputs: businessProfile.company.name',
+    );
+    const self = composite([{ kitId: 'bundle', prefix: 'again' }]);
+    expect(await run([{ kitId: 'bundle', prefix: 'again' }], async () => self)).toBe(
+      'COMPOSE: component "again": bundle@1.0.0 includes itself (bundle → bundle)',
+    );
+    expect((await runtime.execute(composite([{ kitId: 'docs', prefix: 'd' }]), { tenantId: 't', input })).message).toMatch(/needs the caller to resolve its components/);
+  });
+
+  it('keeps components to composite kits and composites to kits with components', () => {
+    const base = fileKit('x').manifest;
+    expect(parseKitManifest({ ...base, components: [{ kitId: 'docs', prefix: 'd' }] })).toEqual({ ok: false, errors: ['components: only kits of kitType composite have components'] });
+    expect(parseKitManifest({ ...base, metadata: { ...base.metadata, kitType: 'composite' } })).toEqual({ ok: false, errors: ['components: a composite kit must declare at least one component'] });
+    const duplicate = parseKitManifest({ ...base, metadata: { ...base.metadata, kitType: 'composite' }, components: [{ kitId: 'a', prefix: 'd' }, { kitId: 'b', prefix: 'd' }] });
+    expect(duplicate).toEqual({ ok: false, errors: ['components[1]: duplicate component prefix "d"'] });
+  });
+});
