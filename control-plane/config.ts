@@ -34,6 +34,8 @@ const environmentSchema = z.object({
   BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
   UPLOAD_LIMIT_BYTES: positiveInt(10 * 1024 * 1024),
   WORKER_CONCURRENCY: positiveInt(2),
+  WORKER_HEARTBEAT_MS: positiveInt(10_000),
+  WORKER_STALE_AFTER_MS: positiveInt(30_000),
   SHUTDOWN_GRACE_MS: positiveInt(15_000),
 });
 
@@ -61,6 +63,9 @@ export interface Config {
   bodyLimitBytes: number;
   uploadLimitBytes: number;
   workerConcurrency: number;
+  workerHeartbeatMs: number;
+  /** A worker silent for this long is dead: its executions are failed, health reports it down. */
+  workerStaleAfterMs: number;
   shutdownGraceMs: number;
 }
 
@@ -110,6 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     uploadLimitBytes: e.UPLOAD_LIMIT_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    workerHeartbeatMs: e.WORKER_HEARTBEAT_MS,
+    workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };
 }

@@ -5,6 +5,9 @@ import { customerInvitationsRouter } from './domains/invitations/invitations.rou
 import { meRouter } from './domains/me/me.router.ts';
 import { organizationsRouter } from './domains/organizations/organizations.router.ts';
 import { projectsRouter } from './domains/projects/projects.router.ts';
+import { kitCredentialsRouter } from './domains/kit-credentials/kit-credentials.router.ts';
+import { kitExecutionsRouter } from './domains/kit-executions/kit-executions.router.ts';
+import { kitsRouter } from './domains/kits/kits.router.ts';
 import { adminRouter } from './domains/tenants/tenants.router.ts';
 import { authRouter } from './domains/users/users.router.ts';
 import { router } from './trpc/init.ts';
@@ -20,6 +23,11 @@ export const appRouter = router({
   customerInvitations: customerInvitationsRouter,
   agencyProjects: agencyProjectsRouter,
   projects: projectsRouter,
+  // REST matches routes in this order: the static /{orgId}/kits/credentials and /executions paths
+  // must come before /{orgId}/kits/{kitId}.
+  kitCredentials: kitCredentialsRouter,
+  kitExecutions: kitExecutionsRouter,
+  kits: kitsRouter,
 });
 
 export type AppRouter = typeof appRouter;

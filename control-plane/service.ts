@@ -15,6 +15,10 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-post
 import { createDatabase, type DatabaseHandle } from './db/kysely-client.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
+import { createDownloadLinks } from './http/download-links.ts';
+import { ensureCredentialKey } from './domains/kit-credentials/credential-key-ring.ts';
+import { registerBuiltInKits } from './domains/kits/builtin-kits.ts';
+import type { HostCapability } from '../kit-runtime/index.ts';
 import { startWorker, type WorkerHandle } from './jobs/worker.ts';
 import { createLogger, type Logger } from './logger.ts';
 
@@ -25,6 +29,8 @@ export interface StartServiceOptions {
   logDestination?: DestinationStream;
   /** Print the first-run API key to the terminal (the CLI entry point does; tests do not). */
   announce?: boolean;
+  /** Host functions kits may call from APPLY/VERIFY (e.g. committing to a git repository). */
+  kitCapabilities?: Record<string, HostCapability>;
 }
 
 export interface RunningService {
@@ -67,6 +73,9 @@ export async function startService(config: Config, options: StartServiceOptions 
     const firstRun = await withBootLock(owner.pool, async () => {
       await ensureAppRoleExists(owner.db);
       await migrateToLatest(owner.db, owner.pool);
+      await ensureCredentialKey(owner.db, serverSecret.secret);
+      const builtIns = await registerBuiltInKits(owner.db, log);
+      if (builtIns.length > 0) log.info({ kits: builtIns }, 'built-in kits registered');
       return runFirstRun(owner.db, config.dataDir);
     });
     if (firstRun.bootstrap && options.announce) announceBootstrap(firstRun.bootstrap, config.dataDir);
@@ -74,7 +83,16 @@ export async function startService(config: Config, options: StartServiceOptions 
 
     let worker: WorkerHandle | undefined;
     if (mode !== 'api') {
-      worker = await startWorker({ ownerPool: owner.pool, ownerDb: owner.db, log, concurrency: config.workerConcurrency });
+      worker = await startWorker({
+        ownerPool: owner.pool,
+        ownerDb: owner.db,
+        log,
+        concurrency: config.workerConcurrency,
+        serverSecret: serverSecret.secret,
+        heartbeatMs: config.workerHeartbeatMs,
+        staleAfterMs: config.workerStaleAfterMs,
+        kitCapabilities: options.kitCapabilities ?? {},
+      });
       cleanups.push(() => worker!.stop());
     }
 
@@ -95,7 +113,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       // Session tokens are signed with a key derived from SERVER_SECRET, so any node verifies any node's.
       const sessionTokens = createSessionTokens(serverSecret.secret);
       const authenticator = createAuthenticator({ db: appDatabase.db, verifyJwt: createJwtVerifier(config.jwt), sessionTokens, e2eTestUser });
-      const server = await listen(createApp({ config, db: appDatabase.db, pool: appDatabase.pool, log, authenticator, sessionTokens }), config);
+      const server = await listen(createApp({ config, db: appDatabase.db, pool: appDatabase.pool, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret) }), config);
       cleanups.push(() => closeServer(server, config.shutdownGraceMs));
       const address = server.address() as AddressInfo;
       url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;

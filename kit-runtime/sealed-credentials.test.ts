@@ -102,3 +102,31 @@ describe('sealed credentials', () => {
     await expect(createCredentialSealer({ currentKeyId: 'k3', keys: [k1] })).rejects.toThrow('current key k3 is not in the key ring');
   });
 });
+
+describe('the public sealer (the API holds only the public key)', () => {
+  it('seals bound secrets and wraps client-sealed values that only the key ring opens', async () => {
+    const { createPublicCredentialSealer } = await import('./sealed-credentials.ts');
+    const pair = await generateCredentialKeyPair('k1');
+    const ring = await createCredentialSealer({ currentKeyId: 'k1', keys: [pair] });
+    const publicSealer = await createPublicCredentialSealer(ring.publicKey());
+    const binding = { tenantId: 't1', credentialId: 'c1' };
+
+    expect(ring.open(publicSealer.seal(binding, { token: 'abc' }), binding)).toEqual({ token: 'abc' });
+
+    const sodium = (await import('libsodium-wrappers')).default;
+    await sodium.ready;
+    const clientSealed = {
+      keyId: 'k1',
+      ciphertext: sodium.to_base64(sodium.crypto_box_seal(sodium.from_string('{"token":"from-client"}'), sodium.from_base64(ring.publicKey().key, sodium.base64_variants.ORIGINAL)), sodium.base64_variants.ORIGINAL),
+    };
+    const wrapped = publicSealer.wrapClientValue(clientSealed, binding);
+    expect(ring.open(wrapped, binding)).toEqual({ token: 'from-client' });
+    // Moved to another row, the wrapper refuses to open, though the inner value is untouched.
+    expect(() => ring.open(wrapped, { tenantId: 't1', credentialId: 'c2' })).toThrow('belongs to another credential');
+    // Rotation turns the wrapper into a plain bound secret under the current key.
+    expect(ring.needsRotation(wrapped)).toBe(true);
+    const rotated = ring.rotate(wrapped, binding);
+    expect(ring.needsRotation(rotated)).toBe(false);
+    expect(ring.open(rotated, binding)).toEqual({ token: 'from-client' });
+  });
+});

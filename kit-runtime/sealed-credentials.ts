@@ -34,6 +34,11 @@ export class CredentialSealError extends Error {
 }
 
 type Plaintext = { v: 1; tenantId: string; credentialId: string; secret: CredentialSecret };
+/**
+ * A client-sealed value wrapped, unopened, by a holder of the public key only (the API): the
+ * binding is sealed around it, and the secret inside is opened where the private key lives.
+ */
+type WrappedPlaintext = { v: 2; tenantId: string; credentialId: string; clientSealed: SealedCredential };
 type Keys = { publicKey: Uint8Array; privateKey: Uint8Array };
 
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -92,16 +97,25 @@ export async function createCredentialSealer(ring: CredentialKeyRing): Promise<C
   };
   const openPlaintext = (sealed: SealedCredential, binding: CredentialBinding): Plaintext => {
     const bytes = openBytes(sealed, 'sealed credential');
+    let plaintext: { v?: number; tenantId?: string; credentialId?: string; secret?: unknown; clientSealed?: SealedCredential };
     try {
-      const plaintext = parseJsonObject(bytes, 'sealed credential') as Partial<Plaintext>;
-      if (plaintext.v !== 1 || !isSecret(plaintext.secret)) throw new CredentialSealError('sealed credential has an unknown format');
-      if (plaintext.tenantId !== binding.tenantId || plaintext.credentialId !== binding.credentialId) {
-        throw new CredentialSealError('sealed credential belongs to another credential');
-      }
-      return plaintext as Plaintext;
+      plaintext = parseJsonObject(bytes, 'sealed credential');
     } finally {
       sodium.memzero(bytes);
     }
+    if (plaintext.tenantId !== binding.tenantId || plaintext.credentialId !== binding.credentialId) {
+      throw new CredentialSealError('sealed credential belongs to another credential');
+    }
+    if (plaintext.v === 1 && isSecret(plaintext.secret)) return plaintext as Plaintext;
+    if (plaintext.v === 2 && plaintext.clientSealed) {
+      const inner = openBytes(plaintext.clientSealed, 'client-sealed value');
+      try {
+        return { v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret: parseJsonObject(inner, 'client-sealed value') };
+      } finally {
+        sodium.memzero(inner);
+      }
+    }
+    throw new CredentialSealError('sealed credential has an unknown format');
   };
 
   return {
@@ -122,8 +136,57 @@ export async function createCredentialSealer(ring: CredentialKeyRing): Promise<C
         sodium.memzero(bytes);
       }
     },
-    rotate: (sealed, binding) => (sealed.keyId === ring.currentKeyId ? sealed : sealPlaintext(openPlaintext(sealed, binding))),
-    needsRotation: (sealed) => sealed.keyId !== ring.currentKeyId,
+    // A wrapped client value is re-sealed as a plain bound secret, so rotation retires every old key.
+    rotate: (sealed, binding) => (sealed.keyId === ring.currentKeyId && !isWrapped(sealed) ? sealed : sealPlaintext(openPlaintext(sealed, binding))),
+    needsRotation: (sealed) => sealed.keyId !== ring.currentKeyId || isWrapped(sealed),
+  };
+
+  function isWrapped(sealed: SealedCredential): boolean {
+    const bytes = openBytes(sealed, 'sealed credential');
+    try {
+      return (parseJsonObject(bytes, 'sealed credential') as { v?: number }).v === 2;
+    } finally {
+      sodium.memzero(bytes);
+    }
+  }
+}
+
+/** What a process holding only the public key (the API) can do: seal, never open. */
+export type PublicCredentialSealer = {
+  publicKey(): { keyId: string; key: string };
+  seal(binding: CredentialBinding, secret: CredentialSecret): SealedCredential;
+  /** Binds a client-sealed value to its row without opening it. */
+  wrapClientValue(clientSealed: SealedCredential, binding: CredentialBinding): SealedCredential;
+};
+
+export async function createPublicCredentialSealer(publicKey: { keyId: string; key: string }): Promise<PublicCredentialSealer> {
+  await sodiumReady;
+  if (!KEY_ID.test(publicKey.keyId)) throw new CredentialSealError('key id must be 1-64 letters, digits, ".", "_" or "-"');
+  const key = fromBase64(publicKey.key, 'public key');
+  if (key.length !== sodium.crypto_box_PUBLICKEYBYTES) throw new CredentialSealError('public key has the wrong length');
+  const sealJson = (value: Plaintext | WrappedPlaintext): SealedCredential => {
+    const bytes = sodium.from_string(JSON.stringify(value));
+    try {
+      return { keyId: publicKey.keyId, ciphertext: toBase64(sodium.crypto_box_seal(bytes, key)) };
+    } finally {
+      sodium.memzero(bytes);
+    }
+  };
+  return {
+    publicKey: () => ({ keyId: publicKey.keyId, key: publicKey.key }),
+    seal: (binding, secret) => {
+      assertBinding(binding);
+      if (!isSecret(secret)) throw new CredentialSealError('a credential secret must be a JSON object');
+      return sealJson({ v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret });
+    },
+    wrapClientValue: (clientSealed, binding) => {
+      assertBinding(binding);
+      if (typeof clientSealed?.keyId !== 'string' || typeof clientSealed.ciphertext !== 'string' || clientSealed.ciphertext === '') {
+        throw new CredentialSealError('a client-sealed value needs keyId and ciphertext');
+      }
+      fromBase64(clientSealed.ciphertext, 'client-sealed value');
+      return sealJson({ v: 2, tenantId: binding.tenantId, credentialId: binding.credentialId, clientSealed: { keyId: clientSealed.keyId, ciphertext: clientSealed.ciphertext } });
+    },
   };
 }
 

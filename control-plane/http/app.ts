@@ -14,6 +14,8 @@ import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
 import { redactRequestForLog } from './log-redaction.ts';
+import type { DownloadLinks } from './download-links.ts';
+import { createDownloadHandler } from './downloads.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
 import { createRequestCounter } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
@@ -28,6 +30,7 @@ export interface AppDeps {
   authenticator: Authenticator;
   /** Signs the session tokens handed out at sign-in (the authenticator verifies them). */
   sessionTokens: SessionTokens;
+  downloadLinks: DownloadLinks;
 }
 
 const header = (req: Request, name: string) => {
@@ -39,7 +42,7 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   const loginThrottle = createLoginThrottle(deps.pool, deps.config.loginLimits);
-  const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle });
+  const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle, downloadLinks: deps.downloadLinks });
   const openApiDocument = buildOpenApiDocument(appRouter, '/api');
 
   app.use(
@@ -80,6 +83,10 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/api/openapi.json', (_req, res) => void res.json(openApiDocument));
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/api/openapi.json' }, customSiteTitle: 'Specwright API' }));
 
+  app.get('/api/downloads/:token', createDownloadHandler(deps.db, deps.downloadLinks));
+
+  // Publishing a kit carries its files: that one route takes bodies up to the upload limit.
+  app.post(/^\/api\/[0-9a-f-]{36}\/kits$/i, express.json({ limit: deps.config.uploadLimitBytes }));
   app.use('/api', express.json({ limit: deps.config.bodyLimitBytes }));
   app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes }));
 

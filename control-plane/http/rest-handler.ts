@@ -36,6 +36,11 @@ export function createRestHandler(options: {
   });
 
   return (req: Request, res: Response, next: NextFunction) => {
+    // A POST/PUT/PATCH/DELETE that sends no body at all (`curl -X POST …/revoke`) means "no fields".
+    if (req.method !== 'GET' && !req.headers['content-type'] && !hasBody(req)) {
+      req.headers['content-type'] = 'application/json';
+      req.body = {};
+    }
     const originalEnd = res.end.bind(res) as (...args: unknown[]) => Response;
     const requestId = String(res.locals.requestId ?? '');
     res.end = ((chunk?: unknown, ...rest: unknown[]) => {
@@ -53,4 +58,8 @@ export function createRestHandler(options: {
       next();
     });
   };
+}
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }

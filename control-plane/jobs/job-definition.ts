@@ -1,13 +1,22 @@
 import type { JobHelpers } from 'graphile-worker';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
+import type { HostCapability, KitRuntime } from '../../kit-runtime/index.ts';
 import type { Database } from '../db/database.ts';
+import type { CredentialVault } from '../domains/kit-credentials/credential-vault.ts';
 import type { Logger } from '../logger.ts';
 
 /** What a task handler may use; the owner connection, because workers act for every tenant. */
 export interface JobDeps {
   ownerDb: Kysely<Database>;
   log: Logger;
+  /** This worker process, as it appears in worker_heartbeats. */
+  workerProcessId: string;
+  workerStaleAfterMs: number;
+  kitRuntime: KitRuntime;
+  credentials: CredentialVault;
+  /** Host functions kits may call (for APPLY/VERIFY, as each capability declares). */
+  kitCapabilities: Record<string, HostCapability>;
 }
 
 export interface JobDefinition<Payload> {

@@ -1,10 +1,19 @@
 import type { Task, TaskList } from 'graphile-worker';
 import { z } from 'zod';
 import type { JobDefinition, JobDeps } from './job-definition.ts';
+import { rotateCredentialKeysJob } from '../domains/kit-credentials/rotate-credential-keys.job.ts';
+import { reapInterruptedExecutionsJob } from '../domains/kit-executions/kit-execution-reaper.job.ts';
+import { executeKitJob } from '../domains/kit-executions/kit-execution.job.ts';
 import { purgeExpiredRateLimits, pruneWorkerHeartbeats } from './maintenance.jobs.ts';
 
 /** Every job the worker knows. Adding a domain's jobs means adding them here. */
-export const jobDefinitions: JobDefinition<any>[] = [purgeExpiredRateLimits, pruneWorkerHeartbeats];
+export const jobDefinitions: JobDefinition<any>[] = [
+  purgeExpiredRateLimits,
+  pruneWorkerHeartbeats,
+  executeKitJob,
+  reapInterruptedExecutionsJob,
+  rotateCredentialKeysJob,
+];
 
 export type JobName = (typeof jobDefinitions)[number]['name'];
 
@@ -19,9 +28,9 @@ export function createTaskList(deps: JobDeps): TaskList {
     tasks[definition.name] = async (rawPayload, helpers) => {
       const parsed = definition.payload.safeParse(rawPayload ?? {});
       if (!parsed.success) {
-        // A malformed payload will never parse: fail it for good rather than retrying.
+        // The handler never sees a payload that does not parse; the attempt fails with a clear error.
         helpers.logger.error(`Job ${definition.name} has an invalid payload: ${z.prettifyError(parsed.error)}`);
-        throw Object.assign(new Error(`Invalid payload for ${definition.name}`), { permanent: true });
+        throw new Error(`Invalid payload for ${definition.name}`);
       }
       await definition.run(parsed.data, { ...deps, log: deps.log.child({ job: definition.name, jobId: helpers.job.id }) }, helpers);
     };

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Logger as WorkerLogger, parseCronItems, run, type Runner } from 'graphile-worker';
 import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
+import { createKitRuntime, type HostCapability } from '../../kit-runtime/index.ts';
 import type { Database } from '../db/database.ts';
+import { createCredentialVault } from '../domains/kit-credentials/credential-vault.ts';
+import { reapInterruptedExecutions } from '../domains/kit-executions/kit-execution-reaper.job.ts';
 import type { Logger } from '../logger.ts';
 import { maintenanceSchedule } from './maintenance.jobs.ts';
 import { createTaskList } from './task-list.ts';
@@ -18,7 +21,10 @@ export interface StartWorkerOptions {
   ownerDb: Kysely<Database>;
   log: Logger;
   concurrency: number;
+  serverSecret: string;
   heartbeatMs?: number;
+  staleAfterMs?: number;
+  kitCapabilities?: Record<string, HostCapability>;
 }
 
 function workerLogger(log: Logger): WorkerLogger {
@@ -32,29 +38,47 @@ function workerLogger(log: Logger): WorkerLogger {
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const workerId = `worker-${randomUUID()}`;
   const { ownerDb, log } = options;
+  const heartbeatMs = options.heartbeatMs ?? 10_000;
+  const staleAfterMs = options.staleAfterMs ?? 30_000;
+
+  // The heartbeat comes first: executions this worker claims name it, and the reaper trusts it.
+  const beat = () =>
+    sql`insert into worker_heartbeats (worker_id) values (${workerId})
+        on conflict (worker_id) do update set last_seen_at = now()`.execute(ownerDb);
+  await beat();
+  const timer = setInterval(() => void beat().catch((error) => log.warn({ err: error }, 'worker heartbeat failed')), heartbeatMs);
+  timer.unref();
+
+  // One runtime per process: isolates are pooled per tenant and kit version across jobs.
+  const kitRuntime = createKitRuntime({ onInternalError: (error) => log.error({ err: error }, 'kit runtime internal error') });
+  const deps = {
+    ownerDb,
+    log,
+    workerProcessId: workerId,
+    workerStaleAfterMs: staleAfterMs,
+    kitRuntime,
+    credentials: createCredentialVault(ownerDb, options.serverSecret, log),
+    kitCapabilities: options.kitCapabilities ?? {},
+  };
+  await reapInterruptedExecutions(deps);
+
   const runner: Runner = await run({
     pgPool: options.ownerPool,
     concurrency: options.concurrency,
     noHandleSignals: true,
     pollInterval: 1000,
-    taskList: createTaskList({ ownerDb, log }),
+    taskList: createTaskList(deps),
     parsedCronItems: parseCronItems(maintenanceSchedule),
     logger: workerLogger(log),
   });
-
-  const beat = () =>
-    sql`insert into worker_heartbeats (worker_id) values (${workerId})
-        on conflict (worker_id) do update set last_seen_at = now()`.execute(ownerDb);
-  await beat();
-  const timer = setInterval(() => void beat().catch((error) => log.warn({ err: error }, 'worker heartbeat failed')), options.heartbeatMs ?? 10_000);
-  timer.unref();
   log.info({ workerId, concurrency: options.concurrency }, 'worker started');
 
   return {
     workerId,
     async stop() {
-      clearInterval(timer);
       await runner.stop();
+      clearInterval(timer);
+      kitRuntime.close();
       await ownerDb.deleteFrom('worker_heartbeats').where('worker_id', '=', workerId).execute().catch(() => {});
       log.info({ workerId }, 'worker stopped');
     },

@@ -7,6 +7,7 @@ import type { SessionTokens } from '../auth/session-token.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { LoginThrottle } from '../domains/users/login-throttle.ts';
+import type { DownloadLinks } from '../http/download-links.ts';
 import type { Logger } from '../logger.ts';
 
 /** What every procedure can reach, whether it was called over HTTP or through `createCaller`. */
@@ -22,6 +23,7 @@ export interface ContextInner {
   setResponseHeader: (name: string, value: string) => void;
   sessionTokens: SessionTokens;
   loginThrottle: LoginThrottle;
+  downloadLinks: DownloadLinks;
 }
 
 export type Context = ContextInner;
@@ -36,7 +38,7 @@ export interface RequestScopedLocals {
 }
 
 /** The adapter-bound half: reads what the express middleware already established. */
-export function contextFactory(shared: { db: Kysely<Database>; config: Config; sessionTokens: SessionTokens; loginThrottle: LoginThrottle }) {
+export function contextFactory(shared: { db: Kysely<Database>; config: Config; sessionTokens: SessionTokens; loginThrottle: LoginThrottle; downloadLinks: DownloadLinks }) {
   return ({ req, res }: { req: Request; res: Response }): Context => {
     const locals = res.locals as Partial<RequestScopedLocals>;
     return createContextInner({

@@ -3,6 +3,7 @@ import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
+import { sampleExecutionBody, sampleKit } from '../helpers/kit-fixtures.ts';
 
 /**
  * Every REST route that takes an id, called with the ids of one tenant by (a) the owner of another
@@ -16,7 +17,10 @@ let foreigner: Actor;
 let nonMember: Actor;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
 
-const tenantTables = ['tenants', 'users', 'organizations', 'organization_members', 'api_keys', 'projects', 'customer_invitations', 'agency_project_assignments'];
+const tenantTables = [
+  'tenants', 'users', 'organizations', 'organization_members', 'api_keys', 'projects', 'customer_invitations', 'agency_project_assignments',
+  'kits', 'kit_versions', 'kit_executions', 'kit_outputs', 'kit_credentials', 'blobs',
+];
 
 async function snapshot(): Promise<Record<string, string>> {
   const result: Record<string, string> = {};
@@ -34,12 +38,17 @@ const bodies: Record<string, unknown> = {
   'POST /organizations/{id}/members': { userId: '00000000-0000-4000-8000-000000000000', role: 'member' },
   'PUT /organizations/{id}/members/{userId}': { role: 'admin' },
   'PATCH /projects/{projectId}': { name: 'Taken over' },
+  'PATCH /admin/tenants/{tenantId}/features': { kits_enabled: false },
+  'PATCH /{orgId}/kits/{kitId}': { status: 'deprecated' },
+  'POST /{orgId}/kits': sampleKit({ id: 'planted' }),
+  'POST /{orgId}/kits/{kitId}/execute': sampleExecutionBody('00000000-0000-4000-8000-000000000000'),
+  'POST /{orgId}/kits/credentials': { projectId: '00000000-0000-4000-8000-000000000000', kitId: 'service-starter', credentialType: 'token', credentials: { token: 'x' } },
 };
 
 function fillPath(path: string): string | undefined {
   if (path.includes('{token}')) return undefined; // bearer-style secrets, not guessable ids
   return path.replace(/\{(\w+)\}/g, (_match, name: string) => {
-    const key = name === 'id' ? (path.startsWith('/agency-projects') ? 'assignmentId' : 'organizationId') : name;
+    const key = name === 'id' ? (path.startsWith('/agency-projects') ? 'assignmentId' : 'organizationId') : name === 'orgId' ? 'organizationId' : name;
     const value = victim.ids[key];
     if (!value) throw new Error(`isolation matrix: no victim id for {${name}} in ${path}; teach fillPath`);
     return value;
@@ -59,13 +68,32 @@ beforeAll(async () => {
     [owner.tenantId, owner.organizationId, project.body.data.id, customer.userId],
   );
   const [key] = await sqlAsOwner('select id from api_keys where user_id = $1', [owner.userId]);
+  expect((await call(app.url, `/api/${owner.organizationId}/kits`, { apiKey: owner.apiKey, body: sampleKit() })).status).toBe(201);
+  const execution = await call(app.url, `/api/${owner.organizationId}/kits/service-starter/execute`, { apiKey: owner.apiKey, body: sampleExecutionBody(project.body.data.id) });
+  const credential = await call(app.url, `/api/${owner.organizationId}/kits/credentials`, {
+    apiKey: owner.apiKey,
+    body: { projectId: project.body.data.id, kitId: 'service-starter', credentialType: 'token', credentials: { token: 'victim-secret' } },
+  });
   victim = {
     tenantId: owner.tenantId,
     organizationId: owner.organizationId,
     ownerKey: owner.apiKey,
-    ids: { organizationId: owner.organizationId, userId: member.userId, projectId: project.body.data.id, keyId: key.id, assignmentId: assignment.id },
+    ids: {
+      organizationId: owner.organizationId,
+      tenantId: owner.tenantId,
+      userId: member.userId,
+      projectId: project.body.data.id,
+      keyId: key.id,
+      assignmentId: assignment.id,
+      kitId: 'service-starter',
+      executionId: execution.body.data.executionId,
+      outputId: 'openapi',
+      credentialId: credential.body.data.credentialId,
+    },
   };
   foreigner = await createTenant(app, 'Foreign');
+  // With kits on in its own tenant, the foreigner gets past the flag and meets the isolation itself.
+  await call(app.url, `/api/admin/tenants/${(foreigner as { tenantId: string }).tenantId}/features`, { method: 'PATCH', apiKey: owner.apiKey, body: { kits_enabled: true } });
   nonMember = await createUserInTenant(app, sqlAsOwner, owner.tenantId, 'Nadia');
 });
 afterAll(() => app?.stop());
@@ -89,7 +117,8 @@ describe('tenant and organization isolation', () => {
       const response = await call(app.url, `/api${filled}`, { method, apiKey: foreigner.apiKey, ...(bodies[`${method} ${path}`] ? { body: bodies[`${method} ${path}`] } : {}) });
       outcomes.push(`${method} ${path} → ${response.status} ${response.body?.error?.code ?? ''}`.trim());
     }
-    expect(outcomes.filter((line) => !line.endsWith('404 NOT_FOUND'))).toEqual([]);
+    // Platform-admin routes refuse before looking anything up; everything else is NOT_FOUND.
+    expect(outcomes.filter((line) => !(line.startsWith('PATCH /admin/') ? line.endsWith('403 FORBIDDEN') : line.endsWith('404 NOT_FOUND')))).toEqual([]);
     expect(await snapshot()).toEqual(before);
   });
 
@@ -100,7 +129,14 @@ describe('tenant and organization isolation', () => {
       const filled = fillPath(path);
       if (!filled) continue;
       const response = await call(app.url, `/api${filled}`, { method, apiKey: nonMember.apiKey, ...(bodies[`${method} ${path}`] ? { body: bodies[`${method} ${path}`] } : {}) });
-      const expected = path.startsWith('/organizations/') || path.startsWith('/agency-projects/') ? '403 ORG_NOT_MEMBER' : path.startsWith('/developer/') || path.startsWith('/projects/') ? '404 NOT_FOUND' : undefined;
+      const expected =
+        path.startsWith('/organizations/') || path.startsWith('/agency-projects/') || path.startsWith('/{orgId}/')
+          ? '403 ORG_NOT_MEMBER'
+          : path.startsWith('/developer/') || path.startsWith('/projects/')
+            ? '404 NOT_FOUND'
+            : path.startsWith('/admin/')
+              ? '403 FORBIDDEN'
+              : undefined;
       if (expected) outcomes.push(`${method} ${path} → ${response.status} ${response.body?.error?.code ?? ''}|${expected}`);
     }
     expect(outcomes.filter((line) => { const [got, want] = line.split('|'); return !got!.endsWith(want!); })).toEqual([]);

@@ -51,7 +51,7 @@ describe('jobs', () => {
     await sql`insert into rate_limits (key, points, expire) values ('expired', 1, ${Date.now() - 1000}), ('live', 1, ${Date.now() + 60_000})`.execute(owner.db);
     await withTenant(app.db, anyTenant, (trx) => addJob(trx, 'maintenance.purge_expired_rate_limits', {}).then(() => undefined));
     expect(await queuedJobs()).toBe(1);
-    worker = await startWorker({ ownerPool: owner.pool, ownerDb: owner.db, log, concurrency: 1 });
+    worker = await startWorker({ ownerPool: owner.pool, ownerDb: owner.db, log, concurrency: 1, serverSecret: 'test-secret-0123456789-0123456789-abcdef' });
     await waitFor(async () => (await queuedJobs()) === 0);
     expect(await rateLimitRows()).toEqual(['live']);
   });

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, OrganizationRole } from '../../db/database.ts';
 
 export async function insertTenant(db: Kysely<Database>, values: { id: string; name: string; features: Record<string, boolean> }) {
@@ -52,4 +52,13 @@ export async function findUserByEmail(db: Kysely<Database>, email: string) {
 
 export async function findFirstOrganizationOfTenant(db: Kysely<Database>, tenantId: string) {
   return db.selectFrom('organizations').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
+}
+
+export async function updateTenantFeatures(db: Kysely<Database>, tenantId: string, changes: Record<string, boolean>) {
+  return db
+    .updateTable('tenants')
+    .set({ features: sql`features || ${JSON.stringify(changes)}::jsonb` })
+    .where('id', '=', tenantId)
+    .returning(['id', 'features'])
+    .executeTakeFirst();
 }

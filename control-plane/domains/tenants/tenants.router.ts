@@ -1,7 +1,7 @@
 import { router } from '../../trpc/init.ts';
 import { platformAdminProcedure } from '../../trpc/procedures.ts';
-import { createdTenantOutput, createTenantInput } from './tenants.schema.ts';
-import { createTenantAsPlatformAdmin } from './tenants.service.ts';
+import { createdTenantOutput, createTenantInput, setTenantFeaturesInput, tenantFeaturesOutput } from './tenants.schema.ts';
+import { createTenantAsPlatformAdmin, setTenantFeatures } from './tenants.service.ts';
 
 export const adminRouter = router({
   createTenant: platformAdminProcedure
@@ -12,4 +12,13 @@ export const adminRouter = router({
     .input(createTenantInput)
     .output(createdTenantOutput)
     .mutation(({ ctx, input }) => createTenantAsPlatformAdmin(ctx.db, ctx.principal.tenantId, input)),
+
+  setTenantFeatures: platformAdminProcedure
+    .meta({ openapi: { method: 'PATCH', path: '/admin/tenants/{tenantId}/features', tags: ['admin'], summary: "Switch a tenant's feature flags, e.g. kits_enabled (platform admins)" } })
+    .input(setTenantFeaturesInput)
+    .output(tenantFeaturesOutput)
+    .mutation(({ ctx, input }) => {
+      const { tenantId, ...changes } = input;
+      return setTenantFeatures(ctx.db, ctx.principal.tenantId, tenantId, changes as Record<string, boolean>);
+    }),
 });

@@ -15,3 +15,10 @@ export const createdTenantOutput = z.object({
 
 export type CreateTenantInput = z.infer<typeof createTenantInput>;
 export type CreatedTenant = z.infer<typeof createdTenantOutput>;
+
+export const setTenantFeaturesInput = z.strictObject({
+  tenantId: z.uuid(),
+  kits_enabled: z.boolean().optional(),
+});
+
+export const tenantFeaturesOutput = z.object({ tenantId: z.uuid(), features: z.record(z.string(), z.boolean()) });

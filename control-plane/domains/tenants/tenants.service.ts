@@ -2,11 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { setTransactionTenant } from '../../db/tenant-transaction.ts';
-import { conflict } from '../../errors/app-error.ts';
+import { conflict, notFound } from '../../errors/app-error.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { issueApiKey } from '../api-keys/api-keys.service.ts';
 import type { CreatedTenant } from './tenants.schema.ts';
-import { insertMembership, insertOrganization, insertTenant, insertUser } from './tenants.repository.ts';
+import { insertMembership, insertOrganization, insertTenant, insertUser, updateTenantFeatures } from './tenants.repository.ts';
 
 export interface NewTenantSpec {
   name: string;
@@ -54,4 +54,13 @@ export async function createTenantAsPlatformAdmin(
   });
   await setTransactionTenant(trx, adminTenantId);
   return created;
+}
+
+/** Switches a tenant's feature flags (platform admins); RLS is pointed at that tenant for the write. */
+export async function setTenantFeatures(trx: Kysely<Database>, adminTenantId: string, tenantId: string, changes: Record<string, boolean>) {
+  await setTransactionTenant(trx, tenantId);
+  const updated = await updateTenantFeatures(trx, tenantId, changes);
+  await setTransactionTenant(trx, adminTenantId);
+  if (!updated) throw notFound('The tenant');
+  return { tenantId: updated.id, features: updated.features };
 }

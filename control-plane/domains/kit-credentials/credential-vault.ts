@@ -1,0 +1,76 @@
+import type { Kysely } from 'kysely';
+import { createCredentialSealer, type CredentialSealer } from '../../../kit-runtime/index.ts';
+import type { Database } from '../../db/database.ts';
+import type { Logger } from '../../logger.ts';
+import { addCredentialKey, loadCredentialKeyRing } from './credential-key-ring.ts';
+
+/** The worker's side of credentials: the only place a secret is ever opened. */
+export interface CredentialVault {
+  /** The active credential of that type for the project and kit, opened — or null when none opens. */
+  openForExecution(target: { tenantId: string; projectId: string; kitId: string; credentialId: string }): Promise<Record<string, unknown> | null>;
+  /** Adds a key and re-seals every stored credential under it; old keys stay until nothing uses them. */
+  rotate(): Promise<{ keyId: string; resealed: number }>;
+}
+
+export function createCredentialVault(owner: Kysely<Database>, serverSecret: string, log: Logger): CredentialVault {
+  let loaded: Promise<{ sealer: CredentialSealer; keyIds: Set<string> }> | undefined;
+  const keyRing = () =>
+    (loaded ??= loadCredentialKeyRing(owner, serverSecret).then(async (ring) => ({
+      sealer: await createCredentialSealer(ring),
+      keyIds: new Set(ring.keys.map((key) => key.keyId)),
+    })));
+
+  return {
+    async openForExecution({ tenantId, projectId, kitId, credentialId }) {
+      const row = await owner
+        .selectFrom('kit_credentials')
+        .select(['id', 'key_id', 'sealed'])
+        .where('tenant_id', '=', tenantId)
+        .where('project_id', '=', projectId)
+        .where('kit_id', '=', kitId)
+        .where('credential_type', '=', credentialId)
+        .where('status', '=', 'active')
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (!row) return null;
+      // A key added by another process after this one loaded the ring: reload once.
+      if (!(await keyRing()).keyIds.has(row.key_id)) loaded = undefined;
+      const { sealer } = await keyRing();
+      try {
+        const secret = sealer.open({ keyId: row.key_id, ciphertext: row.sealed }, { tenantId, credentialId: row.id });
+        await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'succeeded' }).where('id', '=', row.id).execute();
+        return secret;
+      } catch (error) {
+        // The ciphertext does not belong to this row (moved or tampered with): mark it, never use it.
+        log.warn({ credentialRowId: row.id, reason: (error as Error).message }, 'a stored credential failed to open');
+        await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'failed', status: 'invalid' }).where('id', '=', row.id).execute();
+        return null;
+      }
+    },
+
+    async rotate() {
+      const keyId = await addCredentialKey(owner, serverSecret);
+      loaded = undefined;
+      const { sealer } = await keyRing();
+      let resealed = 0;
+      await owner.transaction().execute(async (trx) => {
+        const rows = await trx.selectFrom('kit_credentials').select(['id', 'tenant_id', 'key_id', 'sealed']).forUpdate().execute();
+        for (const row of rows) {
+          const binding = { tenantId: row.tenant_id, credentialId: row.id };
+          try {
+            const next = sealer.rotate({ keyId: row.key_id, ciphertext: row.sealed }, binding);
+            await trx.updateTable('kit_credentials').set({ key_id: next.keyId, sealed: next.ciphertext }).where('id', '=', row.id).execute();
+            resealed += 1;
+          } catch {
+            // Already unusable (it does not belong to its row): it stays sealed as it is, marked invalid.
+            await trx.updateTable('kit_credentials').set({ status: 'invalid', last_check_status: 'failed', last_checked_at: new Date() }).where('id', '=', row.id).execute();
+          }
+        }
+        // New seals use the new key; older keys stay in the ring for anything still under them.
+        await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('key_id', '!=', keyId).where('retired_at', 'is', null).execute();
+      });
+      return { keyId, resealed };
+    },
+  };
+}

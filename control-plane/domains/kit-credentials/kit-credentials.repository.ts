@@ -1,0 +1,43 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/database.ts';
+
+export async function currentPublicKey(db: Kysely<Database>): Promise<{ key_id: string; public_key: string } | undefined> {
+  const { rows } = await sql<{ key_id: string; public_key: string }>`select * from app_private.current_credential_key()`.execute(db);
+  return rows[0];
+}
+
+export async function insertCredential(
+  db: Kysely<Database>,
+  values: { id: string; tenantId: string; organizationId: string; projectId: string; kitId: string; credentialType: string; keyId: string; sealed: string; createdBy: string },
+) {
+  return db
+    .insertInto('kit_credentials')
+    .values({
+      id: values.id,
+      tenant_id: values.tenantId,
+      organization_id: values.organizationId,
+      project_id: values.projectId,
+      kit_id: values.kitId,
+      credential_type: values.credentialType,
+      key_id: values.keyId,
+      sealed: values.sealed,
+      created_by: values.createdBy,
+    })
+    .returning(['id', 'created_at'])
+    .executeTakeFirstOrThrow();
+}
+
+// Listing never selects the sealed column: what is not read cannot leak.
+const listedColumns = ['id', 'kit_id', 'project_id', 'credential_type', 'status', 'key_id', 'last_checked_at', 'last_check_status', 'created_at'] as const;
+
+export async function listCredentials(db: Kysely<Database>, tenantId: string, organizationId: string, filter: { projectId?: string | undefined; kitId?: string | undefined }) {
+  let query = db.selectFrom('kit_credentials').select(listedColumns).where('tenant_id', '=', tenantId).where('organization_id', '=', organizationId);
+  if (filter.projectId) query = query.where('project_id', '=', filter.projectId);
+  if (filter.kitId) query = query.where('kit_id', '=', filter.kitId);
+  return query.orderBy('created_at').orderBy('id').execute();
+}
+
+export async function deleteCredential(db: Kysely<Database>, tenantId: string, organizationId: string, credentialId: string): Promise<boolean> {
+  const result = await db.deleteFrom('kit_credentials').where('tenant_id', '=', tenantId).where('organization_id', '=', organizationId).where('id', '=', credentialId).executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { orgInput } from '../kits/kits.schema.ts';
+
+export const publicKeyOutput = z.object({ keyId: z.string(), key: z.string().describe('X25519 public key, standard base64; seal with crypto_box_seal') });
+
+export const storeCredentialInput = orgInput
+  .extend({
+    projectId: z.uuid(),
+    kitId: z.string().min(1).max(100),
+    credentialType: z.string().min(1).max(100).regex(/^[a-z0-9_.-]+$/i, 'letters, digits, "_", "." and "-"'),
+    credentials: z.record(z.string(), z.unknown()).optional().describe('Secret key-value pairs, sealed by the server'),
+    sealedCredentials: z
+      .strictObject({ keyId: z.string().min(1).max(64), ciphertext: z.string().min(1).max(65_536) })
+      .optional()
+      .describe('The secret JSON, sealed by the client to GET …/credentials/public-key (crypto_box_seal, base64)'),
+  })
+  .refine((input) => (input.credentials === undefined) !== (input.sealedCredentials === undefined), {
+    message: 'send exactly one of credentials or sealedCredentials',
+    path: ['credentials'],
+  });
+
+export const storedCredentialOutput = z.object({ credentialId: z.uuid(), status: z.literal('active'), createdAt: z.iso.datetime() });
+
+export const credentialOutput = z.object({
+  id: z.uuid(),
+  kitId: z.string(),
+  projectId: z.uuid(),
+  credentialType: z.string(),
+  status: z.enum(['active', 'invalid']),
+  keyId: z.string(),
+  lastCheckedAt: z.iso.datetime().nullable(),
+  lastCheckStatus: z.string().nullable(),
+  createdAt: z.iso.datetime(),
+});
+
+export const listCredentialsInput = orgInput.extend({ projectId: z.uuid().optional(), kitId: z.string().max(100).optional() });
+export const listCredentialsOutput = z.object({ credentials: z.array(credentialOutput) });
+export const credentialRefInput = orgInput.extend({ credentialId: z.uuid() });
+export const deletedCredentialOutput = z.object({ credentialId: z.uuid(), deleted: z.literal(true) });
+
+export type StoreCredentialInput = z.infer<typeof storeCredentialInput>;

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { CredentialSealError, createPublicCredentialSealer } from '../../../kit-runtime/index.ts';
+import type { Principal } from '../../auth/principal.ts';
+import type { Database, KitCredentialRow } from '../../db/database.ts';
+import { AppError, invalid, notFound } from '../../errors/app-error.ts';
+import { requireKitAccess } from '../kits/kit-access.ts';
+import { requireKit } from '../kits/kits.service.ts';
+import { getProjectForCaller } from '../projects/projects.service.ts';
+import type { StoreCredentialInput } from './kit-credentials.schema.ts';
+import { currentPublicKey, deleteCredential, insertCredential, listCredentials } from './kit-credentials.repository.ts';
+
+type ListedCredential = Pick<KitCredentialRow, 'id' | 'kit_id' | 'project_id' | 'credential_type' | 'status' | 'key_id' | 'last_checked_at' | 'last_check_status' | 'created_at'>;
+
+function credentialRowToCredential(row: ListedCredential) {
+  return {
+    id: row.id,
+    kitId: row.kit_id,
+    projectId: row.project_id,
+    credentialType: row.credential_type,
+    status: row.status,
+    keyId: row.key_id,
+    lastCheckedAt: row.last_checked_at?.toISOString() ?? null,
+    lastCheckStatus: row.last_check_status,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+async function publicSealer(db: Kysely<Database>) {
+  const key = await currentPublicKey(db);
+  if (!key) throw new AppError('SERVICE_UNAVAILABLE', 'The credential key ring is not initialised yet');
+  return createPublicCredentialSealer({ keyId: key.key_id, key: key.public_key });
+}
+
+export async function getCredentialPublicKey(db: Kysely<Database>, principal: Principal, orgId: string) {
+  await requireKitAccess(db, principal, orgId);
+  return (await publicSealer(db)).publicKey();
+}
+
+/**
+ * Stores a credential sealed to the server's key, bound to its own row: plain values are sealed
+ * here, client-sealed ones are wrapped unopened. The API never holds a private key, and the
+ * secret never reaches a response, a log line or a job payload.
+ */
+export async function storeCredential(db: Kysely<Database>, principal: Principal, input: StoreCredentialInput) {
+  await requireKitAccess(db, principal, input.orgId, 'admin');
+  await requireKit(db, input.orgId, input.kitId);
+  await getProjectForCaller(db, principal, input.projectId).catch((error) => {
+    throw error instanceof AppError && error.code === 'NOT_FOUND' ? notFound('The project', { field: 'projectId' }) : error;
+  });
+  const sealer = await publicSealer(db);
+  const credentialId = randomUUID();
+  const binding = { tenantId: principal.tenantId, credentialId };
+  let sealed;
+  try {
+    sealed = input.sealedCredentials ? sealer.wrapClientValue(input.sealedCredentials, binding) : sealer.seal(binding, input.credentials!);
+  } catch (error) {
+    // Seal errors describe the shape, never the value.
+    if (error instanceof CredentialSealError) throw invalid(error.message, { issues: [{ field: input.sealedCredentials ? 'sealedCredentials' : 'credentials', issue: error.message }] });
+    throw error;
+  }
+  if (input.sealedCredentials && input.sealedCredentials.keyId !== sealed.keyId) {
+    throw invalid(`sealedCredentials were sealed to key ${input.sealedCredentials.keyId}; seal to the current key from …/credentials/public-key`, {
+      issues: [{ field: 'sealedCredentials.keyId', issue: 'not the current key' }],
+    });
+  }
+  const row = await insertCredential(db, {
+    id: credentialId,
+    tenantId: principal.tenantId,
+    organizationId: input.orgId,
+    projectId: input.projectId,
+    kitId: input.kitId,
+    credentialType: input.credentialType,
+    keyId: sealed.keyId,
+    sealed: sealed.ciphertext,
+    createdBy: principal.userId,
+  });
+  return { credentialId: row.id, status: 'active' as const, createdAt: row.created_at.toISOString() };
+}
+
+export async function listKitCredentials(db: Kysely<Database>, principal: Principal, input: { orgId: string; projectId?: string | undefined; kitId?: string | undefined }) {
+  await requireKitAccess(db, principal, input.orgId);
+  return { credentials: (await listCredentials(db, principal.tenantId, input.orgId, input)).map(credentialRowToCredential) };
+}
+
+export async function removeCredential(db: Kysely<Database>, principal: Principal, input: { orgId: string; credentialId: string }) {
+  await requireKitAccess(db, principal, input.orgId, 'admin');
+  if (!(await deleteCredential(db, principal.tenantId, input.orgId, input.credentialId))) throw notFound('The credential');
+  return { credentialId: input.credentialId, deleted: true as const };
+}

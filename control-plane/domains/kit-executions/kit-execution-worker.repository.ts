@@ -1,0 +1,125 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, KitExecutionStatus, OutputStatus } from '../../db/database.ts';
+
+/**
+ * Takes a pending execution for this run of its job. The job that was enqueued with the row may
+ * also retake it after a failed attempt; any other job (a duplicate add) finds nothing to do.
+ */
+export async function claimExecution(db: Kysely<Database>, claim: { executionId: string; tenantId: string; jobId: string; workerProcessId: string; lockedBy: string | null }) {
+  return db
+    .updateTable('kit_executions')
+    .set({ status: 'running', started_at: sql`coalesce(started_at, now())`, worker_process_id: claim.workerProcessId, locked_by: claim.lockedBy })
+    .where('id', '=', claim.executionId)
+    .where('tenant_id', '=', claim.tenantId)
+    .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'running'), eb('worker_run_id', '=', claim.jobId)])]))
+    .returning(['id', 'tenant_id', 'project_id', 'kit_version_id', 'input', 'options'])
+    .executeTakeFirst();
+}
+
+export async function findKitVersionForRun(db: Kysely<Database>, versionId: string) {
+  return db.selectFrom('kit_versions').select(['id', 'manifest', 'files', 'version']).where('id', '=', versionId).executeTakeFirstOrThrow();
+}
+
+export interface OutputToStore {
+  outputId: string;
+  filename: string;
+  outputType: string;
+  contentType: string;
+  content: string;
+  status: OutputStatus;
+  validationErrors: string[];
+  validationWarnings: string[];
+  contentSizeBytes: number;
+}
+
+/** Replaces whatever an earlier attempt stored: an execution never holds two copies of an output. */
+export async function replaceOutputs(db: Kysely<Database>, tenantId: string, executionId: string, outputs: OutputToStore[]) {
+  await db.deleteFrom('kit_outputs').where('tenant_id', '=', tenantId).where('execution_id', '=', executionId).execute();
+  if (outputs.length === 0) return;
+  await db
+    .insertInto('kit_outputs')
+    .values(
+      outputs.map((output) => ({
+        tenant_id: tenantId,
+        execution_id: executionId,
+        output_id: output.outputId,
+        filename: output.filename,
+        output_type: output.outputType,
+        content_type: output.contentType,
+        content: output.content,
+        status: output.status,
+        validation_errors: JSON.stringify(output.validationErrors),
+        validation_warnings: JSON.stringify(output.validationWarnings),
+        content_size_bytes: output.contentSizeBytes,
+      })),
+    )
+    .execute();
+}
+
+export async function insertBlob(db: Kysely<Database>, blob: { tenantId: string; contentType: string; content: Buffer; sha256: string }) {
+  return db
+    .insertInto('blobs')
+    .values({ tenant_id: blob.tenantId, content_type: blob.contentType, content: blob.content, size_bytes: blob.content.length, sha256: blob.sha256 })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}
+
+export interface ExecutionOutcome {
+  status: Exclude<KitExecutionStatus, 'pending' | 'running'>;
+  errorMessage: string | null;
+  executionTimeMs: number;
+  phases: Array<{ phase: string; status: string; durationMs: number }>;
+  counts: { valid: number; warnings: number; failed: number };
+  bundle?: { blobId: string; path: string; sizeBytes: number };
+}
+
+/** Records the end of a run — only if this worker still holds it (the reaper may have given up on it). */
+export async function finishExecution(db: Kysely<Database>, executionId: string, workerProcessId: string, outcome: ExecutionOutcome): Promise<boolean> {
+  const result = await db
+    .updateTable('kit_executions')
+    .set({
+      status: outcome.status,
+      error_message: outcome.errorMessage,
+      completed_at: new Date(),
+      execution_time_ms: outcome.executionTimeMs,
+      phases: JSON.stringify(outcome.phases),
+      outputs_valid: outcome.counts.valid,
+      outputs_warnings: outcome.counts.warnings,
+      outputs_failed: outcome.counts.failed,
+      bundle_blob_id: outcome.bundle?.blobId ?? null,
+      bundle_path: outcome.bundle?.path ?? null,
+      bundle_size_bytes: outcome.bundle?.sizeBytes ?? null,
+    })
+    .where('id', '=', executionId)
+    .where('status', '=', 'running')
+    .where('worker_process_id', '=', workerProcessId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Executions whose worker stopped beating (killed, crashed, lost): they end as failed, with a
+ * message that says so, instead of staying "running" for ever.
+ */
+export async function failExecutionsOfDeadWorkers(db: Kysely<Database>, staleAfterMs: number) {
+  return db
+    .updateTable('kit_executions as e')
+    .set({
+      status: 'failed',
+      completed_at: new Date(),
+      error_message: 'The worker running this execution stopped unexpectedly; no outputs were kept. Start a new execution.',
+    })
+    .where('e.status', '=', 'running')
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('worker_heartbeats as h')
+            .select('h.worker_id')
+            .whereRef('h.worker_id', '=', 'e.worker_process_id')
+            .where('h.last_seen_at', '>', sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000})`),
+        ),
+      ),
+    )
+    .returning(['e.id', 'e.locked_by', 'e.tenant_id'])
+    .execute();
+}

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { buildOutputBundle, loadKitPackage, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
+import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
+import {
+  claimExecution,
+  finishExecution,
+  findKitVersionForRun,
+  insertBlob,
+  replaceOutputs,
+  type ExecutionOutcome,
+} from './kit-execution-worker.repository.ts';
+
+/** Loaded kit packages by version id: versions are immutable, so a cached one never goes stale. */
+const packages = new Map<string, KitPackage>();
+const MAX_CACHED_PACKAGES = 200;
+
+function kitPackageFor(version: { id: string; manifest: unknown; files: Record<string, string> }): KitPackage {
+  const cached = packages.get(version.id);
+  if (cached) return cached;
+  const loaded = loadKitPackage({ manifest: version.manifest, files: version.files });
+  // Published versions were checked at publish time; failing here means the runtime changed.
+  if (!loaded.ok) throw new Error(`Kit version ${version.id} no longer loads: ${loaded.problems.map((p) => `${p.file}: ${p.message}`).join('; ')}`);
+  if (packages.size >= MAX_CACHED_PACKAGES) packages.delete(packages.keys().next().value!);
+  packages.set(version.id, loaded.kit);
+  return loaded.kit;
+}
+
+function outcomeOf(result: KitExecutionResult): Omit<ExecutionOutcome, 'bundle'> {
+  const count = (status: string) => result.outputs.filter((output) => output.status === status).length;
+  return {
+    status: result.status,
+    errorMessage: result.status === 'completed' ? null : result.message,
+    executionTimeMs: Math.round(result.executionTimeMs),
+    phases: result.phases.map((phase) => ({ phase: phase.phase, status: phase.status, durationMs: Math.round(phase.durationMs) })),
+    counts: { valid: count('valid'), warnings: count('warning'), failed: count('invalid') },
+  };
+}
+
+export const executeKitJob = defineJob({
+  name: 'kits.execute',
+  payload: z.object({ executionId: z.uuid(), tenantId: z.uuid() }),
+  async run({ executionId, tenantId }, deps: JobDeps, helpers) {
+    const { ownerDb, log } = deps;
+    const claimed = await claimExecution(ownerDb, {
+      executionId,
+      tenantId,
+      jobId: String(helpers.job.id),
+      workerProcessId: deps.workerProcessId,
+      lockedBy: helpers.job.locked_by,
+    });
+    if (!claimed) {
+      log.info({ executionId }, 'execution already taken or finished; nothing to do');
+      return;
+    }
+    const version = await findKitVersionForRun(ownerDb, claimed.kit_version_id);
+    const kit = kitPackageFor(version);
+    const result = await deps.kitRuntime.execute(kit, {
+      tenantId,
+      input: claimed.input,
+      options: { dryRun: claimed.options.dryRun === true, skipApply: claimed.options.skipApply === true },
+      openCredential: (credentialId) => deps.credentials.openForExecution({ tenantId, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId }),
+      capabilities: deps.kitCapabilities,
+    });
+    const bundleable = result.outputs.filter((output) => output.status !== 'invalid');
+    const bundle = bundleable.length > 0 ? await buildOutputBundle(bundleable, { kitRef: result.kitRef, executionId }) : undefined;
+
+    const finished = await ownerDb.transaction().execute(async (trx) => {
+      await replaceOutputs(trx, tenantId, executionId, result.outputs);
+      const blob = bundle ? await insertBlob(trx, { tenantId, contentType: 'application/zip', content: bundle.buffer, sha256: bundle.sha256 }) : undefined;
+      const stored = await finishExecution(trx, executionId, deps.workerProcessId, {
+        ...outcomeOf(result),
+        ...(blob && bundle ? { bundle: { blobId: blob.id, path: `executions/${executionId}/bundle.zip`, sizeBytes: bundle.sizeBytes } } : {}),
+      });
+      // The reaper gave up on this run meanwhile: keep its verdict, and none of these outputs.
+      if (!stored) throw new ExecutionTakenAway();
+      return stored;
+    }).catch((error) => {
+      if (error instanceof ExecutionTakenAway) return false;
+      throw error;
+    });
+    log.info({ executionId, status: result.status, stored: finished, ms: Math.round(result.executionTimeMs) }, 'kit execution finished');
+  },
+});
+
+class ExecutionTakenAway extends Error {}

@@ -1,0 +1,94 @@
+import type { Kysely } from 'kysely';
+import type { Database, KitExecutionStatus } from '../../db/database.ts';
+import type { Paging } from '../../http/paging.ts';
+
+const executionColumns = [
+  'e.id', 'e.tenant_id', 'e.organization_id', 'e.project_id', 'e.status', 'e.options', 'e.phases', 'e.error_message',
+  'e.started_at', 'e.completed_at', 'e.execution_time_ms', 'e.outputs_valid', 'e.outputs_warnings', 'e.outputs_failed',
+  'e.token_usage', 'e.estimated_cost_usd', 'e.bundle_blob_id', 'e.bundle_path', 'e.bundle_size_bytes', 'e.worker_run_id',
+  'e.created_at', 'k.kit_id', 'v.version',
+] as const;
+
+function executions(db: Kysely<Database>, tenantId: string, organizationId: string) {
+  return db
+    .selectFrom('kit_executions as e')
+    .innerJoin('kits as k', 'k.id', 'e.kit_row_id')
+    .innerJoin('kit_versions as v', 'v.id', 'e.kit_version_id')
+    .where('e.tenant_id', '=', tenantId)
+    .where('e.organization_id', '=', organizationId);
+}
+
+export async function listExecutions(
+  db: Kysely<Database>,
+  tenantId: string,
+  organizationId: string,
+  filter: Paging & { projectId?: string | undefined; kitId?: string | undefined; status?: KitExecutionStatus | undefined },
+) {
+  let query = executions(db, tenantId, organizationId);
+  if (filter.projectId) query = query.where('e.project_id', '=', filter.projectId);
+  if (filter.kitId) query = query.where('k.kit_id', '=', filter.kitId);
+  if (filter.status) query = query.where('e.status', '=', filter.status);
+  const [rows, count] = await Promise.all([
+    query.select(executionColumns).orderBy('e.created_at').orderBy('e.id').limit(filter.limit).offset(filter.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+export async function findExecution(db: Kysely<Database>, tenantId: string, organizationId: string, executionId: string) {
+  return executions(db, tenantId, organizationId).select(executionColumns).where('e.id', '=', executionId).executeTakeFirst();
+}
+
+export type ExecutionRow = NonNullable<Awaited<ReturnType<typeof findExecution>>>;
+
+export async function listOutputSummaries(db: Kysely<Database>, tenantId: string, executionId: string) {
+  return db
+    .selectFrom('kit_outputs')
+    .select(['id', 'output_id', 'filename', 'status', 'content_size_bytes', 'validation_errors', 'validation_warnings'])
+    .where('tenant_id', '=', tenantId)
+    .where('execution_id', '=', executionId)
+    .orderBy('output_id')
+    .execute();
+}
+
+export async function findOutput(db: Kysely<Database>, tenantId: string, executionId: string, outputRef: string, refIsRowId: boolean) {
+  return db
+    .selectFrom('kit_outputs')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('execution_id', '=', executionId)
+    .where(refIsRowId ? 'id' : 'output_id', '=', outputRef)
+    .executeTakeFirst();
+}
+
+export async function insertExecution(
+  db: Kysely<Database>,
+  values: { tenantId: string; organizationId: string; projectId: string; kitRowId: string; kitVersionId: string; input: Record<string, unknown>; options: Record<string, boolean>; createdBy: string },
+) {
+  return db
+    .insertInto('kit_executions')
+    .values({
+      tenant_id: values.tenantId,
+      organization_id: values.organizationId,
+      project_id: values.projectId,
+      kit_row_id: values.kitRowId,
+      kit_version_id: values.kitVersionId,
+      input: JSON.stringify(values.input),
+      options: JSON.stringify(values.options),
+      created_by: values.createdBy,
+    })
+    .returning(['id', 'created_at'])
+    .executeTakeFirstOrThrow();
+}
+
+export async function recordWorkerRun(db: Kysely<Database>, executionId: string, workerRunId: string) {
+  await db.updateTable('kit_executions').set({ worker_run_id: workerRunId }).where('id', '=', executionId).execute();
+}
+
+export async function findVersionOfKit(db: Kysely<Database>, kitRowId: string, version: string) {
+  return db.selectFrom('kit_versions').select(['id', 'version']).where('kit_row_id', '=', kitRowId).where('version', '=', version).executeTakeFirst();
+}
+
+export async function findBlobMeta(db: Kysely<Database>, tenantId: string, blobId: string) {
+  return db.selectFrom('blobs').select(['id', 'size_bytes', 'sha256']).where('tenant_id', '=', tenantId).where('id', '=', blobId).executeTakeFirst();
+}

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { pagingInput } from '../../http/paging.ts';
+import { kitRefInput, orgInput } from '../kits/kits.schema.ts';
+
+export const executionStatuses = ['pending', 'running', 'completed', 'failed', 'partial'] as const;
+const outputStatuses = ['valid', 'warning', 'invalid'] as const;
+
+export const executeKitInput = kitRefInput.extend({
+  projectId: z.uuid(),
+  businessProfile: z.looseObject({ company: z.looseObject({ name: z.string().min(1).max(500), industry: z.string().min(1).max(200) }) }),
+  discoveryAnswers: z.record(z.string(), z.unknown()).default({}),
+  options: z.strictObject({ dryRun: z.boolean().default(false), skipApply: z.boolean().default(false) }).default({ dryRun: false, skipApply: false }),
+  version: z.string().max(100).optional().describe('A published version; the latest when absent'),
+});
+
+export const executionCreatedOutput = z.object({
+  executionId: z.uuid(),
+  status: z.literal('pending'),
+  workerRunId: z.string(),
+  createdAt: z.iso.datetime(),
+});
+
+export const executionSummaryOutput = z.object({
+  id: z.uuid(),
+  kitId: z.string(),
+  kitVersion: z.string(),
+  projectId: z.uuid(),
+  status: z.enum(executionStatuses),
+  startedAt: z.iso.datetime().nullable(),
+  completedAt: z.iso.datetime().nullable(),
+  executionTimeMs: z.number().int().nullable(),
+  outputCount: z.number().int(),
+  outputsValid: z.number().int(),
+  outputsWarnings: z.number().int(),
+  outputsFailed: z.number().int(),
+  tokenUsageTotal: z.number().int(),
+  estimatedCostUsd: z.string(),
+  errorMessage: z.string().nullable(),
+  createdAt: z.iso.datetime(),
+});
+
+export const executionOutputSummary = z.object({
+  id: z.uuid(),
+  outputId: z.string(),
+  filename: z.string(),
+  status: z.enum(outputStatuses),
+  contentSizeBytes: z.number().int(),
+  validationErrors: z.array(z.string()),
+  validationWarnings: z.array(z.string()),
+});
+
+export const executionDetailOutput = executionSummaryOutput.extend({
+  options: z.object({ dryRun: z.boolean(), skipApply: z.boolean() }),
+  phases: z.array(z.object({ phase: z.string(), status: z.string(), durationMs: z.number() })),
+  outputs: z.array(executionOutputSummary),
+  tokenUsage: z.object({ prompt: z.number().int(), completion: z.number().int(), total: z.number().int() }),
+  bundlePath: z.string().nullable(),
+  bundleSizeBytes: z.number().int().nullable(),
+});
+
+export const listExecutionsInput = orgInput.extend(pagingInput.shape).extend({
+  projectId: z.uuid().optional(),
+  kitId: z.string().max(100).optional(),
+  status: z.enum(executionStatuses).optional(),
+});
+
+export const listExecutionsOutput = z.object({
+  executions: z.array(executionSummaryOutput),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+export const executionRefInput = orgInput.extend({ executionId: z.uuid() });
+export const outputRefInput = executionRefInput.extend({ outputId: z.string().min(1).max(200) });
+
+export const outputContentOutput = z.object({
+  id: z.uuid(),
+  outputId: z.string(),
+  filename: z.string(),
+  contentType: z.string(),
+  content: z.string(),
+  contentSizeBytes: z.number().int(),
+  status: z.enum(outputStatuses),
+  validationErrors: z.array(z.string()),
+  validationWarnings: z.array(z.string()),
+  createdAt: z.iso.datetime(),
+});
+
+export const bundleLinkOutput = z.object({
+  downloadUrl: z.string(),
+  expiresAt: z.iso.datetime(),
+  sizeBytes: z.number().int(),
+  sha256: z.string(),
+  contents: z.array(z.string()),
+});
+
+export type ExecutionSummary = z.infer<typeof executionSummaryOutput>;
+export type ExecutionDetail = z.infer<typeof executionDetailOutput>;
+export type ExecuteKitInput = z.infer<typeof executeKitInput>;

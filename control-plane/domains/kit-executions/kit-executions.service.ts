@@ -1,0 +1,158 @@
+import type { Kysely } from 'kysely';
+import type { Principal } from '../../auth/principal.ts';
+import type { Database, KitExecutionStatus } from '../../db/database.ts';
+import { AppError, invalid, notFound } from '../../errors/app-error.ts';
+import type { DownloadLinks } from '../../http/download-links.ts';
+import type { Paging } from '../../http/paging.ts';
+import { addJob } from '../../jobs/add-job.ts';
+import { requireKitAccess } from '../kits/kit-access.ts';
+import { requireKit } from '../kits/kits.service.ts';
+import { getProjectForCaller } from '../projects/projects.service.ts';
+import { executeKitJob } from './kit-execution.job.ts';
+import type { ExecuteKitInput, ExecutionDetail, ExecutionSummary } from './kit-executions.schema.ts';
+import {
+  findBlobMeta,
+  findExecution,
+  findOutput,
+  findVersionOfKit,
+  insertExecution,
+  listExecutions,
+  listOutputSummaries,
+  recordWorkerRun,
+  type ExecutionRow,
+} from './kit-executions.repository.ts';
+
+const iso = (value: Date | null) => value?.toISOString() ?? null;
+
+function executionRowToSummary(row: ExecutionRow): ExecutionSummary {
+  return {
+    id: row.id,
+    kitId: row.kit_id,
+    kitVersion: row.version,
+    projectId: row.project_id,
+    status: row.status,
+    startedAt: iso(row.started_at),
+    completedAt: iso(row.completed_at),
+    executionTimeMs: row.execution_time_ms,
+    outputCount: row.outputs_valid + row.outputs_warnings + row.outputs_failed,
+    outputsValid: row.outputs_valid,
+    outputsWarnings: row.outputs_warnings,
+    outputsFailed: row.outputs_failed,
+    tokenUsageTotal: row.token_usage.total,
+    estimatedCostUsd: Number(row.estimated_cost_usd).toFixed(6),
+    errorMessage: row.error_message,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/**
+ * Starts a kit execution: the row and its job are written in the caller's transaction, so either
+ * both exist or neither does. The worker does the rest; clients poll the execution.
+ */
+export async function startKitExecution(db: Kysely<Database>, principal: Principal, input: ExecuteKitInput) {
+  await requireKitAccess(db, principal, input.orgId);
+  const kit = await requireKit(db, input.orgId, input.kitId);
+  const version = input.version ? await findVersionOfKit(db, kit.id, input.version) : kit.version_id ? { id: kit.version_id, version: kit.version! } : undefined;
+  if (!version) throw notFound(`Version ${input.version ?? '(latest)'} of kit ${input.kitId}`);
+  if (kit.status === 'draft') throw invalid(`Kit ${input.kitId} is a draft and cannot be executed`);
+  const project = await getProjectForCaller(db, principal, input.projectId).catch((error) => {
+    throw error instanceof AppError && error.code === 'NOT_FOUND' ? notFound('The project', { field: 'projectId' }) : error;
+  });
+  const execution = await insertExecution(db, {
+    tenantId: principal.tenantId,
+    organizationId: input.orgId,
+    projectId: project.id,
+    kitRowId: kit.id,
+    kitVersionId: version.id,
+    input: {
+      projectId: project.id,
+      project: { id: project.id, name: project.name, description: project.description, metadata: project.metadata },
+      businessProfile: input.businessProfile,
+      discoveryAnswers: input.discoveryAnswers,
+    },
+    options: input.options,
+    createdBy: principal.userId,
+  });
+  // The payload names the execution only: inputs and secrets stay in the database.
+  const jobId = await addJob(db, executeKitJob.name, { executionId: execution.id, tenantId: principal.tenantId }, { jobKey: `kit-execution:${execution.id}` });
+  await recordWorkerRun(db, execution.id, jobId);
+  return { executionId: execution.id, status: 'pending' as const, workerRunId: jobId, createdAt: execution.created_at.toISOString() };
+}
+
+export async function listKitExecutions(
+  db: Kysely<Database>,
+  principal: Principal,
+  input: Paging & { orgId: string; projectId?: string | undefined; kitId?: string | undefined; status?: KitExecutionStatus | undefined },
+) {
+  await requireKitAccess(db, principal, input.orgId);
+  const { rows, total } = await listExecutions(db, principal.tenantId, input.orgId, input);
+  return { executions: rows.map(executionRowToSummary), total, limit: input.limit, offset: input.offset };
+}
+
+async function requireExecution(db: Kysely<Database>, principal: Principal, orgId: string, executionId: string) {
+  await requireKitAccess(db, principal, orgId);
+  const row = await findExecution(db, principal.tenantId, orgId, executionId);
+  if (!row) throw notFound('The execution');
+  return row;
+}
+
+export async function getKitExecution(db: Kysely<Database>, principal: Principal, input: { orgId: string; executionId: string }): Promise<ExecutionDetail> {
+  const row = await requireExecution(db, principal, input.orgId, input.executionId);
+  const outputs = await listOutputSummaries(db, principal.tenantId, row.id);
+  return {
+    ...executionRowToSummary(row),
+    options: { dryRun: row.options.dryRun === true, skipApply: row.options.skipApply === true },
+    phases: row.phases,
+    outputs: outputs.map((output) => ({
+      id: output.id,
+      outputId: output.output_id,
+      filename: output.filename,
+      status: output.status,
+      contentSizeBytes: output.content_size_bytes,
+      validationErrors: output.validation_errors,
+      validationWarnings: output.validation_warnings,
+    })),
+    tokenUsage: row.token_usage,
+    bundlePath: row.bundle_path,
+    bundleSizeBytes: row.bundle_size_bytes,
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function getKitOutput(db: Kysely<Database>, principal: Principal, input: { orgId: string; executionId: string; outputId: string }) {
+  const row = await requireExecution(db, principal, input.orgId, input.executionId);
+  // Either the output's row id or the id the manifest gives it.
+  const output = await findOutput(db, principal.tenantId, row.id, input.outputId, UUID.test(input.outputId));
+  if (!output) throw notFound(`Output ${input.outputId} of this execution`);
+  return {
+    id: output.id,
+    outputId: output.output_id,
+    filename: output.filename,
+    contentType: output.content_type,
+    content: output.content,
+    contentSizeBytes: output.content_size_bytes,
+    status: output.status,
+    validationErrors: output.validation_errors,
+    validationWarnings: output.validation_warnings,
+    createdAt: output.created_at.toISOString(),
+  };
+}
+
+export async function getBundleLink(db: Kysely<Database>, principal: Principal, links: DownloadLinks, input: { orgId: string; executionId: string }) {
+  const row = await requireExecution(db, principal, input.orgId, input.executionId);
+  const blob = row.bundle_blob_id ? await findBlobMeta(db, principal.tenantId, row.bundle_blob_id) : undefined;
+  if (!blob) {
+    const why = row.status === 'pending' || row.status === 'running' ? 'has not finished yet' : 'produced no valid outputs to bundle';
+    throw new AppError('CONFLICT', `This execution ${why}`, { status: row.status });
+  }
+  const outputs = await listOutputSummaries(db, principal.tenantId, row.id);
+  const link = links.create({ tenantId: principal.tenantId, blobId: blob.id, filename: `${row.kit_id}-${row.version}-${row.id.slice(0, 8)}.zip` });
+  return {
+    downloadUrl: link.path,
+    expiresAt: link.expiresAt.toISOString(),
+    sizeBytes: blob.size_bytes,
+    sha256: blob.sha256,
+    contents: ['manifest.json', ...outputs.filter((o) => o.status !== 'invalid').map((o) => o.filename)],
+  };
+}

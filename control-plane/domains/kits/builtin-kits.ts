@@ -1,0 +1,67 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/database.ts';
+import type { Logger } from '../../logger.ts';
+import { checksumOf, kitFieldsOf, validateKitPackage } from './kit-publication.ts';
+import { findBuiltInKitId, insertKit, insertKitVersion, listVersions, pointKitAtVersion } from './kits.repository.ts';
+
+const builtInKitsDirectory = fileURLToPath(new URL('../../../kits', import.meta.url));
+
+interface ManifestFileRefs {
+  outputs?: Array<{ template?: string; schema?: string }>;
+  hooks?: Record<string, string>;
+  partials?: Record<string, string>;
+  discovery?: { pools?: string[] };
+}
+
+/** Every file a manifest references — exactly what a publish uploads. */
+export function referencedFiles(manifest: ManifestFileRefs): string[] {
+  const paths = [
+    ...(manifest.outputs ?? []).flatMap((output) => [output.template, output.schema]),
+    ...Object.values(manifest.hooks ?? {}),
+    ...Object.values(manifest.partials ?? {}),
+    ...(manifest.discovery?.pools ?? []),
+  ];
+  return [...new Set(paths.filter((path): path is string => typeof path === 'string'))];
+}
+
+export async function readKitDirectory(directory: string): Promise<{ manifest: Record<string, unknown>; files: Record<string, string> }> {
+  const manifest = JSON.parse(await readFile(join(directory, 'kit.json'), 'utf8')) as Record<string, unknown>;
+  const files: Record<string, string> = {};
+  for (const path of referencedFiles(manifest as ManifestFileRefs)) {
+    const full = join(directory, path);
+    if (existsSync(full)) files[path] = await readFile(full, 'utf8');
+  }
+  return { manifest, files };
+}
+
+/**
+ * Registers the kits shipped in `kits/` as built-in kits (visible to every tenant, read-only). A
+ * version already registered is left alone — versions are immutable — so this is safe on every boot.
+ */
+export async function registerBuiltInKits(owner: Kysely<Database>, log: Logger, directory = builtInKitsDirectory): Promise<string[]> {
+  if (!existsSync(directory)) return [];
+  const registered: string[] = [];
+  const entries = await readdir(directory, { withFileTypes: true });
+  for (const entry of entries.filter((e) => e.isDirectory() && existsSync(join(directory, e.name, 'kit.json'))).sort((a, b) => a.name.localeCompare(b.name))) {
+    try {
+      const { manifest, files } = await readKitDirectory(join(directory, entry.name));
+      const checked = validateKitPackage(manifest, files);
+      const fields = kitFieldsOf(checked);
+      const version = checked.metadata.version;
+      await owner.transaction().execute(async (trx) => {
+        const kit = (await findBuiltInKitId(trx, fields.kitId)) ?? (await insertKit(trx, { tenantId: null, organizationId: null }, fields));
+        if ((await listVersions(trx, kit.id)).some((known) => known.version === version)) return;
+        const created = await insertKitVersion(trx, { tenantId: null, kitRowId: kit.id, version, manifest, files, checksum: checksumOf(manifest, files) });
+        await pointKitAtVersion(trx, kit.id, created.id, fields);
+      });
+      registered.push(`${fields.kitId}@${version}`);
+    } catch (error) {
+      log.error({ err: error, kit: entry.name }, 'a built-in kit could not be registered');
+    }
+  }
+  return registered;
+}

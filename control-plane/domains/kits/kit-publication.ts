@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { loadKitPackage, type KitManifest } from '../../../kit-runtime/index.ts';
+import type { Database } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/postgres-errors.ts';
+import { AppError, conflict } from '../../errors/app-error.ts';
+import { findBuiltInKitId, findOwnKitForUpdate, insertKit, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
+
+/** Checks a kit package the way the runtime will load it; refuses it naming every problem's file. */
+export function validateKitPackage(manifest: unknown, files: Record<string, string>): KitManifest {
+  const loaded = loadKitPackage({ manifest, files });
+  if (!loaded.ok) {
+    const first = loaded.problems[0];
+    const summary = first ? `${first.file}${first.line ? `:${first.line}` : ''}: ${first.message}` : 'the kit is invalid';
+    throw new AppError('VALIDATION_ERROR', `The kit cannot be published — ${summary}${loaded.problems.length > 1 ? ` (and ${loaded.problems.length - 1} more)` : ''}`, {
+      problems: loaded.problems,
+    });
+  }
+  return loaded.kit.manifest;
+}
+
+export function kitFieldsOf(manifest: KitManifest): KitFields {
+  return {
+    kitId: manifest.metadata.id,
+    displayName: manifest.metadata.displayName,
+    description: manifest.metadata.description ?? '',
+    kitType: manifest.metadata.kitType,
+    platformName: manifest.platform.name,
+    platformCategory: manifest.platform.category,
+  };
+}
+
+/** Only the files the manifest uses are kept: a version is exactly what runs. */
+export function checksumOf(manifest: unknown, files: Record<string, string>): string {
+  const canonical = JSON.stringify({ manifest, files: Object.fromEntries(Object.entries(files).sort(([a], [b]) => a.localeCompare(b))) });
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+/**
+ * Stores a new immutable version of an organization's kit (creating the kit on its first version).
+ * The same kit id and version again is a CONFLICT, also when two publishes race.
+ */
+export async function publishKitVersion(
+  db: Kysely<Database>,
+  owner: { tenantId: string; organizationId: string },
+  manifestInput: Record<string, unknown>,
+  files: Record<string, string>,
+) {
+  const manifest = validateKitPackage(manifestInput, files);
+  const fields = kitFieldsOf(manifest);
+  const version = manifest.metadata.version;
+  if (await findBuiltInKitId(db, fields.kitId)) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
+  const existing = await findOwnKitForUpdate(db, owner.organizationId, fields.kitId);
+  const kit = existing ?? (await insertKit(db, owner, fields).catch(rethrowDuplicate(fields.kitId, version)));
+  const created = await insertKitVersion(db, { tenantId: owner.tenantId, kitRowId: kit.id, version, manifest: manifestInput, files, checksum: checksumOf(manifestInput, files) }).catch(
+    rethrowDuplicate(fields.kitId, version),
+  );
+  await pointKitAtVersion(db, kit.id, created.id, fields);
+  return { id: kit.id, kitId: fields.kitId, version, displayName: fields.displayName, status: kit.status, createdAt: created.created_at.toISOString() };
+}
+
+function rethrowDuplicate(kitId: string, version: string) {
+  return (error: unknown): never => {
+    if (isUniqueViolation(error)) throw conflict(`Kit ${kitId} version ${version} is already published; versions are immutable — publish a new version`);
+    throw error;
+  };
+}

@@ -1,0 +1,119 @@
+import type { Kysely } from 'kysely';
+import type { Database, KitStatus, KitType } from '../../db/database.ts';
+import type { Paging } from '../../http/paging.ts';
+
+export async function tenantFeatures(db: Kysely<Database>, tenantId: string): Promise<Record<string, boolean>> {
+  const row = await db.selectFrom('tenants').select('features').where('id', '=', tenantId).executeTakeFirst();
+  return row?.features ?? {};
+}
+
+/** Kits an organization can use: its own and the built-in ones, with their latest version. */
+function kitsVisibleTo(db: Kysely<Database>, organizationId: string) {
+  return db
+    .selectFrom('kits as k')
+    .leftJoin('kit_versions as v', 'v.id', 'k.latest_version_id')
+    .where((eb) => eb.or([eb('k.organization_id', '=', organizationId), eb('k.organization_id', 'is', null)]));
+}
+
+const kitColumns = [
+  'k.id', 'k.tenant_id', 'k.organization_id', 'k.kit_id', 'k.display_name', 'k.description', 'k.kit_type', 'k.status',
+  'k.platform_name', 'k.platform_category', 'k.created_at', 'v.version', 'v.manifest', 'v.id as version_id',
+] as const;
+
+export async function listKits(db: Kysely<Database>, organizationId: string, filter: Paging & { type?: KitType | undefined; status?: KitStatus | undefined }) {
+  let query = kitsVisibleTo(db, organizationId);
+  if (filter.type) query = query.where('k.kit_type', '=', filter.type);
+  if (filter.status) query = query.where('k.status', '=', filter.status);
+  const [rows, count] = await Promise.all([
+    query.select(kitColumns).orderBy('k.created_at').orderBy('k.id').limit(filter.limit).offset(filter.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+export async function findKit(db: Kysely<Database>, organizationId: string, kitId: string) {
+  // An organization's own kit of that id wins over a built-in one (publishing refuses the clash anyway).
+  return kitsVisibleTo(db, organizationId).select(kitColumns).where('k.kit_id', '=', kitId).orderBy('k.organization_id', (ob) => ob.asc().nullsLast()).executeTakeFirst();
+}
+
+export type KitListRow = NonNullable<Awaited<ReturnType<typeof findKit>>>;
+
+export async function listVersions(db: Kysely<Database>, kitRowId: string) {
+  return db.selectFrom('kit_versions').select(['version', 'created_at']).where('kit_row_id', '=', kitRowId).orderBy('created_at').orderBy('id').execute();
+}
+
+export async function findBuiltInKitId(db: Kysely<Database>, kitId: string) {
+  return db.selectFrom('kits').select('id').where('kit_id', '=', kitId).where('organization_id', 'is', null).executeTakeFirst();
+}
+
+export async function findOwnKitForUpdate(db: Kysely<Database>, organizationId: string, kitId: string) {
+  return db.selectFrom('kits').selectAll().where('organization_id', '=', organizationId).where('kit_id', '=', kitId).forUpdate().executeTakeFirst();
+}
+
+export interface KitFields {
+  kitId: string;
+  displayName: string;
+  description: string;
+  kitType: KitType;
+  platformName: string;
+  platformCategory: string;
+}
+
+export async function insertKit(db: Kysely<Database>, owner: { tenantId: string | null; organizationId: string | null }, fields: KitFields) {
+  return db
+    .insertInto('kits')
+    .values({
+      tenant_id: owner.tenantId,
+      organization_id: owner.organizationId,
+      kit_id: fields.kitId,
+      display_name: fields.displayName,
+      description: fields.description,
+      kit_type: fields.kitType,
+      platform_name: fields.platformName,
+      platform_category: fields.platformCategory,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function insertKitVersion(
+  db: Kysely<Database>,
+  values: { tenantId: string | null; kitRowId: string; version: string; manifest: Record<string, unknown>; files: Record<string, string>; checksum: string },
+) {
+  return db
+    .insertInto('kit_versions')
+    .values({
+      tenant_id: values.tenantId,
+      kit_row_id: values.kitRowId,
+      version: values.version,
+      manifest: JSON.stringify(values.manifest),
+      files: JSON.stringify(values.files),
+      checksum: values.checksum,
+    })
+    .returning(['id', 'version', 'created_at'])
+    .executeTakeFirstOrThrow();
+}
+
+export async function pointKitAtVersion(db: Kysely<Database>, kitRowId: string, versionId: string, fields: KitFields) {
+  await db
+    .updateTable('kits')
+    .set({
+      latest_version_id: versionId,
+      display_name: fields.displayName,
+      description: fields.description,
+      kit_type: fields.kitType,
+      platform_name: fields.platformName,
+      platform_category: fields.platformCategory,
+      updated_at: new Date(),
+    })
+    .where('id', '=', kitRowId)
+    .execute();
+}
+
+export async function setKitStatus(db: Kysely<Database>, kitRowId: string, status: KitStatus) {
+  await db.updateTable('kits').set({ status, updated_at: new Date() }).where('id', '=', kitRowId).execute();
+}
+
+export async function findKitVersion(db: Kysely<Database>, versionId: string) {
+  return db.selectFrom('kit_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+}

@@ -1,0 +1,35 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { exampleFiles, exampleManifest } from '../../kit-runtime/test-support/kits.ts';
+import { call } from './http.ts';
+
+/** A publishable kit: the runtime's example kit (json, yaml and markdown outputs) under a new id. */
+export function sampleKit(overrides: { id?: string; version?: string; credentials?: Array<{ id: string; description: string; required: boolean }>; applyHook?: string } = {}) {
+  const manifest = exampleManifest() as unknown as Record<string, any>;
+  manifest.metadata.id = overrides.id ?? 'service-starter';
+  manifest.metadata.version = overrides.version ?? '1.0.0';
+  const files: Record<string, string> = exampleFiles();
+  if (overrides.credentials) manifest.credentials = overrides.credentials;
+  if (overrides.applyHook) {
+    manifest.hooks.APPLY = 'hooks/apply.js';
+    files['hooks/apply.js'] = overrides.applyHook;
+  }
+  return { manifest, files };
+}
+
+export const sampleExecutionBody = (projectId: string) => ({
+  projectId,
+  businessProfile: { company: { name: 'Acme Rockets', industry: 'aerospace' } },
+  discoveryAnswers: { entities: ['Rocket', 'Launch'], database: 'postgres' },
+});
+
+/** Polls an execution until it leaves pending/running. */
+export async function waitForExecution(url: string, apiKey: string, orgId: string, executionId: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await call(url, `/api/${orgId}/kits/executions/${executionId}`, { apiKey });
+    if (response.status !== 200) throw new Error(`execution poll answered ${response.status}: ${response.text}`);
+    if (!['pending', 'running'].includes(response.body.data.status)) return response.body.data;
+    if (Date.now() > deadline) throw new Error(`execution still ${response.body.data.status}`);
+    await sleep(100);
+  }
+}

@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { sampleKit } from '../helpers/kit-fixtures.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
+
+let app: TestApp;
+let key: string;
+let orgId: string;
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+const count = async (table: string) => Number((await sqlAsOwner(`select count(*) from ${table}`))[0].count);
+
+beforeAll(async () => {
+  app = await startTestApp();
+  key = app.bootstrap.apiKey;
+  orgId = app.bootstrap.organizationId;
+});
+afterAll(() => app?.stop());
+
+const publish = (body: unknown, apiKey = key, org = orgId) => call(app.url, `/api/${org}/kits`, { apiKey, body });
+
+describe('publishing kits', () => {
+  it('publishes a version and lists it beside the built-in kits', async () => {
+    const response = await publish(sampleKit());
+    expect(response.status, response.text).toBe(201);
+    expect(response.body.data).toMatchObject({ kitId: 'service-starter', version: '1.0.0', displayName: 'Service starter', status: 'active' });
+    const listed = await call(app.url, `/api/${orgId}/kits`, { apiKey: key });
+    const own = listed.body.data.kits.find((kit: { kitId: string }) => kit.kitId === 'service-starter');
+    expect(own).toMatchObject({ version: '1.0.0', kitType: 'file', status: 'active', outputCount: 3, builtIn: false, supportedPhases: ['SPEC', 'CHECK', 'DISCOVER', 'PLAN', 'VALIDATE', 'APPLY', 'VERIFY'] });
+    expect(listed.body.data.total).toBe(listed.body.data.kits.length);
+  });
+
+  it('refuses the same kit id and version again, and keeps versions immutable', async () => {
+    const again = await publish(sampleKit());
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('CONFLICT');
+    expect((await publish(sampleKit({ version: '1.1.0' }))).status).toBe(201);
+    const detail = await call(app.url, `/api/${orgId}/kits/service-starter`, { apiKey: key });
+    expect(detail.body.data).toMatchObject({ kitId: 'service-starter', version: '1.1.0', manifest: { metadata: { version: '1.1.0' } } });
+    expect(detail.body.data.versions.map((v: { version: string }) => v.version)).toEqual(['1.0.0', '1.1.0']);
+    await expect(sqlAsOwner(`update kit_versions set checksum = 'x'`)).rejects.toThrow(/immutable/);
+  });
+
+  it('rejects a template or schema that does not compile, or a missing file, naming the file — and stores nothing', async () => {
+    const before = [await count('kits'), await count('kit_versions')];
+    const badTemplate = sampleKit({ id: 'broken-kit' });
+    badTemplate.files['templates/readme.md.hbs'] = '{{#each items}}never closed';
+    const badSchema = sampleKit({ id: 'broken-kit' });
+    badSchema.files['schemas/openapi.schema.json'] = '{"type": "nonsense-type"}';
+    const missing = sampleKit({ id: 'broken-kit' });
+    delete missing.files['templates/compose.yml.hbs'];
+    for (const [body, file] of [[badTemplate, 'templates/readme.md.hbs'], [badSchema, 'schemas/openapi.schema.json'], [missing, 'templates/compose.yml.hbs']] as const) {
+      const response = await publish(body);
+      expect(response.status, file).toBe(400);
+      expect(response.body.error.code).toBe('VALIDATION_ERROR');
+      expect(response.body.error.message).toContain(file);
+      expect(response.body.error.details.problems.map((p: { file: string }) => p.file)).toContain(file);
+    }
+    const badManifest = await publish({ manifest: { metadata: { id: 'NOT A SLUG' } }, files: {} });
+    expect(badManifest.status).toBe(400);
+    expect([await count('kits'), await count('kit_versions')]).toEqual(before);
+  });
+
+  it('lets admins deprecate a kit, filters by status and type, and keeps built-ins read-only', async () => {
+    const deprecated = await call(app.url, `/api/${orgId}/kits/service-starter`, { method: 'PATCH', apiKey: key, body: { status: 'deprecated' } });
+    expect(deprecated.status).toBe(200);
+    expect(deprecated.body.data.status).toBe('deprecated');
+    const onlyDeprecated = await call(app.url, `/api/${orgId}/kits?status=deprecated`, { apiKey: key });
+    expect(onlyDeprecated.body.data.kits.map((k: { kitId: string }) => k.kitId)).toEqual(['service-starter']);
+    const composite = await call(app.url, `/api/${orgId}/kits?type=composite&status=deprecated`, { apiKey: key });
+    expect(composite.body.data).toMatchObject({ kits: [], total: 0 });
+    const [builtIn] = await sqlAsOwner(`select kit_id from kits where organization_id is null limit 1`);
+    if (builtIn) {
+      const refused = await call(app.url, `/api/${orgId}/kits/${builtIn.kit_id}`, { method: 'PATCH', apiKey: key, body: { status: 'deprecated' } });
+      expect(refused.status).toBe(403);
+    }
+  });
+
+  it('is for admins: members may read but not publish', async () => {
+    const member = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Mel');
+    await sqlAsOwner(`insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'member')`, [app.bootstrap.tenantId, orgId, member.userId]);
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: member.apiKey })).status).toBe(200);
+    expect((await publish(sampleKit({ id: 'by-member' }), member.apiKey)).status).toBe(403);
+  });
+});
+
+describe('the kits_enabled flag', () => {
+  it('answers FORBIDDEN naming the flag until a platform admin switches it on', async () => {
+    const tenant = await createTenant(app, 'Flagless');
+    const off = await call(app.url, `/api/${tenant.organizationId}/kits`, { apiKey: tenant.apiKey });
+    expect(off.status).toBe(403);
+    expect(off.body.error).toMatchObject({ code: 'FORBIDDEN', details: { featureFlag: 'kits_enabled' } });
+    expect(off.body.error.message).toContain('kits_enabled');
+    expect((await publish(sampleKit({ id: 'flagless' }), tenant.apiKey, tenant.organizationId)).status).toBe(403);
+
+    const byTenantOwner = await call(app.url, `/api/admin/tenants/${tenant.tenantId}/features`, { method: 'PATCH', apiKey: tenant.apiKey, body: { kits_enabled: true } });
+    expect(byTenantOwner.status).toBe(403);
+    const switched = await call(app.url, `/api/admin/tenants/${tenant.tenantId}/features`, { method: 'PATCH', apiKey: key, body: { kits_enabled: true } });
+    expect(switched.status).toBe(200);
+    expect(switched.body.data.features.kits_enabled).toBe(true);
+    expect((await call(app.url, `/api/${tenant.organizationId}/kits`, { apiKey: tenant.apiKey })).status).toBe(200);
+    // The tenant sees the built-in kits, and none of the first tenant's own.
+    const kits = (await call(app.url, `/api/${tenant.organizationId}/kits`, { apiKey: tenant.apiKey })).body.data.kits;
+    expect(kits.every((kit: { builtIn: boolean }) => kit.builtIn)).toBe(true);
+  });
+});
