@@ -150,7 +150,8 @@ function checkTemplate(file: string, source: string, maxDepth: number): KitPacka
     Handlebars.precompile(ast, { noEscape: true });
     return [];
   } catch (error) {
-    const line = (error as { lineNumber?: unknown }).lineNumber;
+    const parseLine = /^Parse error on line (\d+)/.exec((error as Error).message ?? '');
+    const line = (error as { lineNumber?: unknown }).lineNumber ?? (parseLine ? Number(parseLine[1]) : undefined);
     const message = `template does not compile: ${summariseParseError((error as Error).message)}`;
     return [typeof line === 'number' ? { file, line, message } : { file, message }];
   }

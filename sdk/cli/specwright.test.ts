@@ -1,0 +1,180 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from './specwright.ts';
+import { startKitPublishServer, type KitPublishServer } from './test-support/kit-publish-server.ts';
+
+const execFileAsync = promisify(execFile);
+let work: string;
+let registry: KitPublishServer;
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'specwright-cli-'));
+  registry = await startKitPublishServer();
+});
+afterAll(async () => {
+  await registry.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(args, env, { out: (l) => out.push(l), err: (l) => err.push(l), progress: (l, done) => done && err.push(l) });
+  return { code, out, err };
+}
+
+async function newKit(name: string): Promise<string> {
+  const dir = join(work, name);
+  expect((await cli(['kit', 'init', dir])).code).toBe(0);
+  return dir;
+}
+
+async function editJson(path: string, change: (value: any) => void): Promise<void> {
+  const value = JSON.parse(await readFile(path, 'utf8'));
+  change(value);
+  await writeFile(path, JSON.stringify(value, null, 2));
+}
+
+describe('specwright kit init / validate / test', () => {
+  it('scaffolds a kit that validates and passes its example', async () => {
+    const dir = join(work, 'orders-docs');
+    const init = await cli(['kit', 'init', dir]);
+    expect(init.code).toBe(0);
+    expect(init.out.at(-1)).toBe(`Kit "orders-docs" is ready. Next: specwright kit validate ${dir} && specwright kit test ${dir}`);
+    expect(await cli(['kit', 'validate', dir])).toEqual({ code: 0, out: ['orders-docs@0.1.0 is valid: 2 outputs, 4 files, phases CHECK PLAN VALIDATE'], err: [] });
+    const test = await cli(['kit', 'test', dir]);
+    expect(test.code).toBe(0);
+    expect(test.out[0]).toMatch(/^examples\/acme\.json: completed \(\d+ ms\)$/);
+    expect(test.out.slice(1)).toEqual(['  ok   readme → README.md: valid', '  ok   summary → summary.json: valid', 'orders-docs@0.1.0: 1 example passed']);
+    const again = await cli(['kit', 'init', dir]);
+    expect(again).toEqual({ code: 1, out: [], err: [`specwright: ${dir} is not empty; pick a new directory`] });
+  });
+
+  it('prints every problem as file:line: message, with exit code 1', async () => {
+    const dir = await newKit('broken');
+    await writeFile(join(dir, 'kit.json'), (await readFile(join(dir, 'kit.json'), 'utf8')).replace('"templates/readme.md.hbs"', '"templates/gone.hbs"'));
+    await writeFile(join(dir, 'templates/summary.json.hbs'), '{\n  "a": {{#if x}}1\n}\n');
+    await writeFile(join(dir, 'schemas/summary.schema.json'), '{\n  "type": "object",\n  "properties": {\n    "a": { "type": "nope" }\n  }\n}\n');
+    await writeFile(join(dir, 'hooks/plan.js'), 'function plan(context) {\n  return {\n}\n');
+    const result = await cli(['kit', 'validate', dir]);
+    expect(result.code).toBe(1);
+    expect(result.out).toEqual([]);
+    expect(result.err).toEqual([
+      'templates/gone.hbs: missing file (referenced by kit.json outputs[0].template)',
+      "templates/summary.json.hbs:4: template does not compile: Parse error on line 4: Expecting 'OPEN_INVERSE_CHAIN', 'INVERSE', 'OPEN_ENDBLOCK', got 'EOF'",
+      expect.stringMatching(/^schemas\/summary\.schema\.json:4: not a valid JSON Schema: schema is invalid: data\/properties\/a\/type must be equal to one of the allowed values/),
+      expect.stringMatching(/^hooks\/plan\.js:4: hook is not valid JavaScript: Unexpected end of input$/),
+      `4 problems in ${dir}`,
+    ]);
+
+    await editJson(join(dir, 'kit.json'), (m) => {
+      m.metadata.version = 'v1';
+      m.outputs[1].outputType = 'xml';
+    });
+    const manifest = await cli(['kit', 'validate', dir]);
+    expect(manifest.err.slice(0, 2)).toEqual([
+      'kit.json:5: metadata.version: must be a semantic version such as 1.2.0',
+      expect.stringMatching(/^kit\.json:36: outputs\[1\]\.outputType: Invalid option/),
+    ]);
+    await writeFile(join(dir, 'kit.json'), '{\n  "metadata": {\n');
+    expect((await cli(['kit', 'validate', dir])).err[0]).toMatch(/^kit\.json(:\d+)?: not valid JSON: /);
+    expect((await cli(['kit', 'validate', join(work, 'nowhere')])).err).toEqual([`kit.json: no kit.json in ${join(work, 'nowhere')}`, `1 problem in ${join(work, 'nowhere')}`]);
+  });
+
+  it('fails kit test (exit 1) when an example makes an output invalid or misses inputs, and reports each output', async () => {
+    const dir = await newKit('strict-summary');
+    await writeFile(join(dir, 'examples/empty-name.json'), JSON.stringify({ businessProfile: { company: { name: 'Acme' } }, discoveryAnswers: { entities: ['Bad Name!'] } }));
+    await writeFile(join(dir, 'examples/missing.json'), JSON.stringify({ projectId: 'p' }));
+    await editJson(join(dir, 'schemas/summary.schema.json'), (s) => {
+      s.properties.entities.items.properties.slug.pattern = '^[a-z]+$';
+    });
+    const result = await cli(['kit', 'test', dir]);
+    expect(result.code).toBe(1);
+    expect(result.out.join('\n')).toContain('examples/empty-name.json: partial — some outputs are invalid: summary');
+    expect(result.out).toContain('  FAIL summary → summary.json: invalid');
+    expect(result.out).toContain('       error: schema: /entities/0/slug: must match pattern "^[a-z]+$"');
+    expect(result.out.join('\n')).toContain('examples/missing.json: failed — CHECK: missing required inputs: businessProfile.company.name, discoveryAnswers.entities');
+    expect(result.err).toEqual(['strict-summary@0.1.0: FAILED (0 problems, 2 of 3 example runs not completed)']);
+  });
+
+  it('answers usage errors with exit code 2 and one line', async () => {
+    expect(await cli(['kit'])).toMatchObject({ code: 2, err: ['specwright: missing kit command (init, validate, test or publish)', 'Run "specwright kit --help" for usage.'] });
+    expect((await cli(['kit', 'build', 'x'])).code).toBe(2);
+    expect((await cli(['kit', 'test'])).err[0]).toBe('specwright: "kit test" needs a kit directory');
+    expect((await cli(['kit', 'test', 'x', '--bogus'])).err[0]).toMatch(/^specwright: Unknown option '--bogus'/);
+    expect((await cli(['--help'])).out[0]).toMatch(/^Usage: specwright kit <command> <dir> \[options\]\n/);
+  });
+});
+
+describe('specwright kit publish', () => {
+  it('uploads the manifest and exactly the referenced files, shows progress and prints the published version', async () => {
+    const dir = await newKit('publish-me');
+    await mkdir(join(dir, 'notes'));
+    await writeFile(join(dir, 'notes/private.txt'), 'not part of the kit');
+    const env = { SPECWRIGHT_URL: registry.url, SPECWRIGHT_API_KEY: registry.apiKey, SPECWRIGHT_ORG: registry.orgId };
+    const result = await cli(['kit', 'publish', dir], env);
+    expect(result.err).toEqual([
+      expect.stringMatching(/^Validated publish-me@0\.1\.0: 4 files, [\d.]+ KiB$/),
+      `Uploading to ${registry.url}: 100%`,
+      'Waiting for the server…',
+    ]);
+    expect(result.out).toEqual([expect.stringMatching(/^Published publish-me@0\.1\.0 \(Publish Me, id [0-9a-f-]{36}, active\)$/)]);
+    expect(result.code).toBe(0);
+    const request = registry.received.at(-1)!;
+    expect(request.path).toBe(`/api/${registry.orgId}/kits`);
+    expect(request.headers['x-api-key']).toBe(registry.apiKey);
+    expect(request.headers['content-type']).toBe('application/json');
+    const body = request.body as { manifest: unknown; files: Record<string, string> };
+    expect(body.manifest).toEqual(JSON.parse(await readFile(join(dir, 'kit.json'), 'utf8')));
+    expect(Object.keys(body.files).sort()).toEqual(['hooks/plan.js', 'schemas/summary.schema.json', 'templates/readme.md.hbs', 'templates/summary.json.hbs']);
+    expect(body.files['hooks/plan.js']).toBe(await readFile(join(dir, 'hooks/plan.js'), 'utf8'));
+
+    const conflict = await cli(['kit', 'publish', dir], env);
+    expect(conflict).toMatchObject({ code: 1, out: [] });
+    expect(conflict.err.at(-1)).toBe('specwright: publish failed: Kit publish-me version 0.1.0 already exists; kit versions are immutable [CONFLICT 409]');
+  });
+
+  it('prints the server error in one line: unauthorized, unknown org, kits disabled, validation problems, unreachable', async () => {
+    const dir = await newKit('rejected');
+    const flags = ['--url', registry.url, '--api-key', registry.apiKey, '--org', registry.orgId];
+    const lastError = async (args: string[]) => {
+      const result = await cli(['kit', 'publish', dir, ...args]);
+      expect(result.code).toBe(1);
+      return result.err.at(-1);
+    };
+    expect(await lastError([...flags.slice(0, 2), '--api-key', 'swk_wrong', '--org', registry.orgId])).toBe('specwright: publish failed: Invalid or missing credentials [UNAUTHORIZED 401]');
+    expect(await lastError([...flags.slice(0, 4), '--org', '00000000-0000-4000-8000-000000000000'])).toBe('specwright: publish failed: Organization not found [NOT_FOUND 404]');
+    registry.kitsEnabled = false;
+    expect(await lastError(flags)).toBe('specwright: publish failed: Kits are not enabled for this tenant (kits_enabled is off) [FORBIDDEN 403]');
+    registry.kitsEnabled = true;
+    registry.forcedProblems = [{ file: 'templates/readme.md.hbs', line: 3, message: 'uses a helper the server does not know' }, { file: 'kit.json', message: 'kitType file may not declare credentials' }];
+    const invalid = await cli(['kit', 'publish', dir, ...flags]);
+    registry.forcedProblems = null;
+    expect(invalid.err.slice(-3)).toEqual([
+      'templates/readme.md.hbs:3: uses a helper the server does not know',
+      'kit.json: kitType file may not declare credentials',
+      'specwright: publish failed: The kit package is invalid [VALIDATION_ERROR 400]',
+    ]);
+    expect(await lastError(['--url', 'http://127.0.0.1:9', '--api-key', 'k', '--org', registry.orgId])).toBe('specwright: publish failed: cannot reach http://127.0.0.1:9 (ECONNREFUSED) [UNREACHABLE]');
+    expect(await lastError(['--url', registry.url, '--api-key', 'k', '--org', 'acme'])).toBe('specwright: publish failed: organization id must be a uuid, got "acme"');
+    await writeFile(join(dir, 'templates/readme.md.hbs'), '{{#if}}');
+    const local = await cli(['kit', 'publish', dir, ...flags]);
+    expect(local.err.at(-1)).toBe('specwright: publish failed: the kit has 1 problem; fix them before publishing');
+    expect(local.err[0]).toMatch(/^templates\/readme\.md\.hbs:1: template does not compile/);
+  });
+
+  it('runs as the `specwright` bin: Node started with --no-node-snapshot, exit codes passed on, no stack traces', async () => {
+    const bin = join(import.meta.dirname, 'bin.mjs');
+    const dir = join(work, 'via-bin');
+    const ok = await execFileAsync(process.execPath, [bin, 'kit', 'init', dir]);
+    expect(ok.stdout).toContain('Kit "via-bin" is ready.');
+    const tested = await execFileAsync(process.execPath, [bin, 'kit', 'test', dir]);
+    expect(tested.stdout).toContain('via-bin@0.1.0: 1 example passed');
+    const usage = await execFileAsync(process.execPath, [bin, 'kit', 'frobnicate', dir]).then(() => null, (e: { code: number; stderr: string }) => e);
+    expect(usage?.code).toBe(2);
+    expect(usage?.stderr).toBe('specwright: unknown kit command "frobnicate" (init, validate, test or publish)\nRun "specwright kit --help" for usage.\n');
+  });
+});

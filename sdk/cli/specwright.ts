@@ -1,0 +1,176 @@
+/**
+ * `specwright kit <init|validate|test|publish> <dir>` — the kit author's command line. Run through
+ * `bin.mjs`, which starts Node with --no-node-snapshot (the sandbox needs it). Every failure is one
+ * line (problems one per line, `file[:line]: message`); exit codes: 0 ok, 1 failed, 2 usage error.
+ */
+import { parseArgs } from 'node:util';
+import { join } from 'node:path';
+import {
+  closeTestRuntime,
+  formatProblem,
+  formatTestReport,
+  loadKitDirectory,
+  publishKit,
+  PublishError,
+  scaffoldKit,
+  ScaffoldError,
+  testKitDirectory,
+  type PublishProgress,
+} from '../kit/index.ts';
+
+const USAGE = `Usage: specwright kit <command> <dir> [options]
+
+Commands:
+  init <dir>        create a working kit in a new directory
+  validate <dir>    check kit.json, templates, schemas, hooks and referenced files
+  test <dir>        run the kit on each examples/*.json in the sandbox; report every output
+  publish <dir>     upload the kit to a Specwright server
+
+Options:
+  --id <kit-id>     init: the kit id (default: from the directory name)
+  --kits <dir>      test: where components of composite kits live (default: the kit's parent)
+  --url <url>       publish: server URL          (or SPECWRIGHT_URL)
+  --api-key <key>   publish: API key             (or SPECWRIGHT_API_KEY)
+  --org <uuid>      publish: organization id     (or SPECWRIGHT_ORG)
+  -h, --help        show this help
+`;
+
+class UsageError extends Error {}
+
+type Output = { out: (line: string) => void; err: (line: string) => void; progress: (text: string, done?: boolean) => void };
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, io: Output = consoleOutput()): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        id: { type: 'string' },
+        kits: { type: 'string' },
+        url: { type: 'string' },
+        'api-key': { type: 'string' },
+        org: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+    if (values.help) {
+      io.out(USAGE.trimEnd());
+      return 0;
+    }
+    const [group, command, dir, ...extra] = positionals;
+    if (group !== 'kit') throw new UsageError(group === undefined ? 'missing command' : `unknown command "${group}"; try "specwright kit --help"`);
+    if (command === undefined) throw new UsageError('missing kit command (init, validate, test or publish)');
+    if (dir === undefined) throw new UsageError(`"kit ${command}" needs a kit directory`);
+    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    switch (command) {
+      case 'init':
+        return await init(dir, values.id, io);
+      case 'validate':
+        return await validate(dir, io);
+      case 'test':
+        return await test(dir, values.kits, io);
+      case 'publish':
+        return await publish(dir, {
+          url: values.url ?? env.SPECWRIGHT_URL,
+          apiKey: values['api-key'] ?? env.SPECWRIGHT_API_KEY,
+          orgId: values.org ?? env.SPECWRIGHT_ORG,
+        }, io);
+      default:
+        throw new UsageError(`unknown kit command "${command}" (init, validate, test or publish)`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`specwright: ${(error as Error).message}`);
+      io.err('Run "specwright kit --help" for usage.');
+      return 2;
+    }
+    if (error instanceof ScaffoldError || error instanceof PublishError) {
+      io.err(`specwright: ${error.message}`);
+      return 1;
+    }
+    io.err(`specwright: unexpected error: ${String((error as Error)?.message ?? error).split('\n')[0]}`);
+    return 1;
+  } finally {
+    closeTestRuntime();
+  }
+}
+
+async function init(dir: string, kitId: string | undefined, io: Output): Promise<number> {
+  const { kitId: id, files } = await scaffoldKit(dir, kitId === undefined ? {} : { kitId });
+  for (const file of files) io.out(`created ${join(dir, file)}`);
+  io.out(`Kit "${id}" is ready. Next: specwright kit validate ${dir} && specwright kit test ${dir}`);
+  return 0;
+}
+
+async function validate(dir: string, io: Output): Promise<number> {
+  const loaded = await loadKitDirectory(dir);
+  if (!loaded.ok) {
+    for (const problem of loaded.problems) io.err(formatProblem(problem));
+    io.err(`${loaded.problems.length} problem${loaded.problems.length === 1 ? '' : 's'} in ${dir}`);
+    return 1;
+  }
+  const { manifest } = loaded;
+  io.out(`${loaded.kit.ref} is valid: ${manifest.outputs.length} output${manifest.outputs.length === 1 ? '' : 's'}, ${Object.keys(loaded.files).length} files, phases ${manifest.phases.join(' ')}`);
+  return 0;
+}
+
+async function test(dir: string, kitsDir: string | undefined, io: Output): Promise<number> {
+  const report = await testKitDirectory(dir, kitsDir === undefined ? {} : { kitsDir });
+  const lines = formatTestReport(report);
+  const summary = lines.pop() as string;
+  for (const line of lines) io.out(line);
+  if (report.ok) io.out(summary);
+  else io.err(summary);
+  return report.ok ? 0 : 1;
+}
+
+async function publish(dir: string, target: { url?: string | undefined; apiKey?: string | undefined; orgId?: string | undefined }, io: Output): Promise<number> {
+  const missing = [
+    target.url ? null : '--url (or SPECWRIGHT_URL)',
+    target.apiKey ? null : '--api-key (or SPECWRIGHT_API_KEY)',
+    target.orgId ? null : '--org (or SPECWRIGHT_ORG)',
+  ].filter((name): name is string => name !== null);
+  if (missing.length > 0) throw new UsageError(`publish needs ${missing.join(', ')}`);
+  const onProgress = (progress: PublishProgress) => {
+    if (progress.stage === 'validated') io.progress(`Validated ${progress.kitRef}: ${progress.files} files, ${formatBytes(progress.bytes)}`, true);
+    else if (progress.stage === 'uploading') io.progress(`Uploading to ${new URL(target.url as string).origin}: ${Math.floor((progress.sentBytes / progress.totalBytes) * 100)}%`, progress.sentBytes === progress.totalBytes);
+    else io.progress('Waiting for the server…', true);
+  };
+  try {
+    const published = await publishKit({ dir, url: target.url as string, apiKey: target.apiKey as string, orgId: target.orgId as string, onProgress });
+    io.out(`Published ${published.kitId}@${published.version} (${published.displayName}, id ${published.id}, ${published.status})`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof PublishError)) throw error;
+    for (const problem of error.problems) io.err(formatProblem(problem));
+    const code = error.code === 'LOCAL' ? '' : ` [${error.code}${error.status === null ? '' : ` ${error.status}`}]`;
+    io.err(`specwright: publish failed: ${error.message}${code}`);
+    return 1;
+  }
+}
+
+function formatBytes(bytes: number): string {
+  return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+function consoleOutput(): Output {
+  const tty = process.stderr.isTTY === true;
+  let pending = false;
+  return {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    // On a terminal, progress redraws one line; elsewhere (CI logs) only finished steps are printed.
+    progress: (text, done = false) => {
+      if (tty) {
+        process.stderr.write(`\r\u001b[2K${text}${done ? '\n' : ''}`);
+        pending = !done;
+      } else if (done) process.stderr.write(`${text}\n`);
+      void pending;
+    },
+  };
+}
+
+if (import.meta.main) {
+  process.exitCode = await main(process.argv.slice(2));
+}

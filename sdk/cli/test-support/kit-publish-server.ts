@@ -1,0 +1,81 @@
+/**
+ * A loopback stand-in for the server's publish endpoint, implementing the wire contract exactly:
+ * `POST /api/{orgId}/kits` with X-API-Key and `{manifest, files}` → 201 `{success, data: {id, kitId,
+ * version, displayName, status, createdAt}}`, or `{success: false, error: {code, message, details?}}`
+ * with VALIDATION_ERROR 400 (`details.problems`), CONFLICT 409, UNAUTHORIZED 401, FORBIDDEN 403,
+ * NOT_FOUND 404. It checks packages with the same loadKitPackage the server uses, and keeps every
+ * request it received so tests can assert the body.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadKitPackage } from '../../../kit-runtime/index.ts';
+
+export type ReceivedPublish = { path: string; headers: IncomingMessage['headers']; body: unknown };
+
+export type KitPublishServer = {
+  url: string;
+  apiKey: string;
+  orgId: string;
+  received: ReceivedPublish[];
+  /** Published versions, `kitId@version`. */
+  published: Set<string>;
+  /** Turn the organization's kits_enabled flag off (FORBIDDEN). */
+  kitsEnabled: boolean;
+  /** Problems to answer VALIDATION_ERROR with, as a server with stricter checks would. */
+  forcedProblems: Array<{ file: string; line?: number; message: string }> | null;
+  close(): Promise<void>;
+};
+
+export async function startKitPublishServer(): Promise<KitPublishServer> {
+  const state = { apiKey: `swk_test_${randomUUID().slice(0, 8)}`, orgId: randomUUID(), received: [] as ReceivedPublish[], published: new Set<string>(), kitsEnabled: true, forcedProblems: null as KitPublishServer['forcedProblems'] };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => answer(state, req, Buffer.concat(chunks).toString('utf8'), res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  });
+}
+
+function answer(state: Omit<KitPublishServer, 'url' | 'close'>, req: IncomingMessage, text: string, res: ServerResponse): void {
+  const fail = (status: number, code: string, message: string, details?: unknown) =>
+    send(res, status, { success: false, error: { code, message, ...(details ? { details } : {}) }, metadata: { timestamp: new Date().toISOString(), requestId: randomUUID() } });
+  const match = /^\/api\/([^/]+)\/kits$/.exec(req.url ?? '');
+  if (req.method !== 'POST' || !match) return fail(404, 'NOT_FOUND', 'Route not found');
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return fail(400, 'VALIDATION_ERROR', 'Request body is not valid JSON');
+  } finally {
+    state.received.push({ path: req.url as string, headers: req.headers, body });
+  }
+  if (req.headers['x-api-key'] !== state.apiKey) return fail(401, 'UNAUTHORIZED', 'Invalid or missing credentials');
+  if (match[1] !== state.orgId) return fail(404, 'NOT_FOUND', 'Organization not found');
+  if (!state.kitsEnabled) return fail(403, 'FORBIDDEN', 'Kits are not enabled for this tenant (kits_enabled is off)');
+  if (!String(req.headers['content-type']).startsWith('application/json')) return fail(400, 'VALIDATION_ERROR', 'Content-Type must be application/json');
+  const { manifest, files } = (body ?? {}) as { manifest?: unknown; files?: Record<string, string> };
+  if (state.forcedProblems) return fail(400, 'VALIDATION_ERROR', 'The kit package is invalid', { problems: state.forcedProblems });
+  const loaded = loadKitPackage({ manifest, files: files ?? {} });
+  if (!loaded.ok) return fail(400, 'VALIDATION_ERROR', `The kit package has ${loaded.problems.length} problem(s)`, { problems: loaded.problems });
+  const { metadata } = loaded.kit.manifest;
+  if (state.published.has(loaded.kit.ref)) return fail(409, 'CONFLICT', `Kit ${metadata.id} version ${metadata.version} already exists; kit versions are immutable`);
+  state.published.add(loaded.kit.ref);
+  send(res, 201, {
+    success: true,
+    data: { id: randomUUID(), kitId: metadata.id, version: metadata.version, displayName: metadata.displayName, status: 'active', createdAt: new Date().toISOString() },
+    metadata: { timestamp: new Date().toISOString(), requestId: randomUUID() },
+  });
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+}

@@ -1,0 +1,170 @@
+/**
+ * A kit on disk: `kit.json` beside the files it names. Loading one reads exactly the files the
+ * manifest references (templates, partials, schemas, hooks, discovery pools) — what publishing
+ * uploads — and runs the runtime's own package checks, so a kit that loads here loads on the server.
+ */
+import { readdir, readFile, realpath } from 'node:fs/promises';
+import { basename, join, relative, sep } from 'node:path';
+import { parseDocument } from 'yaml';
+import {
+  loadKitPackage,
+  parseKitManifest,
+  MANIFEST_FILE,
+  type KitManifest,
+  type KitPackage,
+  type KitPackageProblem,
+} from '../../kit-runtime/index.ts';
+
+export type LoadedKitDirectory =
+  | { ok: true; dir: string; manifest: KitManifest; files: Record<string, string>; kit: KitPackage }
+  | { ok: false; dir: string; problems: KitPackageProblem[] };
+
+/** Every file a manifest names, each once, in manifest order. */
+export function referencedFiles(manifest: KitManifest): string[] {
+  const files = [
+    ...manifest.outputs.flatMap((output) => (output.schema === undefined ? [output.template] : [output.template, output.schema])),
+    ...Object.values(manifest.partials ?? {}),
+    ...Object.values(manifest.hooks ?? {}),
+    ...manifest.discovery.pools,
+  ];
+  return [...new Set(files)];
+}
+
+export async function loadKitDirectory(dir: string): Promise<LoadedKitDirectory> {
+  const manifestPath = join(dir, MANIFEST_FILE);
+  let source: string;
+  try {
+    source = await readFile(manifestPath, 'utf8');
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? `no ${MANIFEST_FILE} in ${dir}` : (error as Error).message;
+    return { ok: false, dir, problems: [{ file: MANIFEST_FILE, message: why }] };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(source);
+  } catch (error) {
+    return { ok: false, dir, problems: [{ file: MANIFEST_FILE, ...jsonErrorLine(source, error), message: `not valid JSON: ${(error as Error).message.replace(/ \(line \d+ column \d+\)$/, '')}` }] };
+  }
+  const parsed = parseKitManifest(raw);
+  if (!parsed.ok) return { ok: false, dir, problems: parsed.errors.map((message) => manifestProblem(source, message)) };
+
+  const files: Record<string, string> = {};
+  const root = await realpath(dir);
+  const problems: KitPackageProblem[] = [];
+  for (const file of referencedFiles(parsed.manifest)) {
+    const path = join(dir, file);
+    try {
+      // A symlink must not smuggle a file from outside the kit into a published package.
+      const real = await realpath(path);
+      if (real !== root && !real.startsWith(root + sep)) {
+        problems.push({ file, message: 'resolves outside the kit directory' });
+        continue;
+      }
+      files[file] = await readFile(path, 'utf8');
+    } catch (error) {
+      // A missing file is reported by loadKitPackage, naming what references it.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') problems.push({ file, message: (error as Error).message });
+    }
+  }
+  const loaded = loadKitPackage({ manifest: raw, files });
+  if (!loaded.ok || problems.length > 0) {
+    const located = loaded.ok ? [] : loaded.problems.map((p) => locateProblem(p, source, files));
+    return { ok: false, dir, problems: [...problems, ...located] };
+  }
+  return { ok: true, dir, manifest: loaded.kit.manifest, files, kit: loaded.kit };
+}
+
+/** `file[:line]: message`, the one format every tool prints problems in. */
+export function formatProblem(problem: KitPackageProblem): string {
+  return `${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: ${problem.message}`;
+}
+
+export class KitLoadError extends Error {
+  override name = 'KitLoadError';
+  readonly problems: KitPackageProblem[];
+  constructor(dir: string, problems: KitPackageProblem[]) {
+    super(`kit in ${dir} does not load:\n${problems.map(formatProblem).join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+/** For tests: the loaded kit, or a KitLoadError listing every problem. */
+export async function loadKitDirectoryOrThrow(dir: string): Promise<Extract<LoadedKitDirectory, { ok: true }>> {
+  const loaded = await loadKitDirectory(dir);
+  if (!loaded.ok) throw new KitLoadError(dir, loaded.problems);
+  return loaded;
+}
+
+export type KitExample = { name: string; file: string; input: Record<string, unknown> };
+
+/** `examples/*.json`, sorted by name; each holds one run's input. */
+export async function readKitExamples(dir: string): Promise<{ examples: KitExample[]; problems: KitPackageProblem[] }> {
+  const examples: KitExample[] = [];
+  const problems: KitPackageProblem[] = [];
+  let names: string[];
+  try {
+    names = (await readdir(join(dir, 'examples'))).filter((name) => name.endsWith('.json')).sort();
+  } catch {
+    names = [];
+  }
+  for (const name of names) {
+    const file = `examples/${name}`;
+    const source = await readFile(join(dir, file), 'utf8');
+    try {
+      const input: unknown = JSON.parse(source);
+      if (input === null || typeof input !== 'object' || Array.isArray(input)) problems.push({ file, message: 'an example must be a JSON object (the run input)' });
+      else examples.push({ name: basename(name, '.json'), file, input: input as Record<string, unknown> });
+    } catch (error) {
+      problems.push({ file, ...jsonErrorLine(source, error), message: `not valid JSON: ${(error as Error).message}` });
+    }
+  }
+  return { examples, problems };
+}
+
+/** Path of `file` relative to the working directory, for messages. */
+export function displayPath(path: string): string {
+  const shown = relative(process.cwd(), path);
+  return shown === '' ? '.' : shown.startsWith('..') ? path : shown;
+}
+
+/** Adds the line where the runtime could name only the file: manifest paths, schema paths (ajv's `data/…`). */
+function locateProblem(problem: KitPackageProblem, manifestSource: string, files: Record<string, string>): KitPackageProblem {
+  if (problem.line !== undefined) return problem;
+  if (problem.file === MANIFEST_FILE) return manifestProblem(manifestSource, problem.message);
+  const source = files[problem.file];
+  const pointer = /\bdata((?:\/[^\s/,]+)+)/.exec(problem.message);
+  if (source === undefined || !pointer || !problem.file.endsWith('.json')) return problem;
+  const line = lineOfPath(source, (pointer[1] as string).slice(1).split('/').map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment)));
+  return line === undefined ? problem : { ...problem, line };
+}
+
+function lineOfPath(source: string, path: Array<string | number>): number | undefined {
+  const document = parseDocument(source);
+  for (let length = path.length; length > 0; length--) {
+    const node = document.getIn(path.slice(0, length), true) as { range?: [number, number] } | undefined;
+    const offset = node?.range?.[0];
+    if (typeof offset === 'number') return lineAt(source, offset);
+  }
+  return undefined;
+}
+
+/** Manifest errors read `outputs[2].filename: must …`; find that node's line in kit.json. */
+function manifestProblem(source: string, message: string): KitPackageProblem {
+  const match = /^([A-Za-z_$][\w$]*(?:\.[\w$]+|\[\d+\])*): /.exec(message);
+  if (!match) return { file: MANIFEST_FILE, message };
+  const path = (match[1] as string).split(/\.|(?=\[)/).map((segment) => (segment.startsWith('[') ? Number(segment.slice(1, -1)) : segment));
+  const line = lineOfPath(source, path);
+  return line === undefined ? { file: MANIFEST_FILE, message } : { file: MANIFEST_FILE, line, message };
+}
+
+function jsonErrorLine(source: string, error: unknown): { line?: number } {
+  const text = (error as Error).message ?? '';
+  const line = /\(line (\d+) column \d+\)/.exec(text);
+  if (line) return { line: Number(line[1]) };
+  const position = /at position (\d+)/.exec(text);
+  return position ? { line: lineAt(source, Number(position[1])) } : {};
+}
+
+function lineAt(source: string, offset: number): number {
+  return source.slice(0, offset).split('\n').length;
+}

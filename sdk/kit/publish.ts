@@ -1,0 +1,129 @@
+/**
+ * Publishing a kit: `POST {url}/api/{orgId}/kits` with `{manifest, files}` — the manifest object and
+ * every file it references, by forward-slash path relative to the kit directory. The server answers
+ * 201 with the published version, or the error envelope (VALIDATION_ERROR with
+ * `details.problems[{file, line?, message}]`, CONFLICT when that version exists, UNAUTHORIZED,
+ * FORBIDDEN, NOT_FOUND). The body is written in chunks so a caller can show upload progress.
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { KitPackageProblem } from '../../kit-runtime/index.ts';
+import { loadKitDirectory } from './kit-directory.ts';
+
+export type PublishedKit = { id: string; kitId: string; version: string; displayName: string; status: string; createdAt: string };
+
+export type PublishProgress =
+  | { stage: 'validated'; kitRef: string; files: number; bytes: number }
+  | { stage: 'uploading'; sentBytes: number; totalBytes: number }
+  | { stage: 'waiting' };
+
+export type PublishOptions = {
+  dir: string;
+  url: string;
+  apiKey: string;
+  orgId: string;
+  onProgress?: (progress: PublishProgress) => void;
+  /** Give up after this long without an answer (default 60 s). */
+  timeoutMs?: number;
+};
+
+export class PublishError extends Error {
+  override name = 'PublishError';
+  /** The server's error code (VALIDATION_ERROR, CONFLICT, …), or LOCAL for problems found before sending. */
+  readonly code: string;
+  readonly status: number | null;
+  readonly problems: KitPackageProblem[];
+  constructor(message: string, code: string, status: number | null, problems: KitPackageProblem[] = []) {
+    super(message);
+    this.code = code;
+    this.status = status;
+    this.problems = problems;
+  }
+}
+
+const CHUNK_BYTES = 16 * 1024;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The request body publishing sends: the manifest as written in kit.json and the referenced files. */
+export async function buildPublishBody(dir: string): Promise<{ body: { manifest: unknown; files: Record<string, string> }; kitRef: string }> {
+  const loaded = await loadKitDirectory(dir);
+  if (!loaded.ok) throw new PublishError(`the kit has ${loaded.problems.length} problem${loaded.problems.length === 1 ? '' : 's'}; fix them before publishing`, 'LOCAL', null, loaded.problems);
+  return { body: { manifest: loaded.manifest, files: loaded.files }, kitRef: loaded.kit.ref };
+}
+
+export async function publishKit(options: PublishOptions): Promise<PublishedKit> {
+  const base = parseServerUrl(options.url);
+  if (!UUID.test(options.orgId)) throw new PublishError(`organization id must be a uuid, got "${options.orgId}"`, 'LOCAL', null);
+  if (options.apiKey.trim() === '') throw new PublishError('an API key is required', 'LOCAL', null);
+  const { body, kitRef } = await buildPublishBody(options.dir);
+  const payload = Buffer.from(JSON.stringify(body), 'utf8');
+  options.onProgress?.({ stage: 'validated', kitRef, files: Object.keys(body.files).length, bytes: payload.length });
+
+  const target = new URL(`api/${encodeURIComponent(options.orgId)}/kits`, base);
+  const { status, text } = await send(target, options.apiKey, payload, options);
+  let envelope: { success?: boolean; data?: PublishedKit; error?: { code?: string; message?: string; details?: { problems?: KitPackageProblem[] } } };
+  try {
+    envelope = JSON.parse(text);
+  } catch {
+    throw new PublishError(`${target.origin} answered HTTP ${status} with a body that is not a Specwright response (is --url right?)`, 'BAD_RESPONSE', status);
+  }
+  if (status === 201 && envelope.success === true && envelope.data) return envelope.data;
+  const error = envelope.error;
+  if (!error?.message) throw new PublishError(`${target.origin} answered HTTP ${status} without an error message`, 'BAD_RESPONSE', status);
+  const problems = Array.isArray(error.details?.problems) ? error.details.problems.filter((p) => typeof p?.file === 'string' && typeof p?.message === 'string') : [];
+  throw new PublishError(oneLine(error.message), error.code ?? 'UNKNOWN', status, problems);
+}
+
+function parseServerUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new PublishError(`server URL "${url}" is not a URL`, 'LOCAL', null);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new PublishError(`server URL must be http(s), got "${url}"`, 'LOCAL', null);
+  if (!parsed.pathname.endsWith('/')) parsed.pathname += '/';
+  return parsed;
+}
+
+function send(target: URL, apiKey: string, payload: Buffer, options: PublishOptions): Promise<{ status: number; text: string }> {
+  const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolvePromise, reject) => {
+    const req = request(target, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': payload.length, 'X-API-Key': apiKey, Accept: 'application/json' },
+      timeout: options.timeoutMs ?? 60_000,
+    });
+    req.on('timeout', () => req.destroy(new PublishError(`${target.origin} did not answer in time`, 'TIMEOUT', null)));
+    req.on('error', (error) => {
+      if (error instanceof PublishError) return reject(error);
+      const code = (error as NodeJS.ErrnoException).code;
+      reject(new PublishError(`cannot reach ${target.origin}${code ? ` (${code})` : `: ${oneLine(error.message)}`}`, 'UNREACHABLE', null));
+    });
+    req.on('response', (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    let sent = 0;
+    const writeMore = (): void => {
+      while (sent < payload.length) {
+        const chunk = payload.subarray(sent, sent + CHUNK_BYTES);
+        sent += chunk.length;
+        options.onProgress?.({ stage: 'uploading', sentBytes: sent, totalBytes: payload.length });
+        if (!req.write(chunk)) {
+          req.once('drain', writeMore);
+          return;
+        }
+      }
+      req.end();
+      options.onProgress?.({ stage: 'waiting' });
+    };
+    writeMore();
+  });
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}

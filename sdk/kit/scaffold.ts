@@ -1,0 +1,123 @@
+/**
+ * `specwright kit init`: a small, working file kit — a CHECK on required inputs, a PLAN hook that
+ * shapes the input for templates, a markdown and a schema-checked JSON output, an example input and
+ * a README — that passes `kit validate` and `kit test` as generated.
+ */
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+
+export class ScaffoldError extends Error {
+  override name = 'ScaffoldError';
+}
+
+/** A kit id from a directory name: lowercase letters, digits and single hyphens. */
+export function kitIdFromDirectory(dir: string): string {
+  const id = basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64).replace(/-+$/, '');
+  return id === '' ? 'my-kit' : id;
+}
+
+export function scaffoldFiles(kitId: string, displayName = titleOf(kitId)): Record<string, string> {
+  const manifest = {
+    metadata: { id: kitId, displayName, version: '0.1.0', description: `${displayName}: a project summary and a README.`, author: 'You', kitType: 'file' },
+    platform: { name: 'generic', category: 'documentation' },
+    phases: ['CHECK', 'PLAN', 'VALIDATE'],
+    inputs: { required: ['businessProfile.company.name', 'discoveryAnswers.entities'] },
+    outputs: [
+      { id: 'readme', filename: 'README.md', template: 'templates/readme.md.hbs', outputType: 'markdown' },
+      { id: 'summary', filename: 'summary.json', template: 'templates/summary.json.hbs', outputType: 'json', schema: 'schemas/summary.schema.json' },
+    ],
+    discovery: { pools: [] },
+    hooks: { PLAN: 'hooks/plan.js' },
+  };
+  return {
+    'kit.json': `${JSON.stringify(manifest, null, 2)}\n`,
+    'hooks/plan.js': `// Runs in the sandbox: plain JavaScript, no imports. PLAN runs after CHECK has made sure the
+// required inputs are there; what it returns as \`data\` the templates read as @plan.
+function plan(context, kit) {
+  const entities = context.input.discoveryAnswers.entities.map(function (entity) {
+    const name = typeof entity === 'string' ? entity : entity.name;
+    return { name: name, slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-') };
+  });
+  kit.log('info', 'summarising', entities.length, 'entities');
+  return { data: { entities: entities } };
+}
+`,
+    'templates/readme.md.hbs': `# {{businessProfile.company.name}}
+
+{{#if businessProfile.company.industry}}Industry: {{businessProfile.company.industry}}
+
+{{/if}}
+## Entities
+
+{{#each @plan.entities}}
+- {{name}}
+{{/each}}
+`,
+    'templates/summary.json.hbs': `{
+  "project": {{json projectId}},
+  "company": {{json businessProfile.company.name}},
+  "entities": {{json @plan.entities 2}},
+  "generatedBy": {{json @kit.id}}
+}
+`,
+    'schemas/summary.schema.json': `${JSON.stringify(
+      {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        required: ['company', 'entities', 'generatedBy'],
+        properties: {
+          project: { type: ['string', 'null'] },
+          company: { type: 'string', minLength: 1 },
+          entities: { type: 'array', items: { type: 'object', required: ['name', 'slug'], properties: { name: { type: 'string' }, slug: { type: 'string', pattern: '^[a-z0-9-]+$' } } } },
+          generatedBy: { type: 'string' },
+        },
+        additionalProperties: false,
+      },
+      null,
+      2,
+    )}\n`,
+    'examples/acme.json': `${JSON.stringify(
+      {
+        projectId: 'example-project',
+        businessProfile: { company: { name: 'Acme Rockets', industry: 'aerospace' } },
+        discoveryAnswers: { entities: ['Rocket', 'Launch'] },
+      },
+      null,
+      2,
+    )}\n`,
+    'README.md': `# ${displayName}
+
+A Specwright kit. It needs \`businessProfile.company.name\` and \`discoveryAnswers.entities\` and
+produces \`README.md\` and \`summary.json\`.
+
+\`\`\`sh
+npx specwright kit validate .    # manifest, templates, schemas, hooks
+npx specwright kit test .        # runs examples/*.json in the sandbox
+npx specwright kit publish .     # SPECWRIGHT_URL, SPECWRIGHT_API_KEY, SPECWRIGHT_ORG
+\`\`\`
+`,
+  };
+}
+
+/** Writes a new kit into `dir`, which must not exist or be empty. Returns the files written. */
+export async function scaffoldKit(dir: string, options: { kitId?: string } = {}): Promise<{ kitId: string; files: string[] }> {
+  const kitId = options.kitId ?? kitIdFromDirectory(dir);
+  if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(kitId)) throw new ScaffoldError(`kit id "${kitId}" must be lowercase letters, digits and hyphens`);
+  let existing: string[] = [];
+  try {
+    existing = await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new ScaffoldError(`cannot use ${dir}: ${(error as Error).message}`);
+  }
+  if (existing.length > 0) throw new ScaffoldError(`${dir} is not empty; pick a new directory`);
+  const files = scaffoldFiles(kitId);
+  for (const [path, contents] of Object.entries(files)) {
+    await mkdir(join(dir, path, '..'), { recursive: true });
+    await writeFile(join(dir, path), contents, { flag: 'wx' });
+  }
+  return { kitId, files: Object.keys(files) };
+}
+
+function titleOf(kitId: string): string {
+  return kitId.split('-').map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join(' ');
+}
