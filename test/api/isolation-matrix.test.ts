@@ -13,7 +13,7 @@ import { sampleExecutionBody, sampleKit } from '../helpers/kit-fixtures.ts';
  */
 let app: TestApp;
 let victim: { tenantId: string; organizationId: string; ownerKey: string; ids: Record<string, string> };
-let foreigner: Actor;
+let foreigner: Actor & { tenantId: string };
 let nonMember: Actor;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
 
@@ -93,7 +93,7 @@ beforeAll(async () => {
   };
   foreigner = await createTenant(app, 'Foreign');
   // With kits on in its own tenant, the foreigner gets past the flag and meets the isolation itself.
-  await call(app.url, `/api/admin/tenants/${(foreigner as { tenantId: string }).tenantId}/features`, { method: 'PATCH', apiKey: owner.apiKey, body: { kits_enabled: true } });
+  await call(app.url, `/api/admin/tenants/${foreigner.tenantId}/features`, { method: 'PATCH', apiKey: owner.apiKey, body: { kits_enabled: true } });
   nonMember = await createUserInTenant(app, sqlAsOwner, owner.tenantId, 'Nadia');
 });
 afterAll(() => app?.stop());

@@ -1,5 +1,8 @@
 import { router } from '../../trpc/init.ts';
 import { platformAdminProcedure } from '../../trpc/procedures.ts';
+import { z } from 'zod';
+import { addJob } from '../../jobs/add-job.ts';
+import { rotateCredentialKeysJob } from '../kit-credentials/rotate-credential-keys.job.ts';
 import { createdTenantOutput, createTenantInput, setTenantFeaturesInput, tenantFeaturesOutput } from './tenants.schema.ts';
 import { createTenantAsPlatformAdmin, setTenantFeatures } from './tenants.service.ts';
 
@@ -21,4 +24,16 @@ export const adminRouter = router({
       const { tenantId, ...changes } = input;
       return setTenantFeatures(ctx.db, ctx.principal.tenantId, tenantId, changes as Record<string, boolean>);
     }),
+
+  rotateCredentialKeys: platformAdminProcedure
+    .meta({
+      successStatus: 202,
+      openapi: { method: 'POST', path: '/admin/credential-keys/rotate', tags: ['admin'], summary: 'Add a credential key and re-seal every stored credential under it (runs in a worker)' },
+    })
+    .input(z.object({}).strict())
+    .output(z.object({ jobId: z.string(), status: z.literal('queued') }))
+    .mutation(async ({ ctx }) => ({
+      jobId: await addJob(ctx.db, rotateCredentialKeysJob.name, { requestedBy: ctx.principal.userId }, { jobKey: 'credentials.rotate_keys', maxAttempts: 3 }),
+      status: 'queued' as const,
+    })),
 });

@@ -1,0 +1,143 @@
+import sodium from 'libsodium-wrappers';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { recordedResponses } from '../helpers/response-log.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+const SECRET = 'ghp_super-secret-token-value-31337';
+const CLIENT_SECRET = 'client-sealed-secret-value-424242';
+
+let app: TestApp;
+let key: string;
+let orgId: string;
+let projectId: string;
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+const base = () => `/api/${orgId}/kits/credentials`;
+
+// APPLY fails unless the worker opened the credential and handed it over.
+const applyHook = `
+function apply(context) {
+  var token = context.credentials && context.credentials.deploy && context.credentials.deploy.token;
+  if (!token || token.length < 20) throw new Error('credential not received');
+  return { applied: true };
+}
+`;
+
+beforeAll(async () => {
+  await sodium.ready;
+  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500' } });
+  key = app.bootstrap.apiKey;
+  orgId = app.bootstrap.organizationId;
+  const kit = sampleKit({ id: 'deployer', credentials: [{ id: 'deploy', description: 'Deploy token', required: true }], applyHook });
+  const published = await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit });
+  expect(published.status, published.text).toBe(201);
+  projectId = (await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Deploys' } })).body.data.id;
+});
+afterAll(() => app?.stop());
+
+const store = (body: Record<string, unknown>) => call(app.url, base(), { apiKey: key, body: { projectId, kitId: 'deployer', credentialType: 'deploy', ...body } });
+const run = async (options: Record<string, boolean> = {}) => {
+  const started = await call(app.url, `/api/${orgId}/kits/deployer/execute`, { apiKey: key, body: { ...sampleExecutionBody(projectId), options } });
+  expect(started.status, started.text).toBe(201);
+  return waitForExecution(app.url, key, orgId, started.body.data.executionId);
+};
+
+describe('stored credentials', () => {
+  let credentialId: string;
+
+  it('publishes the public key clients seal to', async () => {
+    const response = await call(app.url, `${base()}/public-key`, { apiKey: key });
+    expect(response.status).toBe(200);
+    expect(response.body.data).toEqual({ keyId: expect.any(String), key: expect.any(String) });
+    expect(sodium.from_base64(response.body.data.key, sodium.base64_variants.ORIGINAL)).toHaveLength(32);
+  });
+
+  it('seals plain credentials on the server and lists them without any secret', async () => {
+    const response = await store({ credentials: { token: SECRET } });
+    expect(response.status, response.text).toBe(201);
+    expect(response.body.data).toEqual({ credentialId: expect.any(String), status: 'active', createdAt: expect.any(String) });
+    credentialId = response.body.data.credentialId;
+    const [row] = await sqlAsOwner('select sealed from kit_credentials where id = $1', [credentialId]);
+    expect(row.sealed).not.toContain(SECRET);
+    const listed = await call(app.url, `${base()}?projectId=${projectId}`, { apiKey: key });
+    expect(listed.body.data.credentials).toEqual([
+      expect.objectContaining({ id: credentialId, kitId: 'deployer', credentialType: 'deploy', status: 'active', lastCheckedAt: null }),
+    ]);
+    expect(listed.text).not.toMatch(/sealed|ciphertext|ghp_/);
+  });
+
+  it('are opened only in the worker, only for APPLY: a dry run leaves them untouched', async () => {
+    const dry = await run({ dryRun: true });
+    expect(dry.status).toBe('completed');
+    expect((await sqlAsOwner('select last_checked_at from kit_credentials where id = $1', [credentialId]))[0].last_checked_at).toBeNull();
+    const real = await run();
+    expect(real.status, real.errorMessage).toBe('completed');
+    expect((await sqlAsOwner('select last_check_status from kit_credentials where id = $1', [credentialId]))[0].last_check_status).toBe('succeeded');
+  });
+
+  it('accept a client-sealed value (crypto_box_seal to the public key) that never opens in the API', async () => {
+    const publicKey = (await call(app.url, `${base()}/public-key`, { apiKey: key })).body.data;
+    const ciphertext = sodium.to_base64(
+      sodium.crypto_box_seal(sodium.from_string(JSON.stringify({ token: CLIENT_SECRET })), sodium.from_base64(publicKey.key, sodium.base64_variants.ORIGINAL)),
+      sodium.base64_variants.ORIGINAL,
+    );
+    await sqlAsOwner('delete from kit_credentials where id = $1', [credentialId]);
+    const response = await store({ sealedCredentials: { keyId: publicKey.keyId, ciphertext } });
+    expect(response.status, response.text).toBe(201);
+    credentialId = response.body.data.credentialId;
+    expect((await run()).status).toBe('completed');
+    const wrongKey = await store({ sealedCredentials: { keyId: 'k-unknown', ciphertext } });
+    expect(wrongKey.status).toBe(400);
+    expect((await store({})).status).toBe(400);
+    expect((await store({ credentials: { token: 'x' }, sealedCredentials: { keyId: publicKey.keyId, ciphertext } })).status).toBe(400);
+  });
+
+  it('bind each ciphertext to its row: copied onto another credential it does not open', async () => {
+    await sqlAsOwner('delete from kit_credentials where id = $1', [credentialId]);
+    const first = (await store({ credentials: { token: 'first-token-value-that-is-long' } })).body.data.credentialId;
+    const second = (await store({ credentials: { token: 'second-token-value-that-is-long' } })).body.data.credentialId;
+    // Someone with write access to the database moves the first secret onto the second row.
+    await sqlAsOwner('update kit_credentials set sealed = (select sealed from kit_credentials where id = $1) where id = $2', [first, second]);
+    await sqlAsOwner('delete from kit_credentials where id = $1', [first]);
+    const moved = await run();
+    expect(moved.status).toBe('failed');
+    expect(moved.errorMessage).toMatch(/credential "deploy"/);
+    expect((await sqlAsOwner('select status, last_check_status from kit_credentials where id = $1', [second]))[0]).toEqual({ status: 'invalid', last_check_status: 'failed' });
+    await sqlAsOwner('delete from kit_credentials where id = $1', [second]);
+  });
+
+  it('survive key rotation: every credential is re-sealed under the new key and still opens', async () => {
+    credentialId = (await store({ credentials: { token: SECRET } })).body.data.credentialId;
+    const before = (await sqlAsOwner('select key_id, sealed from kit_credentials where id = $1', [credentialId]))[0];
+    const rotation = await call(app.url, '/api/admin/credential-keys/rotate', { apiKey: key, method: 'POST' });
+    expect(rotation.status, rotation.text).toBe(202);
+    const deadline = Date.now() + 10_000;
+    while ((await sqlAsOwner('select key_id from kit_credentials where id = $1', [credentialId]))[0].key_id === before.key_id) {
+      if (Date.now() > deadline) throw new Error('rotation did not happen');
+      await sleep(100);
+    }
+    const keys = await sqlAsOwner('select key_id, retired_at is not null as retired from credential_keys order by created_at');
+    expect(keys).toHaveLength(2);
+    expect(keys.map((k) => k.retired)).toEqual([true, false]);
+    expect((await call(app.url, `${base()}/public-key`, { apiKey: key })).body.data.keyId).toBe(keys[1].key_id);
+    expect((await run()).status).toBe('completed');
+  });
+
+  it('are deleted on request', async () => {
+    const deleted = await call(app.url, `${base()}/${credentialId}`, { method: 'DELETE', apiKey: key });
+    expect(deleted.body.data).toEqual({ credentialId, deleted: true });
+    expect((await call(app.url, `${base()}/${credentialId}`, { method: 'DELETE', apiKey: key })).status).toBe(404);
+  });
+
+  it('never show a secret in a response, a log line or a job payload', async () => {
+    for (const secret of [SECRET, CLIENT_SECRET]) {
+      expect(recordedResponses.filter((r) => r.text.includes(secret)).map((r) => r.path)).toEqual([]);
+      expect(app.rawLog.filter((line) => line.includes(secret))).toEqual([]);
+    }
+    const payloads = await sqlAsOwner(`select payload::text from graphile_worker._private_jobs`);
+    expect(payloads.filter((p) => p.payload.includes('ghp_') || p.payload.includes(CLIENT_SECRET))).toEqual([]);
+  });
+});

@@ -1,0 +1,160 @@
+import { unzipSync, strFromU8 } from 'fflate';
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDownloadLinks } from '../../control-plane/http/download-links.ts';
+import { call } from '../helpers/http.ts';
+import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
+
+let app: TestApp;
+let key: string;
+let orgId: string;
+let projectId: string;
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+const countOf = async (sql: string) => Number((await sqlAsOwner(sql))[0].count);
+
+beforeAll(async () => {
+  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500' } });
+  key = app.bootstrap.apiKey;
+  orgId = app.bootstrap.organizationId;
+  expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit() })).status).toBe(201);
+  projectId = (await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Rockets' } })).body.data.id;
+});
+afterAll(() => app?.stop());
+
+const execute = (kitId: string, body: unknown) => call(app.url, `/api/${orgId}/kits/${kitId}/execute`, { apiKey: key, body });
+
+describe('executing a kit', () => {
+  let executionId: string;
+
+  it('answers 201 with a pending execution whose row and job were written together', async () => {
+    const response = await execute('service-starter', sampleExecutionBody(projectId));
+    expect(response.status, response.text).toBe(201);
+    expect(response.body.data).toEqual({ executionId: expect.any(String), status: 'pending', workerRunId: expect.stringMatching(/^\d+$/), createdAt: expect.any(String) });
+    executionId = response.body.data.executionId;
+    const [row] = await sqlAsOwner('select worker_run_id from kit_executions where id = $1', [executionId]);
+    expect(row.worker_run_id).toBe(response.body.data.workerRunId);
+  });
+
+  it('runs in the worker to completed, with every field of the execution', async () => {
+    const done = await waitForExecution(app.url, key, orgId, executionId);
+    expect(done).toMatchObject({
+      id: executionId,
+      kitId: 'service-starter',
+      kitVersion: '1.0.0',
+      projectId,
+      status: 'completed',
+      startedAt: expect.any(String),
+      completedAt: expect.any(String),
+      executionTimeMs: expect.any(Number),
+      outputCount: 3,
+      outputsValid: 3,
+      outputsWarnings: 0,
+      outputsFailed: 0,
+      tokenUsageTotal: 0,
+      estimatedCostUsd: '0.000000',
+      errorMessage: null,
+      tokenUsage: { prompt: 0, completion: 0, total: 0 },
+      bundlePath: `executions/${executionId}/bundle.zip`,
+      bundleSizeBytes: expect.any(Number),
+      options: { dryRun: false, skipApply: false },
+    });
+    expect(done.outputs.map((o: { outputId: string; status: string }) => `${o.outputId}:${o.status}`).sort()).toEqual(['compose:valid', 'openapi:valid', 'readme:valid']);
+    expect(done.phases.map((p: { phase: string }) => p.phase)).toContain('VERIFY');
+    const listed = await call(app.url, `/api/${orgId}/kits/executions?projectId=${projectId}&status=completed`, { apiKey: key });
+    expect(listed.body.data.executions.map((e: { id: string }) => e.id)).toContain(executionId);
+  });
+
+  it('serves each output and a bundle whose ZIP holds the outputs and a checksum manifest', async () => {
+    const output = await call(app.url, `/api/${orgId}/kits/executions/${executionId}/outputs/readme`, { apiKey: key });
+    expect(output.body.data).toMatchObject({ outputId: 'readme', filename: 'README.md', status: 'valid', contentType: expect.stringContaining('markdown') });
+    expect(output.body.data.content).toContain('# Acme Rockets');
+
+    const link = await call(app.url, `/api/${orgId}/kits/executions/${executionId}/bundle`, { apiKey: key });
+    expect(link.status).toBe(200);
+    expect(link.body.data).toMatchObject({ downloadUrl: expect.stringMatching(/^\/api\/downloads\//), expiresAt: expect.any(String), sizeBytes: expect.any(Number) });
+    const download = await fetch(`${app.url}${link.body.data.downloadUrl}`);
+    expect(download.status).toBe(200);
+    expect(download.headers.get('content-type')).toBe('application/zip');
+    const zip = new Uint8Array(await download.arrayBuffer());
+    expect(zip.length).toBe(link.body.data.sizeBytes);
+    const entries = unzipSync(zip);
+    expect(Object.keys(entries).sort()).toEqual([...link.body.data.contents].sort());
+    expect(Object.keys(entries).every((name) => !name.startsWith('/') && !name.split('/').includes('..'))).toBe(true);
+    const manifest = JSON.parse(strFromU8(entries['manifest.json']!));
+    expect(manifest.files.map((file: { name: string }) => file.name).sort()).toEqual(Object.keys(entries).filter((name) => name !== 'manifest.json').sort());
+    for (const file of manifest.files as Array<{ name: string; sha256: string }>) {
+      expect(createHash('sha256').update(entries[file.name]!).digest('hex')).toBe(file.sha256);
+    }
+  });
+
+  it('refuses tampered and expired download links', async () => {
+    const link = (await call(app.url, `/api/${orgId}/kits/executions/${executionId}/bundle`, { apiKey: key })).body.data.downloadUrl as string;
+    const tampered = await call(app.url, `${link.slice(0, -3)}abc`);
+    expect(tampered.status).toBe(403);
+    expect(tampered.body.error.code).toBe('FORBIDDEN');
+    const [blob] = await sqlAsOwner('select bundle_blob_id from kit_executions where id = $1', [executionId]);
+    const expired = createDownloadLinks(TEST_SERVER_SECRET).create({ tenantId: app.bootstrap.tenantId, blobId: blob.bundle_blob_id, filename: 'x.zip' }, -5);
+    const response = await call(app.url, expired.path);
+    expect(response.status).toBe(403);
+    expect(response.body.error.message).toMatch(/expired/);
+  });
+
+  it('does not run twice when its job is added again', async () => {
+    const before = await sqlAsOwner('select id from kit_outputs where execution_id = $1 order by id', [executionId]);
+    await sqlAsOwner(`select graphile_worker.add_job('kits.execute', json_build_object('executionId', $1::text, 'tenantId', $2::text))`, [executionId, app.bootstrap.tenantId]);
+    const deadline = Date.now() + 10_000;
+    while ((await countOf(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.execute'`)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await sqlAsOwner('select id from kit_outputs where execution_id = $1 order by id', [executionId])).toEqual(before);
+    expect((await waitForExecution(app.url, key, orgId, executionId)).status).toBe('completed');
+  });
+});
+
+describe('execution outcomes', () => {
+  it('is partial when some outputs are invalid, with their validation errors', async () => {
+    const kit = sampleKit({ id: 'half-broken' });
+    kit.files['templates/compose.yml.hbs'] = 'services: not-a-map\n';
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    const started = await execute('half-broken', sampleExecutionBody(projectId));
+    const done = await waitForExecution(app.url, key, orgId, started.body.data.executionId);
+    expect(done).toMatchObject({ status: 'partial', outputsValid: 2, outputsFailed: 1 });
+    const compose = done.outputs.find((o: { outputId: string }) => o.outputId === 'compose');
+    expect(compose.status).toBe('invalid');
+    expect(compose.validationErrors.join(' ')).toMatch(/services/);
+    const link = await call(app.url, `/api/${orgId}/kits/executions/${started.body.data.executionId}/bundle`, { apiKey: key });
+    expect(link.body.data.contents).not.toContain('deploy/docker-compose.yml');
+  });
+
+  it('fails with the list of missing inputs when CHECK finds them absent', async () => {
+    // The example kit's SPEC hook reads the entities before CHECK runs; without it, CHECK speaks first.
+    const kit = sampleKit({ id: 'checked-kit' });
+    delete kit.manifest.hooks.SPEC;
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    const started = await execute('checked-kit', { ...sampleExecutionBody(projectId), discoveryAnswers: {} });
+    const done = await waitForExecution(app.url, key, orgId, started.body.data.executionId);
+    expect(done.status).toBe('failed');
+    expect(done.errorMessage).toContain('discoveryAnswers.entities');
+    const link = await call(app.url, `/api/${orgId}/kits/executions/${started.body.data.executionId}/bundle`, { apiKey: key });
+    expect(link.status).toBe(409);
+  });
+});
+
+describe('bad input', () => {
+  it('is refused clearly and leaves no rows or jobs', async () => {
+    const executions = await countOf('select count(*) from kit_executions');
+    const jobs = await countOf('select count(*) from graphile_worker.jobs');
+    const unknownProject = await execute('service-starter', sampleExecutionBody('00000000-0000-4000-8000-000000000000'));
+    expect(unknownProject.status).toBe(404);
+    expect(unknownProject.body.error.details).toEqual({ field: 'projectId' });
+    expect((await execute('no-such-kit', sampleExecutionBody(projectId))).status).toBe(404);
+    const invalid = await execute('service-starter', { projectId, businessProfile: { company: {} } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(expect.arrayContaining(['businessProfile.company.name', 'businessProfile.company.industry']));
+    expect((await execute('service-starter', { ...sampleExecutionBody(projectId), version: '9.9.9' })).status).toBe(404);
+    expect(await countOf('select count(*) from kit_executions')).toBe(executions);
+    expect(await countOf('select count(*) from graphile_worker.jobs')).toBe(jobs);
+    expect((await call(app.url, `/api/${orgId}/kits/executions/00000000-0000-4000-8000-000000000000`, { apiKey: key })).status).toBe(404);
+  });
+});
