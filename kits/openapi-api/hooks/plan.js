@@ -1,0 +1,89 @@
+// PLAN runs after CHECK, so the required inputs are there. It turns the discovery answers into
+// the shapes the template prints: schema names, paths, parameters and JSON Schemas per field.
+var FIELD_SCHEMAS = {
+  uuid: { type: 'string', format: 'uuid' },
+  string: { type: 'string' },
+  text: { type: 'string' },
+  integer: { type: 'integer' },
+  number: { type: 'number' },
+  boolean: { type: 'boolean' },
+  date: { type: 'string', format: 'date' },
+  datetime: { type: 'string', format: 'date-time' },
+  email: { type: 'string', format: 'email' },
+};
+var ALL_OPERATIONS = ['list', 'get', 'create', 'update', 'delete'];
+
+function words(name) {
+  return String(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
+}
+function pascal(name) {
+  return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('');
+}
+function camel(name) {
+  var p = pascal(name);
+  return p.charAt(0).toLowerCase() + p.slice(1);
+}
+function plural(word) {
+  if (/[^aeiou]y$/i.test(word)) return word.slice(0, -1) + 'ies';
+  if (/(s|x|z|ch|sh)$/i.test(word)) return word + 'es';
+  return word + 's';
+}
+function kebab(name) {
+  return words(name).map(function (w) { return w.toLowerCase(); }).join('-');
+}
+
+function fieldSchema(field) {
+  var schema;
+  if (field.type === 'enum') schema = { type: 'string', enum: (field.values || []).map(String) };
+  else if (field.type === 'reference') schema = { type: 'string', format: 'uuid', description: 'Id of a ' + pascal(field.entity || 'record') + '.' };
+  else schema = Object.assign({}, FIELD_SCHEMAS[field.type] || FIELD_SCHEMAS.string);
+  if (typeof field.maxLength === 'number') schema.maxLength = field.maxLength;
+  if (field.description) schema.description = String(field.description);
+  return schema;
+}
+
+function entityModel(entity) {
+  var raw = typeof entity === 'string' ? { name: entity } : entity;
+  var name = pascal(raw.name);
+  var fields = (raw.fields && raw.fields.length ? raw.fields : [{ name: 'id', type: 'uuid' }, { name: 'name', type: 'string', required: true }])
+    .map(function (f) { return { name: camel(f.name), type: f.type || 'string', required: f.required === true, schema: fieldSchema(f) }; });
+  var hasId = fields.some(function (f) { return f.name === 'id'; });
+  if (!hasId) fields.unshift({ name: 'id', type: 'uuid', required: true, schema: FIELD_SCHEMAS.uuid });
+  var inputFields = fields.filter(function (f) { return f.name !== 'id'; });
+  var operations = (raw.operations && raw.operations.length ? raw.operations : ALL_OPERATIONS).filter(function (op) { return ALL_OPERATIONS.indexOf(op) !== -1; });
+  var has = {};
+  operations.forEach(function (op) { has[op] = true; });
+  var idParam = camel(name) + 'Id';
+  return {
+    name: name,
+    description: raw.description || name + ' records.',
+    tag: plural(name),
+    idParam: idParam,
+    collectionPath: '/' + plural(kebab(name)),
+    itemPath: '/' + plural(kebab(name)) + '/{' + idParam + '}',
+    operationSuffix: name,
+    pluralName: plural(name),
+    properties: fields.map(function (f) {
+      return { name: f.name, schema: f.name === 'id' ? Object.assign({ readOnly: true }, f.schema) : f.schema };
+    }),
+    required: ['id'].concat(inputFields.filter(function (f) { return f.required; }).map(function (f) { return f.name; })),
+    inputProperties: inputFields.map(function (f) { return { name: f.name, schema: f.schema }; }),
+    inputRequired: inputFields.filter(function (f) { return f.required; }).map(function (f) { return f.name; }),
+    has: has,
+    hasCollection: has.list || has.create,
+    hasItem: has.get || has.update || has.delete,
+  };
+}
+
+function plan(context, kit) {
+  var company = context.input.businessProfile.company;
+  var entities = context.input.discoveryAnswers.entities.map(entityModel);
+  kit.log('info', 'OpenAPI for', entities.length, 'entities:', entities.map(function (e) { return e.name; }).join(', '));
+  return {
+    data: {
+      title: company.name + ' API',
+      description: context.input.businessProfile.description || 'The API of ' + company.name + '.',
+      entities: entities,
+    },
+  };
+}

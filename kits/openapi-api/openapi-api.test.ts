@@ -1,0 +1,62 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { readFile } from 'node:fs/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { closeTestRuntime, runKitForTest } from '../../sdk/kit/index.ts';
+
+const kitDir = import.meta.dirname;
+const example = JSON.parse(await readFile(`${kitDir}/examples/acme-rockets.json`, 'utf8'));
+afterAll(() => closeTestRuntime());
+
+describe('openapi-api kit', () => {
+  it('produces an OpenAPI 3.1 YAML document valid against the official schema and accepted by swagger-parser', async () => {
+    const result = await runKitForTest(kitDir, example);
+    expect(result.status).toBe('completed');
+    const output = result.output('openapi');
+    expect([output.filename, output.contentType, output.status, output.validationErrors]).toEqual(['openapi.yaml', 'application/yaml', 'valid', []]);
+    expect(output.content.startsWith('openapi: 3.1.0\n')).toBe(true);
+
+    const document = result.parsed('openapi') as any;
+    const api = (await SwaggerParser.validate(structuredClone(document))) as any;
+    expect(api.info.title).toBe('Acme Rockets API');
+    expect(Object.keys(api.paths)).toEqual(['/rockets', '/rockets/{rocketId}', '/launches', '/launches/{launchId}', '/payload-bookings', '/payload-bookings/{payloadBookingId}']);
+    // The operations each entity asked for, and only those.
+    const operations = Object.values(api.paths).flatMap((item: any) => ['get', 'post', 'patch', 'delete'].filter((m) => item[m]).map((m) => item[m].operationId));
+    expect(operations).toEqual([
+      'listRockets', 'createRocket', 'getRocket', 'updateRocket', 'deleteRocket',
+      'listLaunches', 'createLaunch', 'getLaunch', 'updateLaunch',
+      'listPayloadBookings', 'createPayloadBooking', 'getPayloadBooking', 'deletePayloadBooking',
+    ]);
+    expect(document.components.schemas.Rocket).toMatchObject({
+      required: ['id', 'name', 'payloadCapacityKg', 'status'],
+      properties: {
+        id: { type: 'string', format: 'uuid', readOnly: true },
+        status: { type: 'string', enum: ['in-service', 'maintenance', 'retired'] },
+        commissionedOn: { type: 'string', format: 'date' },
+        name: { type: 'string', maxLength: 120 },
+      },
+    });
+    expect(document.components.schemas.PayloadBookingInput.properties.customerEmail).toEqual({ type: 'string', format: 'email' });
+    expect(document.components.schemas.Launch.properties.rocketId).toEqual({ type: 'string', format: 'uuid', description: 'Id of a Rocket.' });
+  });
+
+  it('swagger-parser rejects what the kit would get wrong (the check can fail)', async () => {
+    const result = await runKitForTest(kitDir, example);
+    const broken = result.parsed('openapi') as any;
+    delete broken.paths['/rockets'].get.responses['200'].description;
+    await expect(SwaggerParser.validate(broken)).rejects.toThrow(/description/);
+  });
+
+  it('works from entity names alone, with every operation', async () => {
+    const result = await runKitForTest(kitDir, { businessProfile: { company: { name: 'Tiny' } }, discoveryAnswers: { entities: ['Note', 'Category'] } });
+    expect(result.output('openapi').status).toBe('valid');
+    const api = (await SwaggerParser.validate(result.parsed('openapi') as any)) as any;
+    expect(Object.keys(api.paths)).toEqual(['/notes', '/notes/{noteId}', '/categories', '/categories/{categoryId}']);
+  });
+
+  it('fails CHECK listing every missing input', async () => {
+    const result = await runKitForTest(kitDir, { projectId: 'p', discoveryAnswers: {} });
+    expect(result.status).toBe('failed');
+    expect(result.message).toBe('CHECK: missing required inputs: businessProfile.company.name, discoveryAnswers.entities');
+    expect(result.outputs).toEqual([]);
+  });
+});
