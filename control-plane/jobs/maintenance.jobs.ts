@@ -23,5 +23,4 @@ export const pruneWorkerHeartbeats = defineJob({
 export const maintenanceSchedule: CronItem[] = [
   { task: purgeExpiredRateLimits.name, match: '*/10 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
   { task: pruneWorkerHeartbeats.name, match: '17 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
-  { task: 'kits.reap_interrupted_executions', match: '* * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
 ];

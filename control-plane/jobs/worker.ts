@@ -60,7 +60,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     credentials: createCredentialVault(ownerDb, options.serverSecret, log),
     kitCapabilities: options.kitCapabilities ?? {},
   };
-  await reapInterruptedExecutions(deps);
+  // Every worker looks for executions orphaned by a dead one, at start and then every stale period.
+  const reap = () => reapInterruptedExecutions(deps).catch((error) => log.warn({ err: error }, 'reaping interrupted executions failed'));
+  await reap();
+  const reaper = setInterval(() => void reap(), staleAfterMs);
+  reaper.unref();
 
   const runner: Runner = await run({
     pgPool: options.ownerPool,
@@ -76,6 +80,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   return {
     workerId,
     async stop() {
+      clearInterval(reaper);
       await runner.stop();
       clearInterval(timer);
       kitRuntime.close();

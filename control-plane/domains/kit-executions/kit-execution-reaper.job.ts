@@ -6,7 +6,8 @@ import { failExecutionsOfDeadWorkers } from './kit-execution-worker.repository.t
 /**
  * Ends executions whose worker died mid-run (SIGKILL, crash, lost machine) as failed, and unlocks
  * that worker's jobs so they finish at once (they find the execution ended and do nothing) instead
- * of waiting hours for the lock to expire. Runs at every worker start and then every minute.
+ * of waiting hours for the lock to expire. Every worker runs it at start and then every stale
+ * period; the job form lets an operator trigger it by hand.
  */
 export async function reapInterruptedExecutions(deps: Pick<JobDeps, 'ownerDb' | 'log' | 'workerStaleAfterMs'>): Promise<number> {
   const failed = await failExecutionsOfDeadWorkers(deps.ownerDb, deps.workerStaleAfterMs);

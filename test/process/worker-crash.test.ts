@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
+
+let api: TestApp;
+let key: string;
+let orgId: string;
+let projectId: string;
+const workers: ChildProcess[] = [];
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(api.database.ownerUrl, sql, values);
+
+// PLAN takes ~1.5 s of busy work: long enough to be killed in the middle of, well within the time limit.
+const slowPlan = `
+function plan() {
+  var until = Date.now() + 1500;
+  while (Date.now() < until) {}
+  return {};
+}
+`;
+
+async function startWorkerProcess(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--no-node-snapshot', 'control-plane/main.ts', 'worker'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: api.database.ownerUrl,
+      APP_DATABASE_URL: api.database.appUrl,
+      SERVER_SECRET: TEST_SERVER_SECRET,
+      DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-crash-')),
+      WORKER_HEARTBEAT_MS: '200',
+      WORKER_STALE_AFTER_MS: '1000',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  workers.push(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const deadline = Date.now() + 30_000;
+  while ((await sqlAsOwner('select count(*) from worker_heartbeats'))[0].count === '0' || child.exitCode !== null) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start:\n${output}`);
+    await sleep(50);
+  }
+  return child;
+}
+
+beforeAll(async () => {
+  api = await startTestApp({ mode: 'api' });
+  key = api.bootstrap.apiKey;
+  orgId = api.bootstrap.organizationId;
+  const kit = sampleKit({ id: 'slow-kit' });
+  kit.manifest.hooks.PLAN = 'hooks/plan.js';
+  kit.files['hooks/plan.js'] = slowPlan;
+  expect((await call(api.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+  projectId = (await call(api.url, '/api/projects', { apiKey: key, body: { name: 'Crashy' } })).body.data.id;
+});
+afterAll(async () => {
+  for (const worker of workers) worker.kill('SIGKILL');
+  await api?.stop();
+});
+
+describe('a worker killed with SIGKILL mid-execution', () => {
+  it('leaves the execution failed with a clear message (never stuck running, no outputs), and the next worker carries on', async () => {
+    const first = await startWorkerProcess();
+    const started = await call(api.url, `/api/${orgId}/kits/slow-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    const executionId = started.body.data.executionId;
+    const deadline = Date.now() + 15_000;
+    while ((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status !== 'running') {
+      if (Date.now() > deadline) throw new Error('execution never started');
+      await sleep(20);
+    }
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    await startWorkerProcess();
+    const ended = await waitForExecution(api.url, key, orgId, executionId, 15_000);
+    expect(ended.status).toBe('failed');
+    expect(ended.errorMessage).toMatch(/worker running this execution stopped unexpectedly/);
+    expect(ended.outputs).toEqual([]);
+    // The killed job was released and finished as a no-op rather than waiting hours for its lock.
+    const jobDeadline = Date.now() + 10_000;
+    while (Number((await sqlAsOwner(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.execute'`))[0].count) > 0) {
+      if (Date.now() > jobDeadline) throw new Error('the interrupted job is still queued');
+      await sleep(100);
+    }
+    expect((await waitForExecution(api.url, key, orgId, executionId)).status).toBe('failed');
+
+    const again = await call(api.url, `/api/${orgId}/kits/slow-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    const second = await waitForExecution(api.url, key, orgId, again.body.data.executionId, 15_000);
+    expect(second.status).toBe('completed');
+    expect(second.outputs).toHaveLength(3);
+    const duplicates = await sqlAsOwner('select execution_id, output_id, count(*) from kit_outputs group by 1, 2 having count(*) > 1');
+    expect(duplicates).toEqual([]);
+  }, 90_000);
+});
