@@ -1,0 +1,86 @@
+// Turns the discovery answers into tables, columns and JSON Schemas. Identifiers are reduced to
+// [a-z0-9_] and always quoted; string literals are escaped, so no answer can break out of the DDL.
+var SQL_TYPES = { uuid: 'uuid', string: 'text', text: 'text', integer: 'integer', number: 'numeric', boolean: 'boolean', date: 'date', datetime: 'timestamptz', email: 'text', enum: 'text', reference: 'uuid' };
+var JSON_TYPES = {
+  uuid: { type: 'string', format: 'uuid' }, string: { type: 'string' }, text: { type: 'string' },
+  integer: { type: 'integer' }, number: { type: 'number' }, boolean: { type: 'boolean' },
+  date: { type: 'string', format: 'date' }, datetime: { type: 'string', format: 'date-time' },
+  email: { type: 'string', format: 'email' },
+};
+
+function words(name) { return String(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean); }
+function snake(name) { return words(name).map(function (w) { return w.toLowerCase(); }).join('_').slice(0, 55) || 'x'; }
+function pascal(name) { return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join(''); }
+function camel(name) { var p = pascal(name); return p.charAt(0).toLowerCase() + p.slice(1); }
+function plural(word) {
+  if (/[^aeiou]y$/.test(word)) return word.slice(0, -1) + 'ies';
+  if (/(s|x|z|ch|sh)$/.test(word)) return word + 'es';
+  return word + 's';
+}
+function ident(name) { return '"' + name + '"'; }
+function literal(value) { return "'" + String(value).replace(/'/g, "''") + "'"; }
+
+function plan(context, kit) {
+  var raw = context.input.discoveryAnswers.entities.map(function (e) { return typeof e === 'string' ? { name: e } : e; });
+  var tableOf = {};
+  raw.forEach(function (e) { tableOf[String(e.name).toLowerCase()] = plural(snake(e.name)); });
+  var project = (context.input.businessProfile && context.input.businessProfile.company && context.input.businessProfile.company.name) || context.input.projectId || 'the project';
+  var foreignKeys = [];
+  var indexes = [];
+
+  var entities = raw.map(function (entity) {
+    var table = tableOf[String(entity.name).toLowerCase()];
+    var fields = (entity.fields && entity.fields.length ? entity.fields : [{ name: 'name', type: 'string', required: true }])
+      .filter(function (f) { return snake(f.name) !== 'id'; });
+    var columns = [{ sql: ident('id') + ' uuid PRIMARY KEY DEFAULT gen_random_uuid()' }];
+    var properties = { id: { type: 'string', format: 'uuid', readOnly: true } };
+    var required = ['id'];
+    fields.forEach(function (field) {
+      var column = snake(field.name);
+      var type = SQL_TYPES[field.type] || 'text';
+      if (field.type === 'string' && typeof field.maxLength === 'number') type = 'varchar(' + Math.max(1, Math.floor(field.maxLength)) + ')';
+      var sql = ident(column) + ' ' + type + (field.required ? ' NOT NULL' : '');
+      if (field.type === 'enum') sql += ' CHECK (' + ident(column) + ' IN (' + (field.values || []).map(literal).join(', ') + '))';
+      if (field.type === 'email') sql += ' CHECK (' + ident(column) + " ~ '^[^@\\s]+@[^@\\s]+$')";
+      columns.push({ sql: sql });
+      if (field.type === 'reference') {
+        var target = tableOf[String(field.entity).toLowerCase()];
+        foreignKeys.push({ table: ident(table), name: ident(table + '_' + column + '_fkey'), column: ident(column), target: ident(target) });
+        indexes.push({ name: ident(table + '_' + column + '_idx'), table: ident(table), column: ident(column) });
+      }
+      var schema;
+      if (field.type === 'enum') schema = { type: 'string', enum: (field.values || []).map(String) };
+      else if (field.type === 'reference') schema = { type: 'string', format: 'uuid', description: 'Id of a ' + pascal(field.entity) + '.' };
+      else schema = Object.assign({}, JSON_TYPES[field.type] || JSON_TYPES.string);
+      if (field.type === 'string' && typeof field.maxLength === 'number') schema.maxLength = field.maxLength;
+      if (field.description) schema.description = String(field.description);
+      properties[camel(field.name)] = schema;
+      if (field.required) required.push(camel(field.name));
+    });
+    columns.push({ sql: ident('created_at') + ' timestamptz NOT NULL DEFAULT now()' });
+    columns.push({ sql: ident('updated_at') + ' timestamptz NOT NULL DEFAULT now()' });
+    properties.createdAt = { type: 'string', format: 'date-time', readOnly: true };
+    properties.updatedAt = { type: 'string', format: 'date-time', readOnly: true };
+    var slug = words(entity.name).map(function (w) { return w.toLowerCase(); }).join('-');
+    return {
+      name: pascal(entity.name),
+      slug: slug,
+      table: table,
+      tableSql: ident(table),
+      comment: literal(entity.description || pascal(entity.name) + ' records.'),
+      columns: columns,
+      jsonSchema: {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        $id: 'https://schemas.specwright.dev/' + (context.input.projectId || 'project') + '/' + slug + '.schema.json',
+        title: pascal(entity.name),
+        description: entity.description || pascal(entity.name) + ' records.',
+        type: 'object',
+        required: required.concat(['createdAt', 'updatedAt']),
+        properties: properties,
+        additionalProperties: false,
+      },
+    };
+  });
+  kit.log('info', 'tables:', entities.map(function (e) { return e.table; }).join(', '));
+  return { data: { project: project, entities: entities, foreignKeys: foreignKeys, indexes: indexes } };
+}

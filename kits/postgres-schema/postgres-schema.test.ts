@@ -1,0 +1,127 @@
+import { readFile } from 'node:fs/promises';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeTestRuntime, runKitForTest, type KitTestResult } from '../../sdk/kit/index.ts';
+import { createTestDatabase } from '../../test/helpers/test-database.ts';
+
+const kitDir = import.meta.dirname;
+const example = JSON.parse(await readFile(`${kitDir}/examples/acme-rockets.json`, 'utf8'));
+let client: pg.Client;
+let result: KitTestResult;
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  client = new pg.Client({ connectionString: database.ownerUrl });
+  await client.connect();
+  result = await runKitForTest(kitDir, example);
+});
+afterAll(async () => {
+  await client.end();
+  closeTestRuntime();
+});
+
+/** Runs SQL in a schema of its own, so the generated tables meet nothing else. */
+async function applyIn(schema: string, sql: string): Promise<void> {
+  await client.query(`CREATE SCHEMA "${schema}"`);
+  await client.query(`SET search_path TO "${schema}"`);
+  try {
+    await client.query(sql);
+  } finally {
+    await client.query('SET search_path TO public');
+  }
+}
+
+async function columnsOf(schema: string): Promise<string[]> {
+  const { rows } = await client.query(
+    `SELECT table_name || '.' || column_name || ':' || data_type || ':' || is_nullable AS c FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, ordinal_position`,
+    [schema],
+  );
+  return rows.map((r) => r.c);
+}
+
+describe('postgres-schema kit', () => {
+  it('renders valid outputs: the DDL, the migration and a JSON Schema per entity', () => {
+    expect(result.status).toBe('completed');
+    expect(result.outputs.map((o) => [o.outputId, o.filename, o.status])).toEqual([
+      ['ddl', 'db/schema.sql', 'valid'],
+      ['migration', 'db/migrations/0001_initial.sql', 'valid'],
+      ['entity-schema.0', 'json-schema/rocket.schema.json', 'valid'],
+      ['entity-schema.1', 'json-schema/launch.schema.json', 'valid'],
+      ['entity-schema.2', 'json-schema/payload-booking.schema.json', 'valid'],
+    ]);
+  });
+
+  it('applies the DDL to a real PostgreSQL: tables, types, constraints and foreign keys exist and hold', async () => {
+    await applyIn('ddl', result.output('ddl').content);
+    const { rows: tables } = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'ddl' ORDER BY table_name`);
+    expect(tables.map((r) => r.table_name)).toEqual(['launches', 'payload_bookings', 'rockets']);
+    const columns = await columnsOf('ddl');
+    expect(columns).toEqual(expect.arrayContaining([
+      'rockets.id:uuid:NO',
+      'rockets.name:character varying:NO',
+      'rockets.payload_capacity_kg:numeric:NO',
+      'rockets.commissioned_on:date:YES',
+      'launches.rocket_id:uuid:NO',
+      'launches.scheduled_at:timestamp with time zone:NO',
+      'launches.crewed:boolean:YES',
+      'payload_bookings.customer_email:text:NO',
+      'payload_bookings.slots:integer:YES',
+      'payload_bookings.created_at:timestamp with time zone:NO',
+    ]));
+    const { rows: fks } = await client.query(`SELECT conname FROM pg_constraint WHERE contype = 'f' AND connamespace = 'ddl'::regnamespace ORDER BY conname`);
+    expect(fks.map((r) => r.conname)).toEqual(['launches_rocket_id_fkey', 'payload_bookings_launch_id_fkey']);
+
+    await client.query('SET search_path TO ddl');
+    try {
+      const rocket = await client.query(`INSERT INTO rockets (name, payload_capacity_kg, status) VALUES ('Vega', 1500, 'in-service') RETURNING id`);
+      await client.query(`INSERT INTO launches (rocket_id, scheduled_at, site) VALUES ($1, now(), 'Kourou')`, [rocket.rows[0].id]);
+      await expect(client.query(`INSERT INTO launches (rocket_id, scheduled_at, site) VALUES (gen_random_uuid(), now(), 'X')`)).rejects.toThrow(/launches_rocket_id_fkey/);
+      await expect(client.query(`INSERT INTO rockets (name, payload_capacity_kg, status) VALUES ('Bad', 1, 'exploded')`)).rejects.toThrow(/check constraint/);
+      await expect(client.query(`INSERT INTO rockets (name, payload_capacity_kg, status) VALUES ('${'x'.repeat(121)}', 1, 'retired')`)).rejects.toThrow(/too long/);
+    } finally {
+      await client.query('SET search_path TO public');
+    }
+  });
+
+  it('applies the migration to another schema with the same tables, and refuses to apply it twice', async () => {
+    await applyIn('migrated', result.output('migration').content);
+    expect((await columnsOf('migrated')).filter((c) => !c.startsWith('schema_migrations.'))).toEqual(await columnsOf('ddl'));
+    const { rows } = await client.query('SELECT version FROM migrated.schema_migrations');
+    expect(rows).toEqual([{ version: '0001_initial' }]);
+    await client.query('SET search_path TO migrated');
+    try {
+      await expect(client.query(result.output('migration').content)).rejects.toThrow(/duplicate key/);
+      await client.query('ROLLBACK');
+    } finally {
+      await client.query('SET search_path TO public');
+    }
+  });
+
+  it('produces JSON Schemas that describe the rows', () => {
+    expect(result.parsed('entity-schema.2')).toMatchObject({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      title: 'PayloadBooking',
+      required: ['id', 'launchId', 'customerEmail', 'massKg', 'createdAt', 'updatedAt'],
+      properties: { launchId: { type: 'string', format: 'uuid' }, customerEmail: { type: 'string', format: 'email' }, slots: { type: 'integer' } },
+      additionalProperties: false,
+    });
+  });
+
+  it('quotes identifiers and escapes literals, so hostile answers stay data', async () => {
+    const hostile = await runKitForTest(kitDir, {
+      discoveryAnswers: { entities: [{ name: 'User"; DROP TABLE x; --', fields: [{ name: 'role', type: 'enum', values: ["admin'); DROP TABLE y; --", 'member'], required: true }] }] },
+    });
+    expect(hostile.status).toBe('completed');
+    await applyIn('hostile', hostile.output('ddl').content);
+    const { rows } = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'hostile'`);
+    expect(rows).toEqual([{ table_name: 'user_drop_table_xes' }]);
+    await client.query(`INSERT INTO hostile.user_drop_table_xes (role) VALUES ($1)`, ["admin'); DROP TABLE y; --"]);
+  });
+
+  it('fails CHECK for missing entities and for references to unknown entities', async () => {
+    const missing = await runKitForTest(kitDir, { projectId: 'p' });
+    expect(missing.message).toBe('CHECK: missing required inputs: discoveryAnswers.entities');
+    const dangling = await runKitForTest(kitDir, { discoveryAnswers: { entities: [{ name: 'Launch', fields: [{ name: 'rocketId', type: 'reference', entity: 'Rocket' }] }] } });
+    expect(dangling.message).toBe('CHECK: CHECK failed: field Launch.rocketId references unknown entity "Rocket"');
+  });
+});
