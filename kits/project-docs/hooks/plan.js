@@ -1,0 +1,73 @@
+// Shapes the business profile and discovery answers into what the documents print: entity
+// relationships for the ER diagram, components for the context diagram, and numbered decisions.
+function words(name) { return String(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean); }
+function pascal(name) { return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('') || 'Entity'; }
+function slug(text) { return String(text).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '') || 'decision'; }
+// Mermaid labels go inside "…"; a quote or a newline would end them early.
+function label(text) { return String(text).replace(/"/g, '#quot;').replace(/[\r\n]+/g, ' '); }
+function pad(n) { return ('000' + n).slice(-4); }
+var ER_TYPES = { uuid: 'uuid', string: 'string', text: 'text', integer: 'int', number: 'decimal', boolean: 'boolean', date: 'date', datetime: 'timestamp', email: 'string', enum: 'string', reference: 'uuid' };
+
+function plan(context) {
+  var profile = context.input.businessProfile;
+  var answers = context.input.discoveryAnswers;
+  var architecture = answers.architecture || {};
+  var entities = answers.entities.map(function (raw) {
+    var entity = typeof raw === 'string' ? { name: raw } : raw;
+    var fields = (entity.fields || []).map(function (f) {
+      return {
+        name: String(f.name).replace(/[^A-Za-z0-9_]/g, '_'),
+        type: ER_TYPES[f.type] || 'string',
+        key: f.name === 'id' ? 'PK' : f.type === 'reference' ? 'FK' : '',
+        required: f.required === true,
+        description: f.description || (f.type === 'enum' ? 'one of ' + (f.values || []).join(', ') : ''),
+        docType: f.type === 'reference' ? 'reference to ' + pascal(f.entity) : (f.type || 'string'),
+        displayName: f.name,
+      };
+    });
+    return { name: pascal(entity.name), title: entity.name, description: entity.description || '', fields: fields, references: (entity.fields || []).filter(function (f) { return f.type === 'reference'; }) };
+  });
+  var relationships = [];
+  entities.forEach(function (entity) {
+    entity.references.forEach(function (ref) {
+      relationships.push({ from: pascal(ref.entity), to: entity.name, label: label(ref.name), required: ref.required === true });
+    });
+  });
+  var integrations = (architecture.integrations || []).map(function (item, index) {
+    var it = typeof item === 'string' ? { name: item } : item;
+    return { id: 'ext' + (index + 1), name: label(it.name), purpose: label(it.purpose || 'integration') };
+  });
+  var audience = (profile.audience && profile.audience.length ? profile.audience : ['users']).map(function (a, index) {
+    return { id: 'actor' + (index + 1), name: label(a) };
+  });
+  var decisions = [{
+    title: 'Record architecture decisions',
+    context: 'Decisions about ' + profile.company.name + ' need to be understood by people who join later.',
+    decision: 'Keep architecture decision records (ADRs) in docs/adr, one Markdown file per decision, numbered in order.',
+    consequences: 'Every significant change comes with a short ADR; superseded ones stay, marked as such.',
+  }].concat(answers.decisions || []).map(function (d, index) {
+    var number = pad(index + 1);
+    return { number: number, title: d.title, file: number + '-' + slug(d.title) + '.md', context: d.context || '', decision: d.decision || '', consequences: d.consequences || '', status: d.status || 'Accepted' };
+  });
+  return {
+    data: {
+      name: profile.company.name,
+      industry: profile.company.industry,
+      description: profile.description || profile.company.name + ' (' + profile.company.industry + ').',
+      goals: profile.goals || [],
+      audience: audience,
+      entities: entities,
+      relationships: relationships,
+      integrations: integrations,
+      architecture: {
+        style: architecture.style || 'modular monolith',
+        runtime: architecture.runtime || 'not decided',
+        database: architecture.database || 'not decided',
+        deployment: architecture.deployment || 'not decided',
+        databaseLabel: label(architecture.database || 'Database'),
+        appLabel: label(profile.company.name + ' application'),
+      },
+      decisions: decisions,
+    },
+  };
+}

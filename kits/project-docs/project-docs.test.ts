@@ -1,0 +1,84 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeTestRuntime, runKitForTest, type KitTestResult } from '../../sdk/kit/index.ts';
+
+const kitDir = import.meta.dirname;
+const example = JSON.parse(await readFile(`${kitDir}/examples/acme-rockets.json`, 'utf8'));
+let result: KitTestResult;
+beforeAll(async () => {
+  result = await runKitForTest(kitDir, example);
+});
+afterAll(() => closeTestRuntime());
+
+function mermaidBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/```mermaid\n([\s\S]*?)\n```/g)].map((m) => m[1] as string);
+}
+
+describe('project-docs kit', () => {
+  it('renders a README, an architecture overview, an ADR index and one ADR per decision, all valid', () => {
+    expect(result.status).toBe('completed');
+    expect(result.outputs.map((o) => [o.filename, o.status])).toEqual([
+      ['README.md', 'valid'],
+      ['docs/architecture.md', 'valid'],
+      ['docs/adr/README.md', 'valid'],
+      ['docs/adr/0001-record-architecture-decisions.md', 'valid'],
+      ['docs/adr/0002-use-postgresql-as-the-system-of-record.md', 'valid'],
+      ['docs/adr/0003-expose-a-rest-api-described-by-openapi-3-1.md', 'valid'],
+    ]);
+    const readme = result.output('readme').content;
+    expect(readme).toContain('# Acme Rockets\n\nAcme Rockets books payload slots');
+    expect(readme).toContain('- Let customers book a payload slot online\n');
+    expect(readme).toContain('| PayloadBooking | A customer\'s reserved mass on a launch. |');
+    expect(readme).toContain('[Architecture overview](docs/architecture.md)');
+  });
+
+  it('draws the system context and the data model as Mermaid diagrams from the discovery answers', () => {
+    const [context, model] = mermaidBlocks(result.output('architecture').content);
+    expect(context!.split('\n')).toEqual([
+      'flowchart LR',
+      '  actor1(["research teams"])',
+      '  actor2(["mission controllers"])',
+      '  app["Acme Rockets application"]',
+      '  db[("PostgreSQL")]',
+      '  ext1["Stripe"]',
+      '  ext2["Weather API"]',
+      '  actor1 --> app',
+      '  actor2 --> app',
+      '  app --> db',
+      '  app -- "payments for bookings" --> ext1',
+      '  app -- "launch-window forecasts" --> ext2',
+    ]);
+    expect(model!.split('\n').slice(0, 3)).toEqual(['erDiagram', '  Rocket ||--o{ Launch : "rocketId"', '  Launch ||--o{ PayloadBooking : "launchId"']);
+    expect(model).toContain('  Rocket {\n    uuid id PK\n    string name\n    decimal payloadCapacityKg\n');
+    expect(model).toContain('    uuid rocketId FK\n');
+  });
+
+  it('writes decision records from the discovery answers, numbered after ADR 0001', () => {
+    expect(result.output('adr.1').content).toBe(
+      '# 0002. Use PostgreSQL as the system of record\n\nStatus: Accepted\n\n## Context\n\nBookings and launches need transactions and referential integrity.\n\n' +
+        '## Decision\n\nStore all operational data in one PostgreSQL database.\n\n## Consequences\n\nOne backup and migration story; reporting reads from replicas.\n',
+    );
+    expect(result.output('adr-index').content).toContain('| 0003 | [Expose a REST API described by OpenAPI 3.1](0003-expose-a-rest-api-described-by-openapi-3-1.md) | Accepted |');
+  });
+
+  it('keeps Mermaid labels intact when answers contain quotes, and flags an ER line naming an unknown entity', async () => {
+    const quoted = structuredClone(example);
+    quoted.discoveryAnswers.architecture.integrations = [{ name: 'Bank "Prime"', purpose: 'pay\nouts' }];
+    const run = await runKitForTest(kitDir, quoted);
+    expect(run.output('architecture').status).toBe('valid');
+    expect(mermaidBlocks(run.output('architecture').content)[0]).toContain('  ext1["Bank #quot;Prime#quot;"]\n');
+    expect(mermaidBlocks(run.output('architecture').content)[0]).toContain('  app -- "pay outs" --> ext1');
+
+    const dangling = structuredClone(example);
+    dangling.discoveryAnswers.entities[1].fields[1].entity = 'Ghost';
+    const broken = await runKitForTest(kitDir, dangling);
+    expect(broken.status).toBe('partial');
+    expect(broken.output('architecture')).toMatchObject({ status: 'invalid', validationErrors: ['ER relationship names an unknown entity: Ghost ||--o{ Launch : "rocketId"'] });
+  });
+
+  it('fails CHECK listing every missing input', async () => {
+    const run = await runKitForTest(kitDir, { businessProfile: { company: { name: 'Acme' } }, discoveryAnswers: {} });
+    expect(run.status).toBe('failed');
+    expect(run.message).toBe('CHECK: missing required inputs: businessProfile.company.industry, discoveryAnswers.entities');
+  });
+});
