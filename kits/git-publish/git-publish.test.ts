@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeTestRuntime, createGitCapabilities, runKitForTest, startTestGitServer, type TestGitServer } from '../../sdk/kit/index.ts';
+
+const kitDir = import.meta.dirname;
+const TOKEN = 'ghp_test_5b9e2f7a41';
+const example = JSON.parse(await readFile(`${kitDir}/examples/acme-rockets.json`, 'utf8'));
+let server: TestGitServer;
+
+beforeAll(async () => {
+  server = await startTestGitServer({ token: TOKEN });
+});
+afterAll(async () => {
+  await server.close();
+  closeTestRuntime();
+});
+
+/** The run the server would make: the stored token opened by id, the git capabilities lent for APPLY/VERIFY. */
+function publish(repository: string, options: { token?: string | null; dryRun?: boolean; skipApply?: boolean } = {}) {
+  const input = structuredClone(example);
+  input.discoveryAnswers.repository = { url: server.url(repository), branch: 'main', directory: 'specwright' };
+  const token = options.token === undefined ? TOKEN : options.token;
+  const credentials: Record<string, Record<string, unknown>> = token === null ? {} : { 'git-token': { token } };
+  const capabilities = createGitCapabilities({ openCredential: async (id) => credentials[id] ?? null, isAllowedRemote: (url) => url.hostname === '127.0.0.1' });
+  return runKitForTest(kitDir, input, { credentials, capabilities, ...(options.dryRun ? { dryRun: true } : {}), ...(options.skipApply ? { skipApply: true } : {}) });
+}
+
+describe('git-publish kit', () => {
+  it('APPLY commits the rendered files to the repository over HTTP with the stored token; VERIFY finds them', async () => {
+    await server.createRepository('spec', { initialCommit: true });
+    const seed = await server.git('spec', 'rev-parse', 'main');
+    const result = await publish('spec');
+    expect(result.status).toBe('completed');
+    expect(result.phases.map((p) => `${p.phase}:${p.status}`)).toEqual([
+      'CHECK:completed', 'PLAN:completed', 'RENDER:completed', 'VALIDATE:completed', 'APPLY:completed', 'VERIFY:completed',
+    ]);
+    const applied = result.applyResult as { commit: string; parent: string; changed: boolean; files: string[] };
+    expect(applied).toMatchObject({ parent: seed, changed: true, branch: 'main', files: ['project.json', 'README.md'] });
+    expect(await server.git('spec', 'rev-parse', 'main')).toBe(applied.commit);
+    expect(await server.git('spec', 'ls-tree', '-r', '--name-only', 'main')).toBe('README.md\nspecwright/README.md\nspecwright/project.json');
+    expect(JSON.parse(await server.git('spec', 'show', 'main:specwright/project.json'))).toEqual(result.parsed('project'));
+    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.0.0)');
+    expect(result.verifyWarnings).toEqual([]);
+    expect(result.logs.map((l) => l.message)).toEqual([`committed ${applied.commit} to main`]);
+
+    // Jobs may run twice: the second APPLY finds the files in place and adds no commit.
+    const again = await publish('spec');
+    expect(again.applyResult).toMatchObject({ commit: applied.commit, changed: false });
+    expect(await server.git('spec', 'rev-list', '--count', 'main')).toBe('2');
+  });
+
+  it('changes nothing in the target on dryRun or skipApply (no request reaches the git server)', async () => {
+    await server.createRepository('untouched', { initialCommit: true });
+    const before = await server.git('untouched', 'rev-parse', 'main');
+    const requestsBefore = server.requests.length;
+    for (const options of [{ dryRun: true }, { skipApply: true }]) {
+      const result = await publish('untouched', options);
+      expect(result.status).toBe('completed');
+      expect(result.phases.find((p) => p.phase === 'APPLY')).toMatchObject({ status: 'skipped', detail: options.dryRun ? 'dry run' : 'skipApply requested' });
+      expect(result.applyResult).toBeNull();
+      expect(result.verifyWarnings).toEqual([options.dryRun ? 'nothing to verify: dry run' : 'nothing to verify: skipApply']);
+    }
+    expect(server.requests.length).toBe(requestsBefore);
+    expect(await server.git('untouched', 'rev-parse', 'main')).toBe(before);
+    expect(await server.git('untouched', 'rev-list', '--count', '--all')).toBe('1');
+  });
+
+  it('fails APPLY with a clear error that does not contain the token when the token is wrong', async () => {
+    await server.createRepository('guarded', { initialCommit: true });
+    const before = await server.git('guarded', 'rev-parse', 'main');
+    const wrong = 'ghp_wrong_0c4d19e8';
+    const result = await publish('guarded', { token: wrong });
+    expect(result.status).toBe('failed');
+    expect(result.message).toBe(`APPLY: APPLY hook (hooks/apply.js) failed: the git server at ${new URL(server.url('guarded')).origin} refused credential "git-token" (HTTP 401)`);
+    expect(JSON.stringify(result)).not.toContain(wrong);
+    expect(await server.git('guarded', 'rev-parse', 'main')).toBe(before);
+  });
+
+  it('fails APPLY when the credential is not configured, before any network call', async () => {
+    await server.createRepository('nocred');
+    const requestsBefore = server.requests.length;
+    const result = await publish('nocred', { token: null });
+    expect(result.message).toBe('APPLY: required credential "git-token" is not configured');
+    expect(server.requests.length).toBe(requestsBefore);
+  });
+
+  it('fails CHECK listing every missing input', async () => {
+    const result = await runKitForTest(kitDir, { businessProfile: { company: {} }, discoveryAnswers: {} });
+    expect(result.message).toBe('CHECK: missing required inputs: businessProfile.company.name, discoveryAnswers.repository.url');
+    const bad = await runKitForTest(kitDir, { businessProfile: { company: { name: 'A' } }, discoveryAnswers: { repository: { url: 'https://user:pw@host/x.git' } } });
+    expect(bad.message).toBe('CHECK: CHECK failed: discoveryAnswers.repository.url must be an http(s) URL without credentials');
+  });
+});
