@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { JobDefinition, JobDeps } from './job-definition.ts';
 import { rotateCredentialKeysJob } from '../domains/kit-credentials/rotate-credential-keys.job.ts';
 import { reapInterruptedExecutionsJob } from '../domains/kit-executions/kit-execution-reaper.job.ts';
+import { bundleExecutionJob } from '../domains/kit-executions/kit-bundle.job.ts';
 import { executeKitJob } from '../domains/kit-executions/kit-execution.job.ts';
 import { purgeExpiredRateLimits, pruneWorkerHeartbeats } from './maintenance.jobs.ts';
 
@@ -11,6 +12,7 @@ export const jobDefinitions: JobDefinition<any>[] = [
   purgeExpiredRateLimits,
   pruneWorkerHeartbeats,
   executeKitJob,
+  bundleExecutionJob,
   reapInterruptedExecutionsJob,
   rotateCredentialKeysJob,
 ];

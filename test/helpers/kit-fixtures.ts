@@ -33,3 +33,14 @@ export async function waitForExecution(url: string, apiKey: string, orgId: strin
     await sleep(100);
   }
 }
+
+/** Polls until the execution's bundle (built by its own job after the execution ends) is ready. */
+export async function waitForBundle(url: string, apiKey: string, orgId: string, executionId: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const execution = await waitForExecution(url, apiKey, orgId, executionId, timeoutMs);
+    if (execution.bundleStatus !== 'building') return execution;
+    if (Date.now() > deadline) throw new Error('bundle still building');
+    await sleep(50);
+  }
+}

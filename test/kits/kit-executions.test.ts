@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDownloadLinks } from '../../control-plane/http/download-links.ts';
 import { call } from '../helpers/http.ts';
-import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { sampleExecutionBody, sampleKit, waitForBundle, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
@@ -57,8 +57,6 @@ describe('executing a kit', () => {
       estimatedCostUsd: '0.000000',
       errorMessage: null,
       tokenUsage: { prompt: 0, completion: 0, total: 0 },
-      bundlePath: `executions/${executionId}/bundle.zip`,
-      bundleSizeBytes: expect.any(Number),
       options: { dryRun: false, skipApply: false },
     });
     expect(done.outputs.map((o: { outputId: string; status: string }) => `${o.outputId}:${o.status}`).sort()).toEqual(['compose:valid', 'openapi:valid', 'readme:valid']);
@@ -72,6 +70,8 @@ describe('executing a kit', () => {
     expect(output.body.data).toMatchObject({ outputId: 'readme', filename: 'README.md', status: 'valid', contentType: expect.stringContaining('markdown') });
     expect(output.body.data.content).toContain('# Acme Rockets');
 
+    const bundled = await waitForBundle(app.url, key, orgId, executionId);
+    expect(bundled).toMatchObject({ bundleStatus: 'ready', bundlePath: `executions/${executionId}/bundle.zip`, bundleSizeBytes: expect.any(Number) });
     const link = await call(app.url, `/api/${orgId}/kits/executions/${executionId}/bundle`, { apiKey: key });
     expect(link.status).toBe(200);
     expect(link.body.data).toMatchObject({ downloadUrl: expect.stringMatching(/^\/api\/downloads\//), expiresAt: expect.any(String), sizeBytes: expect.any(Number) });
@@ -123,6 +123,7 @@ describe('execution outcomes', () => {
     const compose = done.outputs.find((o: { outputId: string }) => o.outputId === 'compose');
     expect(compose.status).toBe('invalid');
     expect(compose.validationErrors.join(' ')).toMatch(/services/);
+    await waitForBundle(app.url, key, orgId, started.body.data.executionId);
     const link = await call(app.url, `/api/${orgId}/kits/executions/${started.body.data.executionId}/bundle`, { apiKey: key });
     expect(link.body.data.contents).not.toContain('deploy/docker-compose.yml');
   });
@@ -136,6 +137,7 @@ describe('execution outcomes', () => {
     const done = await waitForExecution(app.url, key, orgId, started.body.data.executionId);
     expect(done.status).toBe('failed');
     expect(done.errorMessage).toContain('discoveryAnswers.entities');
+    expect(done.bundleStatus).toBe('none');
     const link = await call(app.url, `/api/${orgId}/kits/executions/${started.body.data.executionId}/bundle`, { apiKey: key });
     expect(link.status).toBe(409);
   });

@@ -70,7 +70,29 @@ export interface ExecutionOutcome {
   executionTimeMs: number;
   phases: Array<{ phase: string; status: string; durationMs: number }>;
   counts: { valid: number; warnings: number; failed: number };
-  bundle?: { blobId: string; path: string; sizeBytes: number };
+}
+
+export async function bundleableOutputs(db: Kysely<Database>, tenantId: string, executionId: string) {
+  const rows = await db
+    .selectFrom('kit_outputs')
+    .select(['output_id', 'filename', 'content', 'status'])
+    .where('tenant_id', '=', tenantId)
+    .where('execution_id', '=', executionId)
+    .where('status', '!=', 'invalid')
+    .orderBy('output_id')
+    .execute();
+  return rows.map((row) => ({ outputId: row.output_id, filename: row.filename, content: row.content, status: row.status }));
+}
+
+/** Attaches a built bundle unless one is attached already (a re-run job attaches nothing). */
+export async function attachBundle(db: Kysely<Database>, executionId: string, bundle: { blobId: string; path: string; sizeBytes: number }): Promise<boolean> {
+  const result = await db
+    .updateTable('kit_executions')
+    .set({ bundle_blob_id: bundle.blobId, bundle_path: bundle.path, bundle_size_bytes: bundle.sizeBytes })
+    .where('id', '=', executionId)
+    .where('bundle_blob_id', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Records the end of a run — only if this worker still holds it (the reaper may have given up on it). */
@@ -86,9 +108,6 @@ export async function finishExecution(db: Kysely<Database>, executionId: string,
       outputs_valid: outcome.counts.valid,
       outputs_warnings: outcome.counts.warnings,
       outputs_failed: outcome.counts.failed,
-      bundle_blob_id: outcome.bundle?.blobId ?? null,
-      bundle_path: outcome.bundle?.path ?? null,
-      bundle_size_bytes: outcome.bundle?.sizeBytes ?? null,
     })
     .where('id', '=', executionId)
     .where('status', '=', 'running')

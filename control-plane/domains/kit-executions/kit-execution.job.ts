@@ -1,14 +1,8 @@
 import { z } from 'zod';
-import { buildOutputBundle, loadKitPackage, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
+import { loadKitPackage, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
+import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
-import {
-  claimExecution,
-  finishExecution,
-  findKitVersionForRun,
-  insertBlob,
-  replaceOutputs,
-  type ExecutionOutcome,
-} from './kit-execution-worker.repository.ts';
+import { claimExecution, finishExecution, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
 
 /** Loaded kit packages by version id: versions are immutable, so a cached one never goes stale. */
 const packages = new Map<string, KitPackage>();
@@ -25,7 +19,7 @@ function kitPackageFor(version: { id: string; manifest: unknown; files: Record<s
   return loaded.kit;
 }
 
-function outcomeOf(result: KitExecutionResult): Omit<ExecutionOutcome, 'bundle'> {
+function outcomeOf(result: KitExecutionResult): ExecutionOutcome {
   const count = (status: string) => result.outputs.filter((output) => output.status === status).length;
   return {
     status: result.status,
@@ -61,18 +55,17 @@ export const executeKitJob = defineJob({
       openCredential: (credentialId) => deps.credentials.openForExecution({ tenantId, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId }),
       capabilities: deps.kitCapabilities,
     });
-    const bundleable = result.outputs.filter((output) => output.status !== 'invalid');
-    const bundle = bundleable.length > 0 ? await buildOutputBundle(bundleable, { kitRef: result.kitRef, executionId }) : undefined;
+    const outcome = outcomeOf(result);
 
     const finished = await ownerDb.transaction().execute(async (trx) => {
       await replaceOutputs(trx, tenantId, executionId, result.outputs);
-      const blob = bundle ? await insertBlob(trx, { tenantId, contentType: 'application/zip', content: bundle.buffer, sha256: bundle.sha256 }) : undefined;
-      const stored = await finishExecution(trx, executionId, deps.workerProcessId, {
-        ...outcomeOf(result),
-        ...(blob && bundle ? { bundle: { blobId: blob.id, path: `executions/${executionId}/bundle.zip`, sizeBytes: bundle.sizeBytes } } : {}),
-      });
+      const stored = await finishExecution(trx, executionId, deps.workerProcessId, outcome);
       // The reaper gave up on this run meanwhile: keep its verdict, and none of these outputs.
       if (!stored) throw new ExecutionTakenAway();
+      // The bundle is built by its own job, so zipping never holds up (or fails) the execution.
+      if (outcome.counts.valid + outcome.counts.warnings > 0) {
+        await addJob(trx, 'kits.bundle_execution', { executionId, tenantId, kitRef: result.kitRef }, { jobKey: `kit-bundle:${executionId}` });
+      }
       return stored;
     }).catch((error) => {
       if (error instanceof ExecutionTakenAway) return false;

@@ -54,6 +54,7 @@ export const executionDetailOutput = executionSummaryOutput.extend({
   phases: z.array(z.object({ phase: z.string(), status: z.string(), durationMs: z.number() })),
   outputs: z.array(executionOutputSummary),
   tokenUsage: z.object({ prompt: z.number().int(), completion: z.number().int(), total: z.number().int() }),
+  bundleStatus: z.enum(['none', 'building', 'ready']).describe('ready: GET …/bundle answers with a link; building: shortly after the execution ends'),
   bundlePath: z.string().nullable(),
   bundleSizeBytes: z.number().int().nullable(),
 });

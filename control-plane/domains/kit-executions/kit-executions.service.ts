@@ -24,6 +24,12 @@ import {
 
 const iso = (value: Date | null) => value?.toISOString() ?? null;
 
+function bundleStatusOf(row: ExecutionRow): 'none' | 'building' | 'ready' {
+  if (row.bundle_blob_id) return 'ready';
+  const finishedWithOutputs = (row.status === 'completed' || row.status === 'partial') && row.outputs_valid + row.outputs_warnings > 0;
+  return finishedWithOutputs ? 'building' : 'none';
+}
+
 function executionRowToSummary(row: ExecutionRow): ExecutionSummary {
   return {
     id: row.id,
@@ -113,6 +119,7 @@ export async function getKitExecution(db: Kysely<Database>, principal: Principal
       validationWarnings: output.validation_warnings,
     })),
     tokenUsage: row.token_usage,
+    bundleStatus: bundleStatusOf(row),
     bundlePath: row.bundle_path,
     bundleSizeBytes: row.bundle_size_bytes,
   };
@@ -143,8 +150,14 @@ export async function getBundleLink(db: Kysely<Database>, principal: Principal, 
   const row = await requireExecution(db, principal, input.orgId, input.executionId);
   const blob = row.bundle_blob_id ? await findBlobMeta(db, principal.tenantId, row.bundle_blob_id) : undefined;
   if (!blob) {
-    const why = row.status === 'pending' || row.status === 'running' ? 'has not finished yet' : 'produced no valid outputs to bundle';
-    throw new AppError('CONFLICT', `This execution ${why}`, { status: row.status });
+    const bundleStatus = bundleStatusOf(row);
+    const why =
+      row.status === 'pending' || row.status === 'running'
+        ? 'has not finished yet'
+        : bundleStatus === 'building'
+          ? 'has finished and its bundle is being built; try again in a moment'
+          : 'produced no valid outputs to bundle';
+    throw new AppError('CONFLICT', `This execution ${why}`, { status: row.status, bundleStatus });
   }
   const outputs = await listOutputSummaries(db, principal.tenantId, row.id);
   const link = links.create({ tenantId: principal.tenantId, blobId: blob.id, filename: `${row.kit_id}-${row.version}-${row.id.slice(0, 8)}.zip` });

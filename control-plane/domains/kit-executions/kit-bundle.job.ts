@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { buildOutputBundle } from '../../../kit-runtime/index.ts';
+import { defineJob } from '../../jobs/job-definition.ts';
+import { attachBundle, bundleableOutputs, insertBlob } from './kit-execution-worker.repository.ts';
+
+/**
+ * Builds an execution's bundle after the execution has finished: a ZIP of its valid and warning
+ * outputs plus a checksum manifest, stored as a blob. Enqueued in the transaction that finishes
+ * the execution; idempotent (a bundle, once attached, is never rebuilt).
+ */
+export const bundleExecutionJob = defineJob({
+  name: 'kits.bundle_execution',
+  payload: z.object({ executionId: z.uuid(), tenantId: z.uuid(), kitRef: z.string() }),
+  async run({ executionId, tenantId, kitRef }, { ownerDb, log }) {
+    const outputs = await bundleableOutputs(ownerDb, tenantId, executionId);
+    if (outputs.length === 0) return;
+    const bundle = await buildOutputBundle(outputs, { kitRef, executionId });
+    await ownerDb.transaction().execute(async (trx) => {
+      const blob = await insertBlob(trx, { tenantId, contentType: 'application/zip', content: bundle.buffer, sha256: bundle.sha256 });
+      const attached = await attachBundle(trx, executionId, { blobId: blob.id, path: `executions/${executionId}/bundle.zip`, sizeBytes: bundle.sizeBytes });
+      if (!attached) throw new BundleAlreadyAttached();
+    }).catch((error) => {
+      if (!(error instanceof BundleAlreadyAttached)) throw error;
+    });
+    log.info({ executionId, sizeBytes: bundle.sizeBytes }, 'execution bundle built');
+  },
+});
+
+class BundleAlreadyAttached extends Error {}
