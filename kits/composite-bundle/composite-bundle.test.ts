@@ -1,0 +1,59 @@
+import { readFile } from 'node:fs/promises';
+import { unzipSync, strFromU8 } from 'fflate';
+import { parse as parseYaml } from 'yaml';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildOutputBundle } from '../../kit-runtime/index.ts';
+import { closeTestRuntime, runKitForTest } from '../../sdk/kit/index.ts';
+
+const kitDir = import.meta.dirname;
+const example = JSON.parse(await readFile(`${kitDir}/examples/acme-rockets.json`, 'utf8'));
+afterAll(() => closeTestRuntime());
+
+describe('composite-bundle kit', () => {
+  it('runs openapi-api, postgres-schema and project-docs on one input and merges their outputs under prefixes', async () => {
+    const result = await runKitForTest(kitDir, example);
+    expect(result.status).toBe('completed');
+    expect(result.components).toEqual([
+      { prefix: 'api', kitRef: 'openapi-api@1.0.0', status: 'completed', message: null },
+      { prefix: 'database', kitRef: 'postgres-schema@1.0.0', status: 'completed', message: null },
+      { prefix: 'documentation', kitRef: 'project-docs@1.0.0', status: 'completed', message: null },
+    ]);
+    expect(result.outputs.map((o) => [o.outputId, o.filename, o.status])).toEqual([
+      ['index', 'INDEX.md', 'valid'],
+      ['api.openapi', 'api/openapi.yaml', 'valid'],
+      ['database.ddl', 'database/db/schema.sql', 'valid'],
+      ['database.migration', 'database/db/migrations/0001_initial.sql', 'valid'],
+      ['database.entity-schema.0', 'database/json-schema/rocket.schema.json', 'valid'],
+      ['database.entity-schema.1', 'database/json-schema/launch.schema.json', 'valid'],
+      ['database.entity-schema.2', 'database/json-schema/payload-booking.schema.json', 'valid'],
+      ['documentation.readme', 'documentation/README.md', 'valid'],
+      ['documentation.architecture', 'documentation/docs/architecture.md', 'valid'],
+      ['documentation.adr-index', 'documentation/docs/adr/README.md', 'valid'],
+      ['documentation.adr.0', 'documentation/docs/adr/0001-record-architecture-decisions.md', 'valid'],
+      ['documentation.adr.1', 'documentation/docs/adr/0002-use-postgresql-as-the-system-of-record.md', 'valid'],
+      ['documentation.adr.2', 'documentation/docs/adr/0003-expose-a-rest-api-described-by-openapi-3-1.md', 'valid'],
+    ]);
+    expect(parseYaml(result.output('api.openapi').content).info.title).toBe('Acme Rockets API');
+    expect(result.logs.map((l) => l.message)).toContain('[api] OpenAPI for 3 entities: Rocket, Launch, PayloadBooking');
+
+    // The bundle the server would offer: one ZIP with every file under its folder.
+    const bundle = await buildOutputBundle(result.outputs, { kitRef: result.kitRef });
+    const entries = unzipSync(new Uint8Array(bundle.buffer));
+    expect(Object.keys(entries).sort()).toEqual([...result.outputs.map((o) => o.filename), 'manifest.json'].sort());
+    expect(strFromU8(entries['database/db/schema.sql']!)).toBe(result.output('database.ddl').content);
+  });
+
+  it('fails CHECK for its own missing inputs before running any component', async () => {
+    const result = await runKitForTest(kitDir, { businessProfile: { company: { name: 'Acme' } } });
+    expect(result.message).toBe('CHECK: missing required inputs: businessProfile.company.industry, discoveryAnswers.entities');
+    expect(result.components).toEqual([]);
+  });
+
+  it('fails when a component fails, naming it and why', async () => {
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities[1].fields[1].entity = 'Ghost';
+    const result = await runKitForTest(kitDir, input);
+    expect(result.status).toBe('failed');
+    expect(result.message).toBe('COMPOSE: component "database" (postgres-schema@1.0.0) failed: CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"');
+  });
+});
