@@ -35,6 +35,7 @@ const environmentSchema = z.object({
   UPLOAD_LIMIT_BYTES: positiveInt(10 * 1024 * 1024),
   WORKER_CONCURRENCY: positiveInt(2),
   WORKER_HEARTBEAT_MS: positiveInt(10_000),
+  KIT_GIT_ALLOWED_REMOTES: z.string().optional(),
   WORKER_STALE_AFTER_MS: positiveInt(30_000),
   SHUTDOWN_GRACE_MS: positiveInt(15_000),
 });
@@ -64,6 +65,8 @@ export interface Config {
   uploadLimitBytes: number;
   workerConcurrency: number;
   workerHeartbeatMs: number;
+  /** URL prefixes platform kits may push to; empty: any https URL. */
+  kitGitAllowedRemotes: string[];
   /** A worker silent for this long is dead: its executions are failed, health reports it down. */
   workerStaleAfterMs: number;
   shutdownGraceMs: number;
@@ -116,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadLimitBytes: e.UPLOAD_LIMIT_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerHeartbeatMs: e.WORKER_HEARTBEAT_MS,
+    kitGitAllowedRemotes: (e.KIT_GIT_ALLOWED_REMOTES ?? '').split(',').map((prefix) => prefix.trim()).filter(Boolean),
     workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
   };

@@ -92,6 +92,7 @@ export async function startService(config: Config, options: StartServiceOptions 
         heartbeatMs: config.workerHeartbeatMs,
         staleAfterMs: config.workerStaleAfterMs,
         kitCapabilities: options.kitCapabilities ?? {},
+        gitAllowedRemotes: config.kitGitAllowedRemotes,
       });
       cleanups.push(() => worker!.stop());
     }

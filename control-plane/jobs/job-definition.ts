@@ -17,6 +17,8 @@ export interface JobDeps {
   credentials: CredentialVault;
   /** Host functions kits may call (for APPLY/VERIFY, as each capability declares). */
   kitCapabilities: Record<string, HostCapability>;
+  /** Which git remotes platform kits may push to. */
+  isAllowedGitRemote: (url: URL) => boolean;
 }
 
 export interface JobDefinition<Payload> {

@@ -25,6 +25,13 @@ export interface StartWorkerOptions {
   heartbeatMs?: number;
   staleAfterMs?: number;
   kitCapabilities?: Record<string, HostCapability>;
+  /** URL prefixes platform kits may push to; empty: any https URL. */
+  gitAllowedRemotes?: string[];
+}
+
+function gitRemotePolicy(prefixes: string[]): (url: URL) => boolean {
+  if (prefixes.length === 0) return (url) => url.protocol === 'https:';
+  return (url) => prefixes.some((prefix) => url.href.startsWith(prefix));
 }
 
 function workerLogger(log: Logger): WorkerLogger {
@@ -59,6 +66,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     kitRuntime,
     credentials: createCredentialVault(ownerDb, options.serverSecret, log),
     kitCapabilities: options.kitCapabilities ?? {},
+    isAllowedGitRemote: gitRemotePolicy(options.gitAllowedRemotes ?? []),
   };
   // Every worker looks for executions orphaned by a dead one, at start and then every stale period.
   const reap = () => reapInterruptedExecutions(deps).catch((error) => log.warn({ err: error }, 'reaping interrupted executions failed'));

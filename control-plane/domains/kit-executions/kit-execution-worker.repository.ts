@@ -12,12 +12,27 @@ export async function claimExecution(db: Kysely<Database>, claim: { executionId:
     .where('id', '=', claim.executionId)
     .where('tenant_id', '=', claim.tenantId)
     .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'running'), eb('worker_run_id', '=', claim.jobId)])]))
-    .returning(['id', 'tenant_id', 'project_id', 'kit_version_id', 'input', 'options'])
+    .returning(['id', 'tenant_id', 'organization_id', 'project_id', 'kit_version_id', 'input', 'options'])
     .executeTakeFirst();
 }
 
 export async function findKitVersionForRun(db: Kysely<Database>, versionId: string) {
   return db.selectFrom('kit_versions').select(['id', 'manifest', 'files', 'version']).where('id', '=', versionId).executeTakeFirstOrThrow();
+}
+
+/**
+ * A composite's component, as the organization that runs the composite sees it: its own kit of
+ * that id, else the built-in one; the named version, else the latest.
+ */
+export async function findComponentVersion(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, component: { kitId: string; version?: string | undefined }) {
+  let query = db
+    .selectFrom('kits as k')
+    .innerJoin('kit_versions as v', 'v.kit_row_id', 'k.id')
+    .select(['v.id', 'v.manifest', 'v.files', 'v.version'])
+    .where('k.kit_id', '=', component.kitId)
+    .where((eb) => eb.or([eb.and([eb('k.tenant_id', '=', owner.tenantId), eb('k.organization_id', '=', owner.organizationId)]), eb('k.organization_id', 'is', null)]));
+  query = component.version ? query.where('v.version', '=', component.version) : query.whereRef('v.id', '=', 'k.latest_version_id');
+  return query.orderBy('k.organization_id', (ob) => ob.asc().nullsLast()).limit(1).executeTakeFirst();
 }
 
 export interface OutputToStore {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { loadKitPackage, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
+import { createGitCapabilities, loadKitPackage, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
-import { claimExecution, finishExecution, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
+import { claimExecution, finishExecution, findComponentVersion, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
 
 /** Loaded kit packages by version id: versions are immutable, so a cached one never goes stale. */
 const packages = new Map<string, KitPackage>();
@@ -48,12 +48,19 @@ export const executeKitJob = defineJob({
     }
     const version = await findKitVersionForRun(ownerDb, claimed.kit_version_id);
     const kit = kitPackageFor(version);
+    // Credentials of this project and kit only; the git capabilities open them host-side too.
+    const openCredential = (credentialId: string) =>
+      deps.credentials.openForExecution({ tenantId, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId });
     const result = await deps.kitRuntime.execute(kit, {
       tenantId,
       input: claimed.input,
       options: { dryRun: claimed.options.dryRun === true, skipApply: claimed.options.skipApply === true },
-      openCredential: (credentialId) => deps.credentials.openForExecution({ tenantId, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId }),
-      capabilities: deps.kitCapabilities,
+      openCredential,
+      capabilities: { ...createGitCapabilities({ openCredential, isAllowedRemote: deps.isAllowedGitRemote }), ...deps.kitCapabilities },
+      resolveKit: async (component) => {
+        const found = await findComponentVersion(ownerDb, { tenantId, organizationId: claimed.organization_id }, component);
+        return found ? kitPackageFor(found) : null;
+      },
     });
     const outcome = outcomeOf(result);
 

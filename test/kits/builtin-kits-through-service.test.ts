@@ -1,0 +1,84 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGitServer, type TestGitServer } from '../../kit-runtime/test-support/git-http-server.ts';
+import { call } from '../helpers/http.ts';
+import { waitForBundle, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/** The built-in kits from kits/, registered at boot and run through the API and the worker. */
+const TOKEN = 'git-token-for-the-builtin-kit-test-0123456789';
+let app: TestApp;
+let git: TestGitServer;
+let key: string;
+let orgId: string;
+let projectId: string;
+
+const example = async (kitId: string) => {
+  const input = JSON.parse(await readFile(`kits/${kitId}/examples/acme-rockets.json`, 'utf8'));
+  return { projectId, businessProfile: input.businessProfile, discoveryAnswers: input.discoveryAnswers };
+};
+const run = async (kitId: string, body: Record<string, unknown>) => {
+  const started = await call(app.url, `/api/${orgId}/kits/${kitId}/execute`, { apiKey: key, body });
+  expect(started.status, started.text).toBe(201);
+  return waitForExecution(app.url, key, orgId, started.body.data.executionId, 30_000);
+};
+
+beforeAll(async () => {
+  git = await startTestGitServer({ token: TOKEN });
+  await git.createRepository('specs', { initialCommit: true });
+  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500', KIT_GIT_ALLOWED_REMOTES: git.url('specs').replace(/specs\.git$/, '') } });
+  key = app.bootstrap.apiKey;
+  orgId = app.bootstrap.organizationId;
+  projectId = (await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Acme Rockets' } })).body.data.id;
+});
+afterAll(async () => {
+  await app?.stop();
+  await git?.close();
+});
+
+describe('built-in kits', () => {
+  it('are registered at boot, read-only, for every tenant', async () => {
+    const kits = (await call(app.url, `/api/${orgId}/kits?limit=200`, { apiKey: key })).body.data.kits;
+    expect(kits.filter((k: { builtIn: boolean }) => k.builtIn).map((k: { kitId: string }) => k.kitId).sort()).toEqual([
+      'composite-bundle', 'git-publish', 'openapi-api', 'postgres-schema', 'project-docs',
+    ]);
+  });
+
+  it('produce a valid OpenAPI document through the worker', async () => {
+    const done = await run('openapi-api', await example('openapi-api'));
+    expect(done.status, done.errorMessage).toBe('completed');
+    expect(done.outputsFailed).toBe(0);
+  });
+
+  it('compose: the composite resolves its components from the registry and bundles them together', async () => {
+    const done = await run('composite-bundle', await example('composite-bundle'));
+    expect(done.status, done.errorMessage).toBe('completed');
+    const prefixes = new Set(done.outputs.map((o: { filename: string }) => o.filename.split('/')[0]));
+    expect([...prefixes].sort()).toEqual(expect.arrayContaining(['api', 'database', 'documentation']));
+    await waitForBundle(app.url, key, orgId, done.id);
+    const link = await call(app.url, `/api/${orgId}/kits/executions/${done.id}/bundle`, { apiKey: key });
+    expect(link.body.data.contents.some((name: string) => name.startsWith('database/'))).toBe(true);
+  });
+
+  it('publish to a real git server with a stored token — and a dry run pushes nothing', async () => {
+    const body = await example('git-publish');
+    (body.discoveryAnswers as Record<string, any>).repository = { url: git.url('specs'), branch: 'main' };
+    const stored = await call(app.url, `/api/${orgId}/kits/credentials`, {
+      apiKey: key,
+      body: { projectId, kitId: 'git-publish', credentialType: 'git-token', credentials: { token: TOKEN } },
+    });
+    expect(stored.status, stored.text).toBe(201);
+    const headBefore = await git.git('specs', 'rev-parse', 'main');
+
+    const dry = await run('git-publish', { ...body, options: { dryRun: true } });
+    expect(dry.status, dry.errorMessage).toBe('completed');
+    expect(await git.git('specs', 'rev-parse', 'main')).toBe(headBefore);
+
+    const real = await run('git-publish', body);
+    expect(real.status, real.errorMessage).toBe('completed');
+    const headAfter = await git.git('specs', 'rev-parse', 'main');
+    expect(headAfter).not.toBe(headBefore);
+    expect(await git.git('specs', 'ls-tree', '-r', '--name-only', 'main')).toMatch(/README\.md/);
+    expect(app.rawLog.join('\n')).not.toContain(TOKEN);
+  });
+});
