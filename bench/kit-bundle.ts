@@ -5,7 +5,7 @@
 //   node --no-node-snapshot bench/kit-bundle.ts
 import { strToU8, zipSync } from 'fflate';
 import { buildOutputBundle, type BundleOutput } from '../kit-runtime/index.ts';
-import { atMost, medianMs, report } from './measure.ts';
+import { atMost, interleavedMediansMs, report } from './measure.ts';
 
 const outputs: BundleOutput[] = Array.from({ length: 100 }, (_, i) => ({
   outputId: `o${i}`,
@@ -25,11 +25,5 @@ function bundleWithFflate() {
   return zipSync(files, { level: 9 });
 }
 
-// Warm both, then alternate to spread any drift evenly.
-for (let i = 0; i < 5; i += 1) {
-  await bundleWithRuntime();
-  bundleWithFflate();
-}
-const runtimeMs = await medianMs(30, bundleWithRuntime);
-const fflateMs = await medianMs(30, bundleWithFflate);
+const { a: runtimeMs, b: fflateMs } = await interleavedMediansMs(40, bundleWithRuntime, bundleWithFflate);
 await report('kit-bundle', [atMost('bundle vs fflate.zipSync', runtimeMs / fflateMs, 1.5)], { runtimeMs, fflateMs, outputs: outputs.length });

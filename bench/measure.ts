@@ -12,6 +12,29 @@ export async function medianMs(runs: number, work: () => Promise<unknown> | unkn
   return samples[Math.floor(samples.length / 2)]!;
 }
 
+/**
+ * Times two pieces of work alternately (A, B, A, B …) after a warm-up, so drift in machine load
+ * and JIT state falls on both alike; returns the median of each.
+ */
+export async function interleavedMediansMs(runs: number, a: () => Promise<unknown> | unknown, b: () => Promise<unknown> | unknown, warmup = 20) {
+  for (let i = 0; i < warmup; i += 1) {
+    await a();
+    await b();
+  }
+  const samplesA: number[] = [];
+  const samplesB: number[] = [];
+  for (let i = 0; i < runs; i += 1) {
+    let started = performance.now();
+    await a();
+    samplesA.push(performance.now() - started);
+    started = performance.now();
+    await b();
+    samplesB.push(performance.now() - started);
+  }
+  const median = (samples: number[]) => samples.sort((x, y) => x - y)[Math.floor(samples.length / 2)]!;
+  return { a: median(samplesA), b: median(samplesB) };
+}
+
 export interface RatioCheck {
   name: string;
   ratio: number;

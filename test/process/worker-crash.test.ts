@@ -67,6 +67,33 @@ afterAll(async () => {
   await api?.stop();
 });
 
+describe('a job added again while its execution is running', () => {
+  it('does not run the execution twice', async () => {
+    const worker = await startWorkerProcess();
+    const started = await call(api.url, `/api/${orgId}/kits/slow-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    const executionId = started.body.data.executionId;
+    const deadline = Date.now() + 15_000;
+    while ((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status !== 'running') {
+      if (Date.now() > deadline) throw new Error('execution never started');
+      await sleep(20);
+    }
+    const [before] = await sqlAsOwner('select started_at, worker_process_id from kit_executions where id = $1', [executionId]);
+    // A second job for the same execution, picked up by the worker's second slot while the first runs.
+    await sqlAsOwner(`select graphile_worker.add_job('kits.execute', json_build_object('executionId', $1::text, 'tenantId', $2::text))`, [executionId, api.bootstrap.tenantId]);
+    const done = await waitForExecution(api.url, key, orgId, executionId, 15_000);
+    expect(done.status).toBe('completed');
+    expect(done.outputs).toHaveLength(3);
+    const [after] = await sqlAsOwner('select started_at, worker_process_id from kit_executions where id = $1', [executionId]);
+    expect(after).toEqual(before);
+    while (Number((await sqlAsOwner(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.execute'`))[0].count) > 0) await sleep(50);
+    expect(await sqlAsOwner('select output_id, count(*) from kit_outputs where execution_id = $1 group by 1 having count(*) > 1', [executionId])).toEqual([]);
+    expect((await waitForExecution(api.url, key, orgId, executionId)).phases.filter((p: { phase: string }) => p.phase === 'PLAN')).toHaveLength(1);
+    worker.kill('SIGTERM');
+    await new Promise((resolve) => worker.once('exit', resolve));
+    await sqlAsOwner('delete from worker_heartbeats');
+  }, 60_000);
+});
+
 describe('a worker killed with SIGKILL mid-execution', () => {
   it('leaves the execution failed with a clear message (never stuck running, no outputs), and the next worker carries on', async () => {
     const first = await startWorkerProcess();
