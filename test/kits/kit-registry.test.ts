@@ -62,6 +62,20 @@ describe('publishing kits', () => {
     expect([await count('kits'), await count('kit_versions')]).toEqual(before);
   });
 
+  it('takes kit packages above the 1 MiB JSON limit up to UPLOAD_LIMIT_BYTES, and answers 413 beyond', async () => {
+    const large = sampleKit({ id: 'large-kit' });
+    large.files['templates/readme.md.hbs'] += `\n${'Lorem ipsum dolor sit amet. '.repeat(55_000)}\n`; // ~1.5 MB: above the JSON limit, under the runtime's 2 MiB per file
+    const accepted = await publish(large);
+    expect(accepted.status, accepted.text.slice(0, 300)).toBe(201);
+    const huge = sampleKit({ id: 'huge-kit' });
+    huge.files['templates/readme.md.hbs'] += 'x'.repeat(11 * 1024 * 1024);
+    const refused = await publish(huge);
+    expect(refused.status).toBe(413);
+    expect(refused.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+    // Every other route keeps the 1 MiB limit.
+    expect((await call(app.url, '/api/projects', { apiKey: key, body: { name: 'x', description: 'y'.repeat(1_100_000) } })).status).toBe(413);
+  });
+
   it('lets admins deprecate a kit, filters by status and type, and keeps built-ins read-only', async () => {
     const deprecated = await call(app.url, `/api/${orgId}/kits/service-starter`, { method: 'PATCH', apiKey: key, body: { status: 'deprecated' } });
     expect(deprecated.status).toBe(200);
