@@ -52,6 +52,14 @@ async function startWorkerProcess(): Promise<ChildProcess> {
   return child;
 }
 
+async function waitUntilRunning(executionId: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while ((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status !== 'running') {
+    if (Date.now() > deadline) throw new Error('execution never started');
+    await sleep(20);
+  }
+}
+
 beforeAll(async () => {
   api = await startTestApp({ mode: 'api' });
   key = api.bootstrap.apiKey;
@@ -72,11 +80,7 @@ describe('a job added again while its execution is running', () => {
     const worker = await startWorkerProcess();
     const started = await call(api.url, `/api/${orgId}/kits/slow-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
     const executionId = started.body.data.executionId;
-    const deadline = Date.now() + 15_000;
-    while ((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status !== 'running') {
-      if (Date.now() > deadline) throw new Error('execution never started');
-      await sleep(20);
-    }
+    await waitUntilRunning(executionId);
     const [before] = await sqlAsOwner('select started_at, worker_process_id from kit_executions where id = $1', [executionId]);
     // A second job for the same execution, picked up by the worker's second slot while the first runs.
     await sqlAsOwner(`select graphile_worker.add_job('kits.execute', json_build_object('executionId', $1::text, 'tenantId', $2::text))`, [executionId, api.bootstrap.tenantId]);
@@ -99,11 +103,7 @@ describe('a worker killed with SIGKILL mid-execution', () => {
     const first = await startWorkerProcess();
     const started = await call(api.url, `/api/${orgId}/kits/slow-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
     const executionId = started.body.data.executionId;
-    const deadline = Date.now() + 15_000;
-    while ((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status !== 'running') {
-      if (Date.now() > deadline) throw new Error('execution never started');
-      await sleep(20);
-    }
+    await waitUntilRunning(executionId);
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
 

@@ -66,27 +66,22 @@ export async function countOwners(db: Kysely<Database>, tenantId: string, organi
   return Number(row.owners);
 }
 
-export async function listMembers(db: Kysely<Database>, tenantId: string, organizationId: string) {
+/** Memberships of one organization with the member's name and email. */
+function membersWithUsers(db: Kysely<Database>, tenantId: string, organizationId: string) {
   return db
     .selectFrom('organization_members as m')
     .innerJoin('users as u', 'u.id', 'm.user_id')
     .select(['m.id', 'm.user_id', 'm.role', 'm.joined_at', 'u.name', 'u.email'])
     .where('m.tenant_id', '=', tenantId)
-    .where('m.organization_id', '=', organizationId)
-    .orderBy('m.joined_at')
-    .orderBy('m.id')
-    .execute();
+    .where('m.organization_id', '=', organizationId);
+}
+
+export async function listMembers(db: Kysely<Database>, tenantId: string, organizationId: string) {
+  return membersWithUsers(db, tenantId, organizationId).orderBy('m.joined_at').orderBy('m.id').execute();
 }
 
 export async function findMemberWithUser(db: Kysely<Database>, tenantId: string, organizationId: string, userId: string) {
-  return db
-    .selectFrom('organization_members as m')
-    .innerJoin('users as u', 'u.id', 'm.user_id')
-    .select(['m.id', 'm.user_id', 'm.role', 'm.joined_at', 'u.name', 'u.email'])
-    .where('m.tenant_id', '=', tenantId)
-    .where('m.organization_id', '=', organizationId)
-    .where('m.user_id', '=', userId)
-    .executeTakeFirst();
+  return membersWithUsers(db, tenantId, organizationId).where('m.user_id', '=', userId).executeTakeFirst();
 }
 
 export async function setMemberRole(db: Kysely<Database>, tenantId: string, organizationId: string, userId: string, role: OrganizationRole) {
