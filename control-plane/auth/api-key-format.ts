@@ -28,8 +28,9 @@ export function apiKeyPrefix(key: string): string | undefined {
   return match ? `swk_${match[1]}` : undefined;
 }
 
-export function apiKeyMatchesHash(key: string, storedHash: string): boolean {
-  const actual = Buffer.from(hashApiKey(key), 'hex');
+/** Constant-time comparison of a presented key's hash with the stored one. */
+export function hashesMatch(presentedHash: string, storedHash: string): boolean {
+  const actual = Buffer.from(presentedHash, 'hex');
   const expected = Buffer.from(storedHash, 'hex');
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../db/database.ts';
 import { AppError, forbidden, notFound, unauthorized } from '../errors/app-error.ts';
-import { apiKeyMatchesHash, apiKeyPrefix, hashApiKey } from './api-key-format.ts';
+import { apiKeyPrefix, hashApiKey, hashesMatch } from './api-key-format.ts';
 import { authenticateApiKey, findUserForAuth, tenantExists } from './auth.repository.ts';
 import type { JwtVerifier } from './jwt-verifier.ts';
 import type { Principal } from './principal.ts';
@@ -39,9 +39,10 @@ const uuid = z.uuid();
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   async function fromApiKey(key: string): Promise<Principal> {
     const prefix = apiKeyPrefix(key);
-    const found = prefix ? await authenticateApiKey(deps.db, prefix, hashApiKey(key)) : undefined;
+    const presentedHash = hashApiKey(key);
+    const found = prefix ? await authenticateApiKey(deps.db, prefix, presentedHash) : undefined;
     // One message for unknown, malformed and wrong keys: no oracle for which part was wrong.
-    if (!found || !apiKeyMatchesHash(key, found.key_hash)) throw unauthorized('The API key is not valid');
+    if (!found || !hashesMatch(presentedHash, found.key_hash)) throw unauthorized('The API key is not valid');
     if (found.revoked) throw unauthorized('The API key has been revoked');
     return {
       userId: found.user_id,
