@@ -98,6 +98,22 @@ describe('a job added again while its execution is running', () => {
   }, 60_000);
 });
 
+describe('a worker stopped with SIGTERM mid-execution', () => {
+  it('finishes the running execution, then exits cleanly', async () => {
+    const worker = await startWorkerProcess();
+    const started = await call(api.url, `/api/${orgId}/kits/slow-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    const executionId = started.body.data.executionId;
+    await waitUntilRunning(executionId);
+    worker.kill('SIGTERM');
+    const exitCode = await new Promise((resolve) => worker.once('exit', resolve));
+    expect(exitCode).toBe(0);
+    // By the time the process is gone, the execution it held has ended — nothing left "running".
+    const [row] = await sqlAsOwner('select status from kit_executions where id = $1', [executionId]);
+    expect(row.status).toBe('completed');
+    expect(await sqlAsOwner('select worker_id from worker_heartbeats')).toEqual([]);
+  }, 60_000);
+});
+
 describe('a worker killed with SIGKILL mid-execution', () => {
   it('leaves the execution failed with a clear message (never stuck running, no outputs), and the next worker carries on', async () => {
     const first = await startWorkerProcess();
