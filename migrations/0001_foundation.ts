@@ -113,16 +113,6 @@ export async function up(db: Kysely<any>): Promise<void> {
   // Authentication happens before a tenant is known: these definer functions are the only way the
   // application role can read credentials across tenants, and they return just what auth needs.
   await sql`
-    create function app_private.find_api_key(key_prefix text)
-      returns table (api_key_id uuid, tenant_id uuid, user_id uuid, key_hash text, revoked boolean, is_platform_admin boolean)
-      language sql stable security definer set search_path = pg_catalog, public
-      as $$
-        select k.id, k.tenant_id, k.user_id, k.key_hash, k.revoked_at is not null, u.is_platform_admin
-        from api_keys k join users u on u.id = k.user_id
-        where k.prefix = key_prefix
-      $$
-  `.execute(db);
-  await sql`
     create function app_private.find_user(target_user_id uuid)
       returns table (user_id uuid, tenant_id uuid, is_platform_admin boolean)
       language sql stable security definer set search_path = pg_catalog, public
@@ -132,14 +122,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     create function app_private.tenant_exists(target_tenant_id uuid) returns boolean
       language sql stable security definer set search_path = pg_catalog, public
       as $$ select exists (select 1 from tenants where id = target_tenant_id) $$
-  `.execute(db);
-  await sql`
-    create function app_private.touch_api_key(target_api_key_id uuid) returns void
-      language sql volatile security definer set search_path = pg_catalog, public
-      as $$
-        update api_keys set last_used_at = now()
-        where id = target_api_key_id and (last_used_at is null or last_used_at < now() - interval '1 minute')
-      $$
   `.execute(db);
   // graphile-worker's add_job runs with the caller's rights; the app role may enqueue only
   // through this wrapper, which keeps the worker's private tables out of its reach.

@@ -16,7 +16,7 @@ export interface UserLookup {
   is_platform_admin: boolean;
 }
 
-// These run before a tenant is known, through definer functions (see migrations/0001).
+// These run before a tenant is known, through definer functions (migrations 0001 and 0003).
 
 /** Finds the key by prefix and, when `presentedHash` matches, notes its use — one round trip. */
 export async function authenticateApiKey(db: Kysely<Database>, prefix: string, presentedHash: string): Promise<ApiKeyLookup | undefined> {

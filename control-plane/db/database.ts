@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Selectable, Updateable } from 'kysely';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -251,9 +251,6 @@ export interface Database {
   credential_keys: CredentialKeysTable;
 }
 
-export type TenantRow = Selectable<TenantsTable>;
-export type UserRow = Selectable<UsersTable>;
-export type NewUser = Insertable<UsersTable>;
 export type OrganizationRow = Selectable<OrganizationsTable>;
 export type OrganizationUpdate = Updateable<OrganizationsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -263,5 +260,4 @@ export type AgencyProjectAssignmentRow = Selectable<AgencyProjectAssignmentsTabl
 export type KitRow = Selectable<KitsTable>;
 export type KitVersionRow = Selectable<KitVersionsTable>;
 export type KitExecutionRow = Selectable<KitExecutionsTable>;
-export type KitOutputRow = Selectable<KitOutputsTable>;
 export type KitCredentialRow = Selectable<KitCredentialsTable>;

@@ -75,7 +75,3 @@ function unwrapTrpc(error: TRPCError): unknown {
   }
   return error.code === 'INTERNAL_SERVER_ERROR' ? cause : error;
 }
-
-export function isInternal(wire: WireError): boolean {
-  return wire.code === 'INTERNAL_ERROR';
-}

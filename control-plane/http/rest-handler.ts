@@ -4,7 +4,7 @@ import { toWireError, type WireError } from '../errors/coerce-error.ts';
 import { httpStatusFor } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import type { Context } from '../trpc/context.ts';
-import { errorEnvelope, successEnvelope } from './envelope.ts';
+import { errorEnvelope, successEnvelopeJson } from './envelope.ts';
 import { successStatusByProcedurePath } from './procedure-meta.ts';
 
 type RestRequest = Request & { wireError?: WireError };
@@ -50,8 +50,7 @@ export function createRestHandler(options: {
       if (wire) {
         return originalEnd(JSON.stringify(errorEnvelope(wire, requestId)), ...rest);
       }
-      const data = typeof chunk === 'string' && chunk.length > 0 ? JSON.parse(chunk) : null;
-      return originalEnd(JSON.stringify(successEnvelope(data, requestId)), ...rest);
+      return originalEnd(successEnvelopeJson(typeof chunk === 'string' ? chunk : undefined, requestId), ...rest);
     }) as Response['end'];
     void handler(req, res, () => {
       res.end = originalEnd as Response['end'];

@@ -30,4 +30,3 @@ export const t = initTRPC
   });
 
 export const router = t.router;
-export const mergeRouters = t.mergeRouters;

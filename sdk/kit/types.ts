@@ -4,7 +4,6 @@
  * and let TypeScript-checked JSDoc (`// @ts-check`) or tests use it.
  */
 import type {
-  KitManifest,
   KitPhase,
   KitOutputStatus,
   OutputType,

@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { conflict, invalid, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
-import { findUserInTenant } from '../organizations/organizations.repository.ts';
+import { findUserInTenant } from '../users/users.repository.ts';
 import type { Assignment } from './agency-projects.schema.ts';
 import { deleteAssignment, findAssignment, findProjectOrganization, insertAssignment, listAssignments, lockMembershipForShare } from './agency-projects.repository.ts';
 

@@ -10,5 +10,5 @@ export const healthRouter = router({
     .meta({ openapi: { method: 'GET', path: '/health', protect: false, tags: ['health'], summary: 'Database and worker status (public)' } })
     .input(z.void())
     .output(healthOutput)
-    .query(({ ctx }) => checkHealth(ctx.db, SERVICE_VERSION)),
+    .query(({ ctx }) => checkHealth(ctx.db, SERVICE_VERSION, ctx.config.workerStaleAfterMs)),
 });

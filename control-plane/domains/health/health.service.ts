@@ -3,10 +3,8 @@ import type { Database } from '../../db/database.ts';
 import type { HealthReport } from './health.schema.ts';
 import { latestWorkerHeartbeat, pingDatabase } from './health.repository.ts';
 
-/** A worker that has not beaten for this long is reported down (it beats every 10 s). */
-const WORKER_STALE_AFTER_MS = 30_000;
-
-export async function checkHealth(db: Kysely<Database>, version: string): Promise<HealthReport> {
+/** A worker whose heartbeat is older than `workerStaleAfterMs` (WORKER_STALE_AFTER_MS) is down. */
+export async function checkHealth(db: Kysely<Database>, version: string, workerStaleAfterMs: number): Promise<HealthReport> {
   const started = performance.now();
   let databaseUp = true;
   let lastBeat: Date | undefined;
@@ -17,7 +15,7 @@ export async function checkHealth(db: Kysely<Database>, version: string): Promis
     databaseUp = false;
   }
   const latencyMs = Math.round((performance.now() - started) * 100) / 100;
-  const workerUp = lastBeat !== undefined && Date.now() - lastBeat.getTime() < WORKER_STALE_AFTER_MS;
+  const workerUp = lastBeat !== undefined && Date.now() - lastBeat.getTime() < workerStaleAfterMs;
   return {
     status: databaseUp && workerUp ? 'ok' : 'degraded',
     database: { status: databaseUp ? 'up' : 'down', latencyMs },

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitExecutionStatus } from '../../db/database.ts';
@@ -125,12 +126,12 @@ export async function getKitExecution(db: Kysely<Database>, principal: Principal
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const isUuid = (value: string) => z.uuid().safeParse(value).success;
 
 export async function getKitOutput(db: Kysely<Database>, principal: Principal, input: { orgId: string; executionId: string; outputId: string }) {
   const row = await requireExecution(db, principal, input.orgId, input.executionId);
   // Either the output's row id or the id the manifest gives it.
-  const output = await findOutput(db, principal.tenantId, row.id, input.outputId, UUID.test(input.outputId));
+  const output = await findOutput(db, principal.tenantId, row.id, input.outputId, isUuid(input.outputId));
   if (!output) throw notFound(`Output ${input.outputId} of this execution`);
   return {
     id: output.id,

@@ -113,7 +113,3 @@ export async function pointKitAtVersion(db: Kysely<Database>, kitRowId: string, 
 export async function setKitStatus(db: Kysely<Database>, kitRowId: string, status: KitStatus) {
   await db.updateTable('kits').set({ status, updated_at: new Date() }).where('id', '=', kitRowId).execute();
 }
-
-export async function findKitVersion(db: Kysely<Database>, versionId: string) {
-  return db.selectFrom('kit_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
-}

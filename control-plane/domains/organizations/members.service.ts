@@ -4,6 +4,7 @@ import type { Database, OrganizationRole } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { conflict, forbidden, notFound } from '../../errors/app-error.ts';
 import { insertMembership } from '../tenants/tenants.repository.ts';
+import { findUserInTenant } from '../users/users.repository.ts';
 import { outranks, requireOrganizationRole } from './organization-access.ts';
 import type { Member } from './organizations.schema.ts';
 import {
@@ -11,7 +12,6 @@ import {
   deleteAssignmentsOfCustomer,
   deleteMembership,
   findMemberWithUser,
-  findUserInTenant,
   listMembers,
   lockMemberships,
   setMemberRole,

@@ -111,7 +111,3 @@ export async function deleteAssignmentsOfCustomer(db: Kysely<Database>, tenantId
     .where('customer_user_id', '=', userId)
     .execute();
 }
-
-export async function findUserInTenant(db: Kysely<Database>, tenantId: string, userId: string) {
-  return db.selectFrom('users').select(['id', 'name', 'email']).where('tenant_id', '=', tenantId).where('id', '=', userId).executeTakeFirst();
-}

@@ -24,3 +24,8 @@ export async function emailTaken(db: Kysely<Database>, email: string): Promise<b
 export async function insertUserWithPassword(db: Kysely<Database>, values: { tenantId: string; email: string; name: string; passwordHash: string }) {
   return insertUser(db, { ...values, isPlatformAdmin: false });
 }
+
+/** A user of the tenant, with what other domains show of them. */
+export async function findUserInTenant(db: Kysely<Database>, tenantId: string, userId: string) {
+  return db.selectFrom('users').select(['id', 'name', 'email']).where('tenant_id', '=', tenantId).where('id', '=', userId).executeTakeFirst();
+}
