@@ -1,5 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
+import { isUnstorableText } from '../db/postgres-errors.ts';
 import { AppError } from './app-error.ts';
 import type { ErrorCode } from './error-catalog.ts';
 
@@ -58,6 +59,9 @@ export function toWireError(thrown: unknown): WireError {
       message: 'Request validation failed',
       details: { issues: zodIssuesToFields(error) },
     };
+  }
+  if (isUnstorableText(error)) {
+    return { code: 'VALIDATION_ERROR', message: 'The request carries text that cannot be stored (a NUL character or an unpaired surrogate)' };
   }
   if (error instanceof TRPCError) {
     const code = trpcCodeToErrorCode[error.code];

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
@@ -17,6 +18,7 @@ import { redactRequestForLog } from './log-redaction.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { createDownloadHandler } from './downloads.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
+import { refuseDeepBodies } from './json-depth.ts';
 import { createRequestCounter } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
 import { createRestHandler } from './rest-handler.ts';
@@ -87,9 +89,11 @@ export function createApp(deps: AppDeps): express.Express {
 
   // Publishing a kit carries its files: that one route takes bodies up to the upload limit.
   app.post(/^\/api\/[0-9a-f-]{36}\/kits$/i, express.json({ limit: deps.config.uploadLimitBytes }));
-  app.use('/api', express.json({ limit: deps.config.bodyLimitBytes }));
+  app.use('/api', express.json({ limit: deps.config.bodyLimitBytes }), refuseDeepBodies);
   app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes }));
 
+  // tRPC reads a body that express has parsed (and treats one without a content type as JSON).
+  app.use('/trpc', express.json({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseDeepBodies);
   app.use(
     '/trpc',
     createExpressMiddleware({
@@ -105,6 +109,11 @@ export function createApp(deps: AppDeps): express.Express {
   app.use((req, res) => sendSurfaceError(req, res, { code: 'NOT_FOUND', message: `No route for ${req.method} ${req.path}` }));
   app.use(errorHandler);
   return app;
+}
+
+function isJsonOrUntyped(req: IncomingMessage): boolean {
+  const type = req.headers['content-type'];
+  return type === undefined || /^application\/([\w.+-]*\+)?json\b/i.test(type);
 }
 
 /** Failures raised before a procedure runs: bodies too large or malformed, or a bug in middleware. */

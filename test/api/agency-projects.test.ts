@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
@@ -108,6 +109,31 @@ describe('POST /api/agency-projects', () => {
     expect(outcomes.memberNotCustomer.body.error.details).toMatchObject({ field: 'customerUserId' });
     expect(outcomes.otherOrganizationsProject.body.error.details).toMatchObject({ field: 'projectId' });
     expect(outcomes.malformed.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['extra', 'projectId']);
+    expect(await assignmentCount()).toBe(before);
+  });
+});
+
+describe('POST /api/agency-projects while the project is being deleted', () => {
+  it('answers NOT_FOUND, not a 500, and leaves no assignment behind', async () => {
+    const doomed = await createProject(owner.apiKey, orgId, 'Doomed');
+    const before = await assignmentCount();
+    // Another request deletes the project; its transaction is still open when the assignment arrives.
+    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select id from projects where id = $1 for update', [doomed]);
+      await holder.query('delete from projects where id = $1', [doomed]);
+      const assigning = call(app.url, '/api/agency-projects', { apiKey: admin.apiKey, body: { organizationId: orgId, projectId: doomed, customerUserId: customer.userId } });
+      const lockWaiters = async () =>
+        Number((await sqlAsOwner("select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"))[0].count);
+      for (let waited = 0; (await lockWaiters()) < 1 && waited < 100; waited += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      await holder.query('commit');
+      const response = await assigning;
+      expect([response.status, response.body.error?.code]).toEqual([404, 'NOT_FOUND']);
+    } finally {
+      await holder.end();
+    }
     expect(await assignmentCount()).toBe(before);
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { createTenant } from '../helpers/tenant-fixtures.ts';
 
 type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
@@ -60,6 +61,37 @@ describe('API keys', () => {
     const after = await call(app.url, '/api/me', { apiKey: key });
     expect(after.status).toBe(401);
     expect(after.body.error.message).toBe('The API key has been revoked');
+  });
+
+  it('refuses a key name with the NUL character, and fields that cannot be set, creating no key', async () => {
+    const keysOfOwner = async () => Number((await ownerQuery(app.database.ownerUrl, 'select count(*) from api_keys where user_id = $1', [app.bootstrap.userId]))[0].count);
+    const before = await keysOfOwner();
+    for (const [body, field] of [[{ name: 'ci\u0000' }, 'name'], [{ name: 'ci', expiresAt: '2030-01-01T00:00:00Z' }, 'expiresAt']] as const) {
+      const response = await call(app.url, '/api/developer/api-keys', { apiKey: app.bootstrap.apiKey, body });
+      expect([response.status, response.body.error?.code], JSON.stringify(body)).toEqual([400, 'VALIDATION_ERROR']);
+      expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual([field]);
+    }
+    expect(await keysOfOwner()).toBe(before);
+  });
+
+  it("are the caller's own: a platform admin acting in another tenant (X-Tenant-ID) is refused instead of getting a key that lives there", async () => {
+    const elsewhere = await createTenant(app, 'Elsewhere');
+    const headers = { 'x-tenant-id': elsewhere.tenantId };
+    const keysOfAdmin = async () => (await ownerQuery(app.database.ownerUrl, 'select tenant_id, revoked_at from api_keys where user_id = $1 order by created_at, id', [app.bootstrap.userId]));
+    const before = await keysOfAdmin();
+    const [ownKey] = (await call(app.url, '/api/developer/api-keys', { apiKey: app.bootstrap.apiKey })).body.data.apiKeys;
+    const attempts = {
+      create: await call(app.url, '/api/developer/api-keys', { apiKey: app.bootstrap.apiKey, headers, body: { name: 'elsewhere' } }),
+      list: await call(app.url, '/api/developer/api-keys', { apiKey: app.bootstrap.apiKey, headers }),
+      revoke: await call(app.url, `/api/developer/api-keys/${ownKey.id}`, { method: 'DELETE', apiKey: app.bootstrap.apiKey, headers }),
+    };
+    expect(Object.fromEntries(Object.entries(attempts).map(([name, r]) => [name, `${r.status} ${r.body.error?.code}`]))).toEqual({
+      create: '403 FORBIDDEN',
+      list: '403 FORBIDDEN',
+      revoke: '403 FORBIDDEN',
+    });
+    expect(await keysOfAdmin()).toEqual(before);
+    expect(before.every((key: { tenant_id: string }) => key.tenant_id === app.bootstrap.tenantId)).toBe(true);
   });
 
   it('never logs a key', async () => {

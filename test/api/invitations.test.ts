@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
@@ -95,6 +96,14 @@ describe('POST /api/customer-invitations', () => {
     expect(await count('select count(*) from customer_invitations')).toBe(before);
   });
 
+  it('refuses a message with the NUL character (PostgreSQL cannot store it) by field, instead of failing with a 500', async () => {
+    const before = await count('select count(*) from customer_invitations');
+    const response = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: orgId, email: freshEmail(), message: 'Hi\u0000there' } });
+    expect([response.status, response.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['message']);
+    expect(await count('select count(*) from customer_invitations')).toBe(before);
+  });
+
   it('refuses a second pending invitation for the same email, and inviting a member', async () => {
     const first = await invite();
     const again = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: orgId, email: first.email.toUpperCase() } });
@@ -170,6 +179,7 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
       [{}, 400, 'VALIDATION_ERROR'],
       [{ name: 'Both', password: PASSWORD, userId: member.userId }, 400, 'VALIDATION_ERROR'],
       [{ name: 'Extra', password: PASSWORD, role: 'owner' }, 400, 'VALIDATION_ERROR'],
+      [{ name: 'Nul\u0000Name', password: PASSWORD }, 400, 'VALIDATION_ERROR'],
     ];
     for (const [body, status, code] of cases) {
       const response = await accept(created.token, body);
@@ -212,6 +222,29 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
     const response = await accept(created.token, { userId: invitee.userId }, invitee.apiKey);
     expect(response.status, response.text).toBe(200);
     expect(response.body.data).toMatchObject({ userId: invitee.userId, role: 'member', userCreated: false });
+    expect(await sqlAsOwner('select role from organization_members where organization_id = $1 and user_id = $2', [orgId, invitee.userId])).toEqual([{ role: 'member' }]);
+  });
+
+  it('answers CONFLICT, not a 500, when the invitee is made a member while accepting, and leaves the invitation pending', async () => {
+    const invitee = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Iris');
+    const created = await invite({ email: invitee.email });
+    // An admin adds the invitee directly; that transaction is still open when the accept arrives.
+    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query("insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'member')", [app.bootstrap.tenantId, orgId, invitee.userId]);
+      const accepting = accept(created.token, { userId: invitee.userId }, invitee.apiKey);
+      const lockWaiters = async () =>
+        Number((await sqlAsOwner("select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"))[0].count);
+      for (let waited = 0; (await lockWaiters()) < 1 && waited < 100; waited += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      await holder.query('commit');
+      const response = await accepting;
+      expect([response.status, response.body.error?.code]).toEqual([409, 'CONFLICT']);
+    } finally {
+      await holder.end();
+    }
+    expect(await count("select count(*) from customer_invitations where id = $1 and status = 'pending'", [created.id])).toBe(1);
     expect(await sqlAsOwner('select role from organization_members where organization_id = $1 and user_id = $2', [orgId, invitee.userId])).toEqual([{ role: 'member' }]);
   });
 

@@ -46,3 +46,59 @@ describe('malformed input on every route', () => {
     expect(failures).toEqual([]);
   }, 120_000);
 });
+
+/**
+ * Text PostgreSQL cannot store (NUL, an unpaired surrogate) in every string field of every request
+ * body the document describes, and bodies nested far deeper than any field needs: each is the
+ * caller's mistake, so a 4xx in the envelope, never a 500.
+ */
+const unstorable = ['a\u0000b', 'a\ud800b'];
+type Schema = { type?: string | string[]; properties?: Record<string, Schema>; required?: string[] };
+
+function bodyWith(schema: Schema, text: string): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const types = ([] as string[]).concat(property.type ?? []);
+    if (types.includes('string')) body[name] = text;
+    else if (types.includes('object')) body[name] = property.properties ? bodyWith(property, text) : { [text]: text };
+  }
+  return body;
+}
+
+describe('unstorable text and deep nesting', () => {
+  it('answer 4xx in the envelope on every route with a body', async () => {
+    const { body: document } = await call(app.url, '/api/openapi.json');
+    const failures: string[] = [];
+    let calls = 0;
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema }> } }>>)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const schema = operation.requestBody?.content['application/json']?.schema;
+        if (!schema) continue;
+        if (Object.keys(bodyWith(schema, '')).length === 0) continue;
+        const filled = path.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000');
+        for (const text of unstorable) {
+          const response = await call(app.url, `/api${filled}`, { method: method.toUpperCase(), apiKey: app.bootstrap.apiKey, body: bodyWith(schema, text) });
+          calls += 1;
+          if (response.status >= 500 || response.body?.success !== false) failures.push(`${method} ${path} ${JSON.stringify(text)} → ${response.status}`);
+        }
+      }
+    }
+    expect(calls).toBeGreaterThan(30);
+    expect(failures).toEqual([]);
+  }, 120_000);
+
+  it.each([65, 6_000, 100_000])('a body nested %i levels deep is refused on REST and tRPC alike', async (depth) => {
+    const rawBody = `{"name":"deep","metadata":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+    const rest = await call(app.url, '/api/projects', { method: 'POST', apiKey: app.bootstrap.apiKey, rawBody, headers: { 'content-type': 'application/json' } });
+    expect(rest.status).toBe(400);
+    expect(rest.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('deeper than 64 levels') });
+    const trpc = await call(app.url, '/trpc/projects.create', { method: 'POST', apiKey: app.bootstrap.apiKey, rawBody, headers: { 'content-type': 'application/json' } });
+    expect(trpc.status).toBe(400);
+    expect(trpc.body.error.data.code).toBe('VALIDATION_ERROR');
+    // tRPC reads a body without a content type as JSON: it meets the same limit.
+    const untyped = await fetch(`${app.url}/trpc/projects.create`, { method: 'POST', headers: { 'x-api-key': app.bootstrap.apiKey }, body: new TextEncoder().encode(rawBody) });
+    expect(untyped.status).toBe(400);
+    const { body: list } = await call(app.url, '/api/projects', { apiKey: app.bootstrap.apiKey });
+    expect(list.data.projects.filter((project: { name: string }) => project.name === 'deep')).toEqual([]);
+  });
+});

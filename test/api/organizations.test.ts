@@ -71,6 +71,29 @@ describe('organizations', () => {
     expect((await call(app.url, '/api/organizations', { apiKey: other.apiKey, body: { name: 'Y', slug: 'acme-agency' } })).body.error.code).toBe('SLUG_TAKEN');
   });
 
+  it('refuse text PostgreSQL cannot store (NUL, unpaired surrogates) by field, instead of failing with a 500, and change nothing', async () => {
+    const before = Number((await sqlAsOwner('select count(*) from organizations'))[0].count);
+    const creates: Array<[Record<string, unknown>, string]> = [
+      [{ name: 'Nul\u0000Co', slug: 'nul-co' }, 'name'],
+      [{ name: 'Nul Co', slug: 'nul-co', displayName: '\u0000' }, 'displayName'],
+      [{ name: 'Nul Co', slug: 'nul-co', settings: { theme: 'dark\u0000' } }, 'settings.theme'],
+      [{ name: 'Nul Co', slug: 'nul-co', settings: { branding: { logo: 'https://cdn.example/a\u0000.png' } } }, 'settings.branding.logo'],
+      // An unpaired surrogate, which jsonb refuses just the same.
+      [{ name: 'Nul Co', slug: 'nul-co', settings: { theme: 'dark\ud800' } }, 'settings.theme'],
+    ];
+    for (const [body, field] of creates) {
+      const response = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body });
+      expect([response.status, response.body.error?.code], JSON.stringify(body)).toEqual([400, 'VALIDATION_ERROR']);
+      expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual([field]);
+    }
+    expect(Number((await sqlAsOwner('select count(*) from organizations'))[0].count)).toBe(before);
+    const [row] = await sqlAsOwner('select name, display_name, updated_at from organizations where id = $1', [orgId]);
+    const update = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: owner.apiKey, body: { displayName: 'Acme\u0000' } });
+    expect([update.status, update.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(update.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['displayName']);
+    expect(await sqlAsOwner('select name, display_name, updated_at from organizations where id = $1', [orgId])).toEqual([row]);
+  });
+
   it('are changed by owners and admins only', async () => {
     const byMember = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: member.apiKey, body: { name: 'Hijacked' } });
     expect(byMember.status).toBe(403);

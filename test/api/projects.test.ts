@@ -37,6 +37,34 @@ describe('POST /api/projects', () => {
   });
 });
 
+describe('text PostgreSQL cannot store', () => {
+  it('refuses the NUL character and unpaired surrogates by field on create and update, instead of failing with a 500, and writes nothing', async () => {
+    const project = await createProject({ name: 'Clean', metadata: { keep: 'me' } });
+    const before = Number((await sqlAsOwner('select count(*) from projects'))[0].count);
+    const attempts: Array<[string, Record<string, unknown>, string]> = [
+      ['POST', { name: 'a\u0000b' }, 'name'],
+      ['POST', { name: 'ok', description: 'nul \u0000 inside' }, 'description'],
+      ['POST', { name: 'ok', template: 'saas\u0000' }, 'template'],
+      ['POST', { name: 'ok', metadata: { nested: { list: ['fine', 'not\u0000fine'] } } }, 'metadata.nested.list.1'],
+      ['POST', { name: 'ok', metadata: { nested: { 'key\u0000': 1 } } }, 'metadata.nested'],
+      ['PATCH', { description: 'x\u0000' }, 'description'],
+      ['PATCH', { metadata: { a: '\u0000' } }, 'metadata.a'],
+      // An unpaired surrogate: jsonb refuses its escape, and text would silently store U+FFFD instead.
+      ['POST', { name: 'ok', metadata: { half: 'x\ud800' } }, 'metadata.half'],
+      ['PATCH', { name: 'half \udc00 a pair' }, 'name'],
+    ];
+    for (const [method, body, field] of attempts) {
+      const path = method === 'POST' ? '/api/projects' : `/api/projects/${project.id}`;
+      const response = await call(app.url, path, { method, apiKey: key, body });
+      expect([response.status, response.body.error?.code], `${method} ${JSON.stringify(body)}`).toEqual([400, 'VALIDATION_ERROR']);
+      expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual([field]);
+    }
+    expect(Number((await sqlAsOwner('select count(*) from projects'))[0].count)).toBe(before);
+    const [row] = await sqlAsOwner('select description, metadata, updated_at = created_at as untouched from projects where id = $1', [project.id]);
+    expect(row).toEqual({ description: null, metadata: { keep: 'me' }, untouched: true });
+  });
+});
+
 describe('GET /api/projects', () => {
   it('pages a stable order with totals and the list form of progress, and filters by status', async () => {
     const tenant = await createTenant(app, 'Lister');
@@ -119,6 +147,55 @@ describe('DELETE /api/projects/{projectId}', () => {
     expect(await sqlAsOwner('select id from projects where id = $1', [project.id])).toEqual([]);
     expect(await sqlAsOwner('select id from agency_project_assignments where project_id = $1', [project.id])).toEqual([]);
     expect((await call(app.url, `/api/projects/${project.id}`, { method: 'DELETE', apiKey: key })).status).toBe(404);
+  });
+
+  it("also removes the project's kit executions, their outputs and bundles, and its credentials, and reports them", async () => {
+    const tenantId = app.bootstrap.tenantId;
+    const organizationId = app.bootstrap.organizationId;
+    const [kit] = await sqlAsOwner('select id, latest_version_id from kits where organization_id is null and latest_version_id is not null order by kit_id limit 1');
+    const withKitRows = async (projectId: string) => {
+      const [blob] = await sqlAsOwner(
+        `insert into blobs (tenant_id, content_type, size_bytes, sha256, content) values ($1, 'application/zip', 3, 'abc', '\\x010203') returning id`,
+        [tenantId],
+      );
+      const [execution] = await sqlAsOwner(
+        `insert into kit_executions (tenant_id, organization_id, project_id, kit_row_id, kit_version_id, status, input, bundle_blob_id)
+         values ($1, $2, $3, $4, $5, 'completed', '{}', $6) returning id`,
+        [tenantId, organizationId, projectId, kit.id, kit.latest_version_id, blob.id],
+      );
+      for (const outputId of ['readme', 'schema']) {
+        await sqlAsOwner(
+          `insert into kit_outputs (tenant_id, execution_id, output_id, filename, output_type, content_type, content, status, content_size_bytes)
+           values ($1, $2, $3, $3, 'markdown', 'text/markdown', 'x', 'valid', 1)`,
+          [tenantId, execution.id, outputId],
+        );
+      }
+      await sqlAsOwner(
+        `insert into kit_credentials (tenant_id, organization_id, project_id, kit_id, credential_type, key_id, sealed) values ($1, $2, $3, 'git-publish', 'api_key', 'k1', 'sealed')`,
+        [tenantId, organizationId, projectId],
+      );
+      return { blobId: blob.id as string, executionId: execution.id as string };
+    };
+    const doomed = await createProject({ name: 'Generated', organizationId });
+    const kept = await createProject({ name: 'Neighbour', organizationId });
+    const doomedRows = await withKitRows(doomed.id);
+    const keptRows = await withKitRows(kept.id);
+
+    const response = await call(app.url, `/api/projects/${doomed.id}`, { method: 'DELETE', apiKey: key });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.data).toEqual({
+      projectId: doomed.id,
+      deletedTables: ['kit_outputs', 'kit_executions', 'blobs', 'kit_credentials', 'projects'],
+      rowsDeleted: 6,
+    });
+    // The bundle is gone too: a download link handed out before cannot serve the project's files.
+    expect(await sqlAsOwner('select id from blobs where id = $1', [doomedRows.blobId])).toEqual([]);
+    expect(await sqlAsOwner('select id from kit_executions where id = $1', [doomedRows.executionId])).toEqual([]);
+    expect(await sqlAsOwner('select id from kit_credentials where project_id = $1', [doomed.id])).toEqual([]);
+    // The neighbour keeps everything.
+    expect(await sqlAsOwner('select id from blobs where id = $1', [keptRows.blobId])).toHaveLength(1);
+    expect(await sqlAsOwner('select id from kit_outputs where execution_id = $1', [keptRows.executionId])).toHaveLength(2);
+    expect(await sqlAsOwner('select id from kit_credentials where project_id = $1', [kept.id])).toHaveLength(1);
   });
 });
 

@@ -1,11 +1,14 @@
+import { sql } from 'kysely';
 import sodium from 'libsodium-wrappers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCredentialVault } from '../../control-plane/domains/kit-credentials/credential-vault.ts';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { recordedResponses } from '../helpers/response-log.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 
 const SECRET = 'ghp_super-secret-token-value-31337';
 const CLIENT_SECRET = 'client-sealed-secret-value-424242';
@@ -124,6 +127,67 @@ describe('stored credentials', () => {
     expect(keys.map((k) => k.retired)).toEqual([true, false]);
     expect((await call(app.url, `${base()}/public-key`, { apiKey: key })).body.data.keyId).toBe(keys[1].key_id);
     expect((await run()).status).toBe('completed');
+  });
+
+  it('survive two rotations at once: one key stays current and every credential still opens', async () => {
+    // A rotation requested while another runs gets its own job (the job key only replaces a pending
+    // one), so two workers can rotate together; each must not retire the key the other just added.
+    const vaults = [1, 2].map(() => createCredentialVault(app.service.owner.db, TEST_SERVER_SECRET, app.service.log));
+    // The credential rows are held until both rotations are under way and waiting on a lock.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let rowsHeld!: () => void;
+    const holding = new Promise<void>((resolve) => (rowsHeld = resolve));
+    const holder = app.service.owner.db.transaction().execute(async (trx) => {
+      await sql`select id from kit_credentials for update`.execute(trx);
+      rowsHeld();
+      await released;
+    });
+    await holding;
+    const rotations = Promise.all(vaults.map((vault) => vault.rotate()));
+    const deadline = Date.now() + 10_000;
+    const waiting = `select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+    while (Number((await sqlAsOwner(waiting))[0].count) < 2 && Date.now() < deadline) await sleep(20);
+    release();
+    await holder;
+    await rotations;
+    const current = await sqlAsOwner('select key_id from credential_keys where retired_at is null');
+    expect(current).toHaveLength(1);
+    const publicKey = await call(app.url, `${base()}/public-key`, { apiKey: key });
+    expect(publicKey.status, publicKey.text).toBe(200);
+    expect(publicKey.body.data.keyId).toBe(current[0].key_id);
+    expect((await sqlAsOwner('select key_id from kit_credentials where id = $1', [credentialId]))[0].key_id).toBe(current[0].key_id);
+    const after = await run();
+    expect(after.status, after.errorMessage).toBe('completed');
+  });
+
+  it('are opened only for a kit that declares them, also when a host capability asks', async () => {
+    // This kit declares no credential, yet its APPLY names one to kit.gitCommit: the host must not open it.
+    const undeclaredApply = `
+async function apply(context, kit) {
+  await kit.gitCommit({ repository: 'https://127.0.0.1:9/none.git', message: 'x', files: [{ path: 'a.txt', content: 'a' }], credential: 'deploy' });
+  return { applied: true };
+}
+`;
+    const kit = sampleKit({ id: 'undeclaring', applyHook: undeclaredApply });
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    const stored = await call(app.url, base(), { apiKey: key, body: { projectId, kitId: 'undeclaring', credentialType: 'deploy', credentials: { token: SECRET } } });
+    expect(stored.status, stored.text).toBe(201);
+    const started = await call(app.url, `/api/${orgId}/kits/undeclaring/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    const done = await waitForExecution(app.url, key, orgId, started.body.data.executionId);
+    expect(done.status).toBe('failed');
+    expect(done.errorMessage).toContain('credential "deploy" is not configured');
+    expect((await sqlAsOwner('select last_checked_at from kit_credentials where id = $1', [stored.body.data.credentialId]))[0].last_checked_at).toBeNull();
+    await sqlAsOwner('delete from kit_credentials where id = $1', [stored.body.data.credentialId]);
+  });
+
+  it('refuse a NUL character in a kit id by field, not with a 500', async () => {
+    const stored = await store({ kitId: 'deployer\u0000', credentials: { token: SECRET } });
+    expect(stored.status, stored.text).toBe(400);
+    expect(stored.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['kitId']);
+    const listed = await call(app.url, `${base()}?kitId=%00`, { apiKey: key });
+    expect(listed.status, listed.text).toBe(400);
+    expect(listed.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['kitId']);
   });
 
   it('are deleted on request', async () => {

@@ -141,6 +141,34 @@ describe('execution outcomes', () => {
     const link = await call(app.url, `/api/${orgId}/kits/executions/${started.body.data.executionId}/bundle`, { apiKey: key });
     expect(link.status).toBe(409);
   });
+
+  it('stores outputs and messages carrying NUL characters instead of leaving the execution running', async () => {
+    // PostgreSQL text and jsonb hold no U+0000: a kit that renders one, names one in a JSON key its
+    // schema refuses, or returns one in an unknown hook-result key must still end its execution.
+    const renders = sampleKit({ id: 'renders-nul' });
+    renders.manifest.hooks.PLAN = 'hooks/plan.js';
+    renders.files['hooks/plan.js'] = 'function plan() { return { data: "a" + String.fromCharCode(0) + "b" }; }';
+    renders.files['templates/readme.md.hbs'] += '{{@plan}}\n';
+    renders.files['schemas/openapi.schema.json'] = JSON.stringify({ type: 'object', additionalProperties: false, properties: { openapi: {}, info: {}, paths: {} } });
+    renders.files['templates/openapi.json.hbs'] = '{"openapi": "3.1.0", "info": {}, "paths": {}, "x\\u0000y": 1, "z\\ud800": 2}\n';
+    const answers = sampleKit({ id: 'answers-nul' });
+    answers.manifest.hooks.CHECK = 'hooks/check.js';
+    answers.files['hooks/check.js'] = 'function check() { var result = {}; result["bad" + String.fromCharCode(0)] = 1; return result; }';
+    for (const kit of [renders, answers]) expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+
+    const rendered = await waitForExecution(app.url, key, orgId, (await execute('renders-nul', sampleExecutionBody(projectId))).body.data.executionId, 10_000);
+    expect(rendered).toMatchObject({ status: 'partial', outputsValid: 1, outputsFailed: 2 });
+    const readme = await call(app.url, `/api/${orgId}/kits/executions/${rendered.id}/outputs/readme`, { apiKey: key });
+    expect(readme.body.data).toMatchObject({ status: 'invalid', validationErrors: ['output contains NUL characters'] });
+    expect(readme.body.data.content).toContain('a\uFFFDb');
+    expect(readme.body.data.contentSizeBytes).toBe(Buffer.byteLength(readme.body.data.content, 'utf8'));
+    const openapi = rendered.outputs.find((o: { outputId: string }) => o.outputId === 'openapi');
+    expect(openapi.validationErrors.join(' ')).toMatch(/additional properties "x\uFFFDy".*"z\uFFFD"/);
+
+    const answered = await waitForExecution(app.url, key, orgId, (await execute('answers-nul', sampleExecutionBody(projectId))).body.data.executionId, 10_000);
+    expect(answered.status).toBe('failed');
+    expect(answered.errorMessage).toContain('Unrecognized key: "bad\uFFFD"');
+  });
 });
 
 describe('bad input', () => {
@@ -158,5 +186,24 @@ describe('bad input', () => {
     expect(await countOf('select count(*) from kit_executions')).toBe(executions);
     expect(await countOf('select count(*) from graphile_worker.jobs')).toBe(jobs);
     expect((await call(app.url, `/api/${orgId}/kits/executions/00000000-0000-4000-8000-000000000000`, { apiKey: key })).status).toBe(404);
+  });
+
+  it('refuses NUL characters and unpaired surrogates by field, not with a 500, and leaves no rows or jobs', async () => {
+    const executions = await countOf('select count(*) from kit_executions');
+    const jobs = await countOf('select count(*) from graphile_worker.jobs');
+    const body = sampleExecutionBody(projectId);
+    const nul = await execute('service-starter', { ...body, discoveryAnswers: { entities: ['Rocket\u0000'] } });
+    expect(nul.status, nul.text).toBe(400);
+    expect(nul.body.error.code).toBe('VALIDATION_ERROR');
+    expect(nul.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['discoveryAnswers.entities.0']);
+    const surrogate = await execute('service-starter', { ...body, businessProfile: { company: { name: 'Acme \ud800', industry: 'aerospace' } } });
+    expect(surrogate.status, surrogate.text).toBe(400);
+    expect(surrogate.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['businessProfile.company.name']);
+    expect((await execute('service-starter', { ...body, version: '1.0.0\u0000' })).status).toBe(400);
+    expect(await countOf('select count(*) from kit_executions')).toBe(executions);
+    expect(await countOf('select count(*) from graphile_worker.jobs')).toBe(jobs);
+    const listed = await call(app.url, `/api/${orgId}/kits/executions?kitId=%00`, { apiKey: key });
+    expect(listed.status, listed.text).toBe(400);
+    expect(listed.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['kitId']);
   });
 });

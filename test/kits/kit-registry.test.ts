@@ -62,6 +62,35 @@ describe('publishing kits', () => {
     expect([await count('kits'), await count('kit_versions')]).toEqual(before);
   });
 
+  it('refuses NUL characters and unpaired surrogates in the manifest or a file by field, not with a 500, and stores nothing', async () => {
+    const before = [await count('kits'), await count('kit_versions')];
+    const inManifest = sampleKit({ id: 'nul-manifest' });
+    inManifest.manifest.metadata.description = 'Starts\u0000 a service';
+    const inFile = sampleKit({ id: 'nul-file' });
+    inFile.files['hooks/spec.js'] += '\n// \u0000\n';
+    const surrogate = sampleKit({ id: 'surrogate-manifest' });
+    surrogate.manifest.platform.name = 'generic \udc00';
+    for (const [body, field] of [[inManifest, 'manifest.metadata.description'], [inFile, 'files.hooks/spec.js'], [surrogate, 'manifest.platform.name']] as const) {
+      const response = await publish(body);
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.error.code).toBe('VALIDATION_ERROR');
+      expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual([field]);
+    }
+    expect([await count('kits'), await count('kit_versions')]).toEqual(before);
+  });
+
+  it('refuses kit ids that name the routes beside GET /kits/{kitId}, where the kit could never be read', async () => {
+    const before = [await count('kits'), await count('kit_versions')];
+    for (const id of ['executions', 'credentials']) {
+      const response = await publish(sampleKit({ id }));
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.error.code).toBe('VALIDATION_ERROR');
+      expect(response.body.error.message).toContain('metadata.id');
+      expect(response.body.error.details.problems).toEqual([{ file: 'kit.json', message: expect.stringContaining(`"${id}" is reserved`) }]);
+    }
+    expect([await count('kits'), await count('kit_versions')]).toEqual(before);
+  });
+
   it('takes kit packages above the 1 MiB JSON limit up to UPLOAD_LIMIT_BYTES, and answers 413 beyond', async () => {
     const large = sampleKit({ id: 'large-kit' });
     large.files['templates/readme.md.hbs'] += `\n${'Lorem ipsum dolor sit amet. '.repeat(55_000)}\n`; // ~1.5 MB: above the JSON limit, under the runtime's 2 MiB per file

@@ -27,8 +27,12 @@ export async function deleteAssignment(db: Kysely<Database>, tenantId: string, i
   await db.deleteFrom('agency_project_assignments').where('tenant_id', '=', tenantId).where('id', '=', id).execute();
 }
 
+/**
+ * The project, key-share-locked (what the assignment's foreign key would take anyway, only earlier):
+ * a delete in flight is waited for and then reads as not found, instead of failing the insert.
+ */
 export async function findProjectOrganization(db: Kysely<Database>, tenantId: string, projectId: string) {
-  return db.selectFrom('projects').select(['id', 'organization_id']).where('tenant_id', '=', tenantId).where('id', '=', projectId).executeTakeFirst();
+  return db.selectFrom('projects').select(['id', 'organization_id']).where('tenant_id', '=', tenantId).where('id', '=', projectId).forKeyShare().executeTakeFirst();
 }
 
 /**

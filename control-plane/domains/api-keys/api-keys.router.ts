@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { router } from '../../trpc/init.ts';
 import { authedProcedure } from '../../trpc/procedures.ts';
 import { apiKeyIdInput, apiKeyOutput, createApiKeyInput, createdApiKeyOutput } from './api-keys.schema.ts';
-import { issueApiKey, listApiKeys, revokeApiKey } from './api-keys.service.ts';
+import { issueApiKeyForCaller, listApiKeys, revokeApiKey } from './api-keys.service.ts';
 
 const tags = ['developer settings'];
 
@@ -17,7 +17,7 @@ export const apiKeysRouter = router({
     .meta({ successStatus: 201, openapi: { method: 'POST', path: '/developer/api-keys', tags, summary: 'Create an API key; the key is shown once' } })
     .input(createApiKeyInput)
     .output(createdApiKeyOutput)
-    .mutation(({ ctx, input }) => issueApiKey(ctx.db, ctx.principal, input.name)),
+    .mutation(({ ctx, input }) => issueApiKeyForCaller(ctx.db, ctx.principal, input.name)),
 
   revoke: authedProcedure
     .meta({ openapi: { method: 'DELETE', path: '/developer/api-keys/{keyId}', tags, summary: 'Revoke an API key; it fails from the next request on' } })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { refuseUnstorableText } from '../../db/storable-text.ts';
 
 export const apiKeyOutput = z.object({
   id: z.uuid(),
@@ -9,9 +10,12 @@ export const apiKeyOutput = z.object({
   revokedAt: z.iso.datetime().nullable(),
 });
 
-export const createApiKeyInput = z.object({
-  name: z.string().trim().min(1).max(100),
-});
+export const createApiKeyInput = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+  })
+  .strict()
+  .superRefine(refuseUnstorableText);
 
 export const createdApiKeyOutput = apiKeyOutput.extend({
   key: z.string().describe('The key itself. Shown once: only its hash is stored.'),

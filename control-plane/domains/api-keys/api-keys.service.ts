@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { ApiKeyRow, Database } from '../../db/database.ts';
 import { generateApiKey } from '../../auth/api-key-format.ts';
-import { notFound } from '../../errors/app-error.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { forbidden, notFound } from '../../errors/app-error.ts';
 import type { ApiKey } from './api-keys.schema.ts';
 import { findApiKeyOfUser, insertApiKey, listApiKeysOfUser, revokeApiKeyOfUser } from './api-keys.repository.ts';
 
@@ -23,12 +24,28 @@ export async function issueApiKey(db: Kysely<Database>, owner: { tenantId: strin
   return { ...apiKeyRowToApiKey(row), key: generated.key };
 }
 
-export async function listApiKeys(db: Kysely<Database>, owner: { tenantId: string; userId: string }): Promise<ApiKey[]> {
+/**
+ * Developer settings manage the caller's own keys, which live in the caller's home tenant. A
+ * platform admin acting in another tenant (X-Tenant-ID) would otherwise create a key stored there —
+ * one their own list never shows and that authenticates as a user of that tenant — so it is refused.
+ */
+function ownKeysOf(principal: Principal): { tenantId: string; userId: string } {
+  if (principal.tenantId !== principal.homeTenantId) throw forbidden('API keys are managed in your own tenant: send this request without X-Tenant-ID');
+  return { tenantId: principal.tenantId, userId: principal.userId };
+}
+
+export async function issueApiKeyForCaller(db: Kysely<Database>, principal: Principal, name: string): Promise<ApiKey & { key: string }> {
+  return issueApiKey(db, ownKeysOf(principal), name);
+}
+
+export async function listApiKeys(db: Kysely<Database>, principal: Principal): Promise<ApiKey[]> {
+  const owner = ownKeysOf(principal);
   return (await listApiKeysOfUser(db, owner.tenantId, owner.userId)).map(apiKeyRowToApiKey);
 }
 
 /** Revocation takes effect on the next request: authentication reads the row every time. */
-export async function revokeApiKey(db: Kysely<Database>, owner: { tenantId: string; userId: string }, keyId: string): Promise<ApiKey> {
+export async function revokeApiKey(db: Kysely<Database>, principal: Principal, keyId: string): Promise<ApiKey> {
+  const owner = ownKeysOf(principal);
   const revoked = await revokeApiKeyOfUser(db, owner.tenantId, owner.userId, keyId);
   if (revoked) return apiKeyRowToApiKey(revoked);
   const existing = await findApiKeyOfUser(db, owner.tenantId, owner.userId, keyId);

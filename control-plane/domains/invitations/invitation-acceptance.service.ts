@@ -90,7 +90,10 @@ export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, 
       userId = user.id;
     }
     const role: 'customer' | 'member' = invitation.role === 'member' ? 'member' : 'customer';
-    await insertMembership(trx, { tenantId: found.tenant_id, organizationId: invitation.organization_id, userId, role });
+    // The check above cannot see a membership another transaction is adding meanwhile; the unique key can.
+    await insertMembership(trx, { tenantId: found.tenant_id, organizationId: invitation.organization_id, userId, role }).catch((error) => {
+      throw isUniqueViolation(error, 'organization_members_org_user_key') ? conflict('You are a member of this organization already') : error;
+    });
     const { accepted_at } = await markAccepted(trx, found.tenant_id, invitation.id, userId);
     return {
       id: invitation.id,

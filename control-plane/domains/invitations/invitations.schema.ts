@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pagedOutput, pagingInput } from '../../http/paging.ts';
+import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { newPasswordSchema } from '../users/users.schema.ts';
 
 export const INVITATION_LIFETIME_DAYS = 7;
@@ -18,7 +19,8 @@ export const createInvitationInput = z
     message: z.string().trim().max(2000).optional(),
     roleId: invitedRoleSchema.optional().describe('Organization role the invitee receives: customer (default) or member'),
   })
-  .strict();
+  .strict()
+  .superRefine(refuseUnstorableText);
 
 export const invitationOutput = z.object({
   id: z.uuid(),
@@ -60,7 +62,8 @@ export const publicInvitationOutput = z.object({
 export const acceptInvitationInput = z
   .object({
     token: tokenParam,
-    name: z.string().trim().min(1).max(200).optional(),
+    // Only the name is stored as text; the password is hashed, whatever characters it has.
+    name: z.string().trim().min(1).max(200).superRefine(refuseUnstorableText).optional(),
     password: newPasswordSchema.optional(),
     userId: z.uuid().optional(),
   })

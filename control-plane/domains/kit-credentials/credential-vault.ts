@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { createCredentialSealer, type CredentialSealer } from '../../../kit-runtime/index.ts';
 import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
@@ -11,6 +11,12 @@ export interface CredentialVault {
   /** Adds a key and re-seals every stored credential under it; old keys stay until nothing uses them. */
   rotate(): Promise<{ keyId: string; resealed: number }>;
 }
+
+/**
+ * Rotations take turns: each retires every key but the one it added, so two at once (a rotation
+ * requested while another runs gets its own job) would retire both keys and leave none to seal with.
+ */
+const ROTATION_LOCK_KEY = 7_305_221_911;
 
 export function createCredentialVault(owner: Kysely<Database>, serverSecret: string, log: Logger): CredentialVault {
   let loaded: Promise<{ sealer: CredentialSealer; keyIds: Set<string> }> | undefined;
@@ -50,11 +56,13 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
     },
 
     async rotate() {
-      const keyId = await addCredentialKey(owner, serverSecret);
-      loaded = undefined;
-      const { sealer } = await keyRing();
       let resealed = 0;
-      await owner.transaction().execute(async (trx) => {
+      // The key is added in the rotation's own transaction: a failed rotation leaves no key behind.
+      const keyId = await owner.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(${ROTATION_LOCK_KEY})`.execute(trx);
+        const keyId = await addCredentialKey(trx, serverSecret);
+        // Re-seal under the key just added, whatever the created_at order of keys added meanwhile.
+        const sealer = await createCredentialSealer({ ...(await loadCredentialKeyRing(trx, serverSecret)), currentKeyId: keyId });
         const rows = await trx.selectFrom('kit_credentials').select(['id', 'tenant_id', 'key_id', 'sealed']).forUpdate().execute();
         for (const row of rows) {
           const binding = { tenantId: row.tenant_id, credentialId: row.id };
@@ -69,7 +77,9 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
         }
         // New seals use the new key; older keys stay in the ring for anything still under them.
         await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('key_id', '!=', keyId).where('retired_at', 'is', null).execute();
+        return keyId;
       });
+      loaded = undefined;
       return { keyId, resealed };
     },
   };

@@ -47,6 +47,16 @@ export interface OutputToStore {
   contentSizeBytes: number;
 }
 
+/**
+ * Kit-made text as PostgreSQL can store it: text and jsonb hold no NUL, and jsonb refuses an
+ * unpaired surrogate. A kit can produce either (an output, a JSON key quoted in a schema error, a
+ * key quoted in a hook-result error); each becomes U+FFFD, so the run is still recorded — an
+ * output with a NUL is invalid anyway ("output contains NUL characters").
+ */
+function storable(text: string): string {
+  return text.replaceAll('\u0000', '\uFFFD').toWellFormed();
+}
+
 /** Replaces whatever an earlier attempt stored: an execution never holds two copies of an output. */
 export async function replaceOutputs(db: Kysely<Database>, tenantId: string, executionId: string, outputs: OutputToStore[]) {
   await db.deleteFrom('kit_outputs').where('tenant_id', '=', tenantId).where('execution_id', '=', executionId).execute();
@@ -54,19 +64,23 @@ export async function replaceOutputs(db: Kysely<Database>, tenantId: string, exe
   await db
     .insertInto('kit_outputs')
     .values(
-      outputs.map((output) => ({
-        tenant_id: tenantId,
-        execution_id: executionId,
-        output_id: output.outputId,
-        filename: output.filename,
-        output_type: output.outputType,
-        content_type: output.contentType,
-        content: output.content,
-        status: output.status,
-        validation_errors: JSON.stringify(output.validationErrors),
-        validation_warnings: JSON.stringify(output.validationWarnings),
-        content_size_bytes: output.contentSizeBytes,
-      })),
+      outputs.map((output) => {
+        const content = storable(output.content);
+        return {
+          tenant_id: tenantId,
+          execution_id: executionId,
+          output_id: output.outputId,
+          filename: storable(output.filename),
+          output_type: output.outputType,
+          content_type: output.contentType,
+          content,
+          status: output.status,
+          validation_errors: JSON.stringify(output.validationErrors.map(storable)),
+          validation_warnings: JSON.stringify(output.validationWarnings.map(storable)),
+          // The size of what is stored, which differs from the kit's only where a NUL was replaced.
+          content_size_bytes: content === output.content ? output.contentSizeBytes : Buffer.byteLength(content, 'utf8'),
+        };
+      }),
     )
     .execute();
 }
@@ -116,7 +130,7 @@ export async function finishExecution(db: Kysely<Database>, executionId: string,
     .updateTable('kit_executions')
     .set({
       status: outcome.status,
-      error_message: outcome.errorMessage,
+      error_message: outcome.errorMessage === null ? null : storable(outcome.errorMessage),
       completed_at: new Date(),
       execution_time_ms: outcome.executionTimeMs,
       phases: JSON.stringify(outcome.phases),

@@ -48,9 +48,11 @@ export const executeKitJob = defineJob({
     }
     const version = await findKitVersionForRun(ownerDb, claimed.kit_version_id);
     const kit = kitPackageFor(version);
-    // Credentials of this project and kit only; the git capabilities open them host-side too.
-    const openCredential = (credentialId: string) =>
-      deps.credentials.openForExecution({ tenantId, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId });
+    // Credentials of this project and kit only, and only those the kit declares: the git
+    // capabilities open them host-side with whatever id the kit's hook names.
+    const declared = new Set((kit.manifest.credentials ?? []).map((credential) => credential.id));
+    const openCredential = async (credentialId: string) =>
+      declared.has(credentialId) ? deps.credentials.openForExecution({ tenantId, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId }) : null;
     const result = await deps.kitRuntime.execute(kit, {
       tenantId,
       input: claimed.input,

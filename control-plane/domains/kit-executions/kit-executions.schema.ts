@@ -1,17 +1,20 @@
 import { z } from 'zod';
 import { pagingInput } from '../../http/paging.ts';
 import { kitRefInput, orgInput } from '../kits/kits.schema.ts';
+import { refuseUnstorableText } from '../../db/storable-text.ts';
 
 export const executionStatuses = ['pending', 'running', 'completed', 'failed', 'partial'] as const;
 const outputStatuses = ['valid', 'warning', 'invalid'] as const;
 
-export const executeKitInput = kitRefInput.extend({
-  projectId: z.uuid(),
-  businessProfile: z.looseObject({ company: z.looseObject({ name: z.string().min(1).max(500), industry: z.string().min(1).max(200) }) }),
-  discoveryAnswers: z.record(z.string(), z.unknown()).default({}),
-  options: z.strictObject({ dryRun: z.boolean().default(false), skipApply: z.boolean().default(false) }).default({ dryRun: false, skipApply: false }),
-  version: z.string().max(100).optional().describe('A published version; the latest when absent'),
-});
+export const executeKitInput = kitRefInput
+  .extend({
+    projectId: z.uuid(),
+    businessProfile: z.looseObject({ company: z.looseObject({ name: z.string().min(1).max(500), industry: z.string().min(1).max(200) }) }),
+    discoveryAnswers: z.record(z.string(), z.unknown()).default({}),
+    options: z.strictObject({ dryRun: z.boolean().default(false), skipApply: z.boolean().default(false) }).default({ dryRun: false, skipApply: false }),
+    version: z.string().max(100).optional().describe('A published version; the latest when absent'),
+  })
+  .superRefine(refuseUnstorableText);
 
 export const executionCreatedOutput = z.object({
   executionId: z.uuid(),
@@ -61,7 +64,7 @@ export const executionDetailOutput = executionSummaryOutput.extend({
 
 export const listExecutionsInput = orgInput.extend(pagingInput.shape).extend({
   projectId: z.uuid().optional(),
-  kitId: z.string().max(100).optional(),
+  kitId: z.string().max(100).superRefine(refuseUnstorableText).optional(),
   status: z.enum(executionStatuses).optional(),
 });
 
@@ -73,7 +76,7 @@ export const listExecutionsOutput = z.object({
 });
 
 export const executionRefInput = orgInput.extend({ executionId: z.uuid() });
-export const outputRefInput = executionRefInput.extend({ outputId: z.string().min(1).max(200) });
+export const outputRefInput = executionRefInput.extend({ outputId: z.string().min(1).max(200).superRefine(refuseUnstorableText) });
 
 export const outputContentOutput = z.object({
   id: z.uuid(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pagingInput } from '../../http/paging.ts';
+import { refuseUnstorableText } from '../../db/storable-text.ts';
 
 export const kitTypes = ['file', 'platform', 'api', 'hybrid', 'composite'] as const;
 export const kitStatuses = ['active', 'deprecated', 'draft'] as const;
@@ -45,10 +46,12 @@ export const listKitsOutput = z.object({
 export const kitRefInput = orgInput.extend({ kitId: kitSlug });
 
 /** A kit version to publish: its manifest and every file the manifest references, as text. */
-export const publishKitInput = orgInput.extend({
-  manifest: z.record(z.string(), z.unknown()),
-  files: z.record(z.string().min(1).max(500), z.string()).refine((files) => Object.keys(files).length <= 1000, 'at most 1000 files'),
-});
+export const publishKitInput = orgInput
+  .extend({
+    manifest: z.record(z.string(), z.unknown()),
+    files: z.record(z.string().min(1).max(500), z.string()).refine((files) => Object.keys(files).length <= 1000, 'at most 1000 files'),
+  })
+  .superRefine(refuseUnstorableText);
 
 export const publishedKitOutput = z.object({
   id: z.uuid(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pagingInput, pagedOutput } from '../../http/paging.ts';
+import { refuseUnstorableText } from '../../db/storable-text.ts';
 
 export const slugSchema = z
   .string()
@@ -24,7 +25,8 @@ export const createOrganizationInput = z
     displayName: z.string().trim().min(1).max(200).optional(),
     settings: organizationSettingsSchema.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine(refuseUnstorableText);
 
 export const updateOrganizationInput = z
   .object({
@@ -34,7 +36,8 @@ export const updateOrganizationInput = z
     displayName: z.string().trim().min(1).max(200).nullable().optional(),
     settings: organizationSettingsSchema.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine(refuseUnstorableText);
 
 export const organizationOutput = z.object({
   id: z.uuid(),

@@ -85,8 +85,43 @@ export async function updateProject(
 }
 
 /** Deletes the rows of `table` that belong to the project; returns how many went. */
-export async function deleteProjectRows(db: Kysely<Database>, table: 'agency_project_assignments', tenantId: string, projectId: string): Promise<number> {
+export async function deleteProjectRows(
+  db: Kysely<Database>,
+  table: 'kit_credentials' | 'agency_project_assignments',
+  tenantId: string,
+  projectId: string,
+): Promise<number> {
   const result = await db.deleteFrom(table).where('tenant_id', '=', tenantId).where('project_id', '=', projectId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Deletes the outputs of the project's kit executions; returns how many went. */
+export async function deleteKitOutputsOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<number> {
+  const result = await db
+    .deleteFrom('kit_outputs')
+    .where('tenant_id', '=', tenantId)
+    .where('execution_id', 'in', db.selectFrom('kit_executions').select('id').where('tenant_id', '=', tenantId).where('project_id', '=', projectId))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * Deletes the project's kit executions and returns the bundle blobs they held (read from the rows
+ * as deleted, so a bundle attached while this waited for the row is not missed).
+ */
+export async function deleteKitExecutionsOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<{ count: number; bundleBlobIds: string[] }> {
+  const rows = await db
+    .deleteFrom('kit_executions')
+    .where('tenant_id', '=', tenantId)
+    .where('project_id', '=', projectId)
+    .returning('bundle_blob_id')
+    .execute();
+  return { count: rows.length, bundleBlobIds: rows.flatMap((row) => (row.bundle_blob_id ? [row.bundle_blob_id] : [])) };
+}
+
+export async function deleteBlobs(db: Kysely<Database>, tenantId: string, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db.deleteFrom('blobs').where('tenant_id', '=', tenantId).where('id', 'in', ids).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pagingInput, pagedOutput } from '../../http/paging.ts';
+import { refuseUnstorableText } from '../../db/storable-text.ts';
 
 export const projectPhases = ['CREATED', 'DISCOVERY', 'FEATURE_SELECTION', 'PLAN_GENERATION', 'PLANNING', 'VISUAL_DISCOVERY', 'SPECIFICATION'] as const;
 export const projectStatuses = ['active', 'completed', 'archived'] as const;
@@ -49,22 +50,26 @@ export const projectDetailOutput = projectSummaryOutput.omit({ progress: true })
 export const listProjectsInput = pagingInput.extend({ status: z.enum(projectStatuses).optional() });
 export const listProjectsOutput = pagedOutput('projects', projectSummaryOutput);
 
-export const createProjectInput = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  description: z.string().max(10_000).optional(),
-  template: z.string().trim().min(1).max(100).optional(),
-  metadata: metadataSchema.optional(),
-  organizationId: z.uuid().optional(),
-});
+export const createProjectInput = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200),
+    description: z.string().max(10_000).optional(),
+    template: z.string().trim().min(1).max(100).optional(),
+    metadata: metadataSchema.optional(),
+    organizationId: z.uuid().optional(),
+  })
+  .superRefine(refuseUnstorableText);
 
 /** Only these may change; phase and every read-only field are refused by name (strict object). */
-export const updateProjectInput = z.strictObject({
-  projectId: z.uuid(),
-  name: z.string().trim().min(1).max(200).optional(),
-  description: z.string().max(10_000).nullable().optional(),
-  metadata: metadataSchema.optional(),
-  status: z.enum(['active', 'archived']).optional(),
-});
+export const updateProjectInput = z
+  .strictObject({
+    projectId: z.uuid(),
+    name: z.string().trim().min(1).max(200).optional(),
+    description: z.string().max(10_000).nullable().optional(),
+    metadata: metadataSchema.optional(),
+    status: z.enum(['active', 'archived']).optional(),
+  })
+  .superRefine(refuseUnstorableText);
 
 export const projectIdInput = z.object({ projectId: z.uuid() });
 

@@ -6,7 +6,18 @@ import type { Paging } from '../../http/paging.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
 import { projectScopeFor } from './project-scope.ts';
 import { progressKeys, type CreateProjectInput, type ProjectDetail, type ProjectSummary, type UpdateProjectInput } from './projects.schema.ts';
-import { defaultOrganizationOfUser, deleteProjectRow, deleteProjectRows, findProject, insertProject, listProjects, updateProject } from './projects.repository.ts';
+import {
+  defaultOrganizationOfUser,
+  deleteBlobs,
+  deleteKitExecutionsOfProject,
+  deleteKitOutputsOfProject,
+  deleteProjectRow,
+  deleteProjectRows,
+  findProject,
+  insertProject,
+  listProjects,
+  updateProject,
+} from './projects.repository.ts';
 
 type ProgressKey = (typeof progressKeys)[number];
 
@@ -91,21 +102,27 @@ export async function updateProjectForCaller(db: Kysely<Database>, principal: Pr
   return projectRowToDetail(await updateProject(db, principal.tenantId, projectId, changes));
 }
 
-/** Tables whose rows belong to a project, deleted before the project itself (children first). */
-const projectOwnedTables = ['agency_project_assignments'] as const;
-
+/**
+ * Deletes a project and every row that belongs to it, children first, in the request's transaction:
+ * its kit executions with their outputs and bundle blobs, its kit credentials and its assignments.
+ * Each table is deleted explicitly (not left to ON DELETE CASCADE) so the answer counts every row;
+ * blobs have no foreign key to cascade along and would otherwise outlive the project.
+ */
 export async function deleteProjectForCaller(db: Kysely<Database>, principal: Principal, projectId: string) {
   const project = await requireProject(db, principal, projectId, true);
   // Deleting is for the organization's admins and owners; a platform admin acting in the tenant may too.
   if (projectScopeFor(principal).userId && project.organization_id) await requireOrganizationRole(db, principal, project.organization_id, 'admin');
-  const deletedTables: string[] = [];
-  let rowsDeleted = 0;
-  for (const table of projectOwnedTables) {
-    const count = await deleteProjectRows(db, table, principal.tenantId, projectId);
-    if (count > 0) deletedTables.push(table);
-    rowsDeleted += count;
-  }
-  rowsDeleted += await deleteProjectRow(db, principal.tenantId, projectId);
-  deletedTables.push('projects');
-  return { projectId, deletedTables, rowsDeleted };
+  const { tenantId } = principal;
+  const removed: Array<[table: string, rows: number]> = [];
+  removed.push(['kit_outputs', await deleteKitOutputsOfProject(db, tenantId, projectId)]);
+  const executions = await deleteKitExecutionsOfProject(db, tenantId, projectId);
+  removed.push(['kit_executions', executions.count]);
+  removed.push(['blobs', await deleteBlobs(db, tenantId, executions.bundleBlobIds)]);
+  for (const table of ['kit_credentials', 'agency_project_assignments'] as const) removed.push([table, await deleteProjectRows(db, table, tenantId, projectId)]);
+  removed.push(['projects', await deleteProjectRow(db, tenantId, projectId)]);
+  return {
+    projectId,
+    deletedTables: removed.filter(([table, rows]) => rows > 0 || table === 'projects').map(([table]) => table),
+    rowsDeleted: removed.reduce((sum, [, rows]) => sum + rows, 0),
+  };
 }

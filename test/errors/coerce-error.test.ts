@@ -1,0 +1,25 @@
+import pg from 'pg';
+import { describe, expect, inject, it } from 'vitest';
+import { toWireError } from '../../control-plane/errors/coerce-error.ts';
+
+/**
+ * Inputs are checked for text PostgreSQL cannot store; should a path miss the check, the
+ * database's own refusal must still read as the caller's mistake, not as an internal error.
+ */
+describe('toWireError on database refusals', () => {
+  it('reads text the database cannot store as VALIDATION_ERROR, and other database errors as INTERNAL_ERROR', async () => {
+    const client = new pg.Client({ connectionString: inject('postgres').ownerUrl });
+    await client.connect();
+    try {
+      const refusals = await Promise.all([
+        client.query(`select $1::text`, ['a\u0000b']).catch((error: unknown) => error),
+        client.query(`select $1::jsonb`, ['{"a": "\\u0000"}']).catch((error: unknown) => error),
+        client.query(`select 1/0`).catch((error: unknown) => error),
+      ]);
+      expect(refusals.map((error) => toWireError(error).code)).toEqual(['VALIDATION_ERROR', 'VALIDATION_ERROR', 'INTERNAL_ERROR']);
+      expect(toWireError(refusals[0]).message).toContain('cannot be stored');
+    } finally {
+      await client.end();
+    }
+  });
+});
