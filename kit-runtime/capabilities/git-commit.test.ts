@@ -1,7 +1,8 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostCapabilityError } from '../errors.ts';
 import { startTestGitServer, type TestGitServer } from '../test-support/git-http-server.ts';
-import { createGitCapabilities } from './git-commit.ts';
+import { createGitCapabilities, isWithinRepository } from './git-commit.ts';
 
 const TOKEN = 'tok_3f9a0c1d2e';
 let server: TestGitServer;
@@ -11,7 +12,9 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const call = { phase: 'APPLY' as const, tenantId: 't', kitRef: 'git-publish@1.0.0' };
-function capabilities(secret: Record<string, unknown> | null = { token: TOKEN }) {
+/** The test server's origin: the credential may go to any repository on it. */
+const everyRepository = () => new URL(server.url('x')).origin;
+function capabilities(secret: Record<string, unknown> | null = { token: TOKEN, repository: everyRepository() }) {
   return createGitCapabilities({
     openCredential: async (id) => (id === 'git-token' ? secret : null),
     isAllowedRemote: (url) => url.hostname === '127.0.0.1',
@@ -51,7 +54,7 @@ describe('git capabilities over smart HTTP', () => {
 
   it('starts a branch in an empty repository, with Bearer auth too', async () => {
     await server.createRepository('empty');
-    const { gitCommit } = createGitCapabilities({ openCredential: async () => ({ token: TOKEN, scheme: 'bearer' }), isAllowedRemote: () => true });
+    const { gitCommit } = createGitCapabilities({ openCredential: async () => ({ token: TOKEN, scheme: 'bearer', repository: server.url('empty') }), isAllowedRemote: () => true });
     const result = (await gitCommit.call({ repository: server.url('empty'), branch: 'specwright/output', message: 'first', files, credential: 'git-token' }, call)) as { commit: string; parent: null };
     expect(result.parent).toBeNull();
     expect(await server.git('empty', 'rev-parse', 'specwright/output')).toBe(result.commit);
@@ -62,7 +65,7 @@ describe('git capabilities over smart HTTP', () => {
     await server.createRepository('guarded', { initialCommit: true });
     const before = await server.git('guarded', 'rev-parse', 'main');
     const wrong = 'wrong-token-7c1e55';
-    const { gitCommit } = capabilities({ token: wrong });
+    const { gitCommit } = capabilities({ token: wrong, repository: server.url('guarded') });
     const error = await Promise.resolve(gitCommit.call({ repository: server.url('guarded'), message: 'm', files, credential: 'git-token' }, call)).then(() => null, (e: unknown) => e);
     expect(error).toBeInstanceOf(HostCapabilityError);
     expect((error as Error).message).toBe(`the git server at ${new URL(server.url('guarded')).origin} refused credential "git-token" (HTTP 401)`);
@@ -81,5 +84,45 @@ describe('git capabilities over smart HTTP', () => {
     expect(await refuse({ repository: server.url('existing'), credential: 'other' })).toBe('credential "other" is not configured or has no token');
     const defaults = createGitCapabilities();
     expect(await Promise.resolve(defaults.gitCommit.call({ repository: server.url('existing'), message: 'm', files }, call)).then(() => '', (e: Error) => e.message)).toMatch(/not an allowed git remote/);
+  });
+
+  it('sends a credential only to the repository it was stored for', async () => {
+    // Whoever runs the kit chooses the URL: a server of theirs must never see the token.
+    const seen: IncomingHttpHeaders[] = [];
+    const elsewhere = createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(401, { 'www-authenticate': 'Basic' }).end();
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = elsewhere.address() as { port: number };
+      const attempt = (secret: Record<string, unknown>, repository: string) =>
+        Promise.resolve(capabilities(secret).gitCommit.call({ repository, message: 'm', files, credential: 'git-token' }, call)).then(() => '', (e: Error) => e.message);
+      const boundToExisting = { token: TOKEN, repository: server.url('existing') };
+      expect(await attempt(boundToExisting, `http://127.0.0.1:${port}/existing.git`)).toBe(
+        `credential "git-token" may not be sent to http://127.0.0.1:${port}/existing.git: it is bound to another repository`,
+      );
+      expect(await attempt(boundToExisting, server.url('guarded'))).toMatch(/bound to another repository/);
+      expect(await attempt({ token: TOKEN }, `http://127.0.0.1:${port}/x.git`)).toBe('credential "git-token" names no repository it may be sent to (store it with "repository")');
+      expect(seen).toEqual([]);
+    } finally {
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
+  });
+
+  it.each([
+    ['https://git.example.com/acme/app.git', 'https://git.example.com/acme/app', true],
+    ['https://git.example.com/acme/app', 'https://git.example.com/acme/app.git/', true],
+    ['https://git.example.com/acme/app.git', 'https://git.example.com/acme', true],
+    ['https://git.example.com/acme/app.git', 'https://git.example.com', true],
+    ['https://git.example.com/acme-evil/app.git', 'https://git.example.com/acme', false],
+    ['https://git.example.com/other/app.git', 'https://git.example.com/acme/app.git', false],
+    ['https://git.example.com.evil.test/acme/app.git', 'https://git.example.com/acme/app.git', false],
+    ['http://git.example.com/acme/app.git', 'https://git.example.com/acme/app.git', false],
+    ['https://git.example.com:8443/acme/app.git', 'https://git.example.com/acme/app.git', false],
+    ['https://git.example.com/acme%2F..%2Fother/app.git', 'https://git.example.com/acme/app.git', false],
+    ['https://git.example.com/acme/app.git', 'not a url', false],
+  ])('%s is within %s: %s', (url, bound, expected) => {
+    expect(isWithinRepository(new URL(url), bound)).toBe(expected);
   });
 });

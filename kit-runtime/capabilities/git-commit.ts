@@ -7,7 +7,9 @@
  * The hook names a credential by id (`credential: "git-token"`); the host opens it through the
  * caller's opener, so the secret never enters the isolate, and every message this file produces is
  * scrubbed of it. Remotes go through an allow-list (https only by default): a kit chooses the URL,
- * so without it a kit could make the worker call internal services.
+ * so without it a kit could make the worker call internal services. And a credential names the
+ * repository it may be sent to (`repository` inside the sealed value, set by whoever stored it):
+ * whoever runs the kit chooses the URL too, and must not be able to send the token elsewhere.
  */
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import * as fs from 'node:fs';
@@ -98,10 +100,10 @@ async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<s
     directory = safeKitPath(argument.directory);
   }
   const credential = argument.credential === undefined ? null : String(argument.credential);
-  return { url: url.href, origin: url.origin, branch, directory, headers: await authHeaders(options, credential), credential };
+  return { url: url.href, origin: url.origin, branch, directory, headers: await authHeaders(options, credential, url), credential };
 }
 
-async function authHeaders(options: GitCapabilitiesOptions, credentialId: string | null): Promise<Record<string, string>> {
+async function authHeaders(options: GitCapabilitiesOptions, credentialId: string | null, url: URL): Promise<Record<string, string>> {
   if (credentialId === null) return {};
   let secret: Record<string, unknown> | null = null;
   try {
@@ -111,9 +113,30 @@ async function authHeaders(options: GitCapabilitiesOptions, credentialId: string
   }
   const token = secret?.token;
   if (typeof token !== 'string' || token === '') throw new HostCapabilityError(`credential "${credentialId}" is not configured or has no token`);
+  if (typeof secret?.repository !== 'string') throw new HostCapabilityError(`credential "${credentialId}" names no repository it may be sent to (store it with "repository")`);
+  if (!isWithinRepository(url, secret.repository)) throw new HostCapabilityError(`credential "${credentialId}" may not be sent to ${url.origin}${url.pathname}: it is bound to another repository`);
   if (secret?.scheme === 'bearer') return { Authorization: `Bearer ${token}` };
   const username = typeof secret?.username === 'string' && secret.username !== '' ? secret.username : 'x-access-token';
   return { Authorization: `Basic ${Buffer.from(`${username}:${token}`).toString('base64')}` };
+}
+
+/**
+ * True when `url` is the repository `bound` names, or lies below it (`https://host/acme` covers
+ * every repository of acme): same scheme, host and port, and a path that extends the bound one at
+ * a `/`. A trailing `/` or `.git` does not count.
+ */
+export function isWithinRepository(url: URL, bound: string): boolean {
+  let boundUrl: URL;
+  try {
+    boundUrl = new URL(bound);
+  } catch {
+    return false;
+  }
+  const path = (candidate: URL) => candidate.pathname.replace(/\/+$/, '').replace(/\.git$/, '');
+  if (boundUrl.origin !== url.origin) return false;
+  const boundPath = path(boundUrl);
+  const requested = path(url);
+  return requested === boundPath || requested.startsWith(`${boundPath}/`);
 }
 
 function checkFiles(value: unknown, directory: string): Array<{ path: string; content: string }> {

@@ -20,7 +20,7 @@ function publish(repository: string, options: { token?: string | null; dryRun?: 
   const input = structuredClone(example);
   input.discoveryAnswers.repository = { url: server.url(repository), branch: 'main', directory: 'specwright' };
   const token = options.token === undefined ? TOKEN : options.token;
-  const credentials: Record<string, Record<string, unknown>> = token === null ? {} : { 'git-token': { token } };
+  const credentials: Record<string, Record<string, unknown>> = token === null ? {} : { 'git-token': { token, repository: server.url(repository) } };
   const capabilities = createGitCapabilities({ openCredential: async (id) => credentials[id] ?? null, isAllowedRemote: (url) => url.hostname === '127.0.0.1' });
   return runKitForTest(kitDir, input, { credentials, capabilities, ...(options.dryRun ? { dryRun: true } : {}), ...(options.skipApply ? { skipApply: true } : {}) });
 }
@@ -39,7 +39,7 @@ describe('git-publish kit', () => {
     expect(await server.git('spec', 'rev-parse', 'main')).toBe(applied.commit);
     expect(await server.git('spec', 'ls-tree', '-r', '--name-only', 'main')).toBe('README.md\nspecwright/README.md\nspecwright/project.json');
     expect(JSON.parse(await server.git('spec', 'show', 'main:specwright/project.json'))).toEqual(result.parsed('project'));
-    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.0.0)');
+    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.1.0)');
     expect(result.verifyWarnings).toEqual([]);
     expect(result.logs.map((l) => l.message)).toEqual([`committed ${applied.commit} to main`]);
 

@@ -65,7 +65,7 @@ describe('built-in kits', () => {
     (body.discoveryAnswers as Record<string, any>).repository = { url: git.url('specs'), branch: 'main' };
     const stored = await call(app.url, `/api/${orgId}/kits/credentials`, {
       apiKey: key,
-      body: { projectId, kitId: 'git-publish', credentialType: 'git-token', credentials: { token: TOKEN } },
+      body: { projectId, kitId: 'git-publish', credentialType: 'git-token', credentials: { token: TOKEN, repository: git.url('specs') } },
     });
     expect(stored.status, stored.text).toBe(201);
     const headBefore = await git.git('specs', 'rev-parse', 'main');
