@@ -103,7 +103,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       // Requests run as the app role. Without APP_DATABASE_URL its password derives from
       // SERVER_SECRET, so every node must share that secret (or all set APP_DATABASE_URL).
       const appUrl = config.appDatabaseUrl ?? appRoleUrl(ownerUrl, await enableAppRoleLogin(owner.db, serverSecret.secret));
-      const appDatabase = createDatabase(appUrl, { max: 10, applicationName: 'specwright-api' });
+      const appDatabase = createDatabase(appUrl, { max: 10, applicationName: 'specwright-api', prepareStatements: true });
       app = appDatabase;
       cleanups.push(() => appDatabase.db.destroy());
       let e2eTestUser: Principal | undefined;

@@ -1,0 +1,44 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { preparingPool } from '../../control-plane/db/prepared-statements.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+let pool: pg.Pool;
+let db: Kysely<any>;
+let owner: pg.Pool;
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  owner = new pg.Pool({ connectionString: database.ownerUrl, max: 1 });
+  await owner.query('create table gadgets (id int primary key, name text)');
+  await owner.query(`insert into gadgets values (1, 'one'), (2, 'two')`);
+  pool = new pg.Pool({ connectionString: database.ownerUrl, max: 1 });
+  db = new Kysely<any>({ dialect: new PostgresDialect({ pool: preparingPool(pool, { maxStatements: 2 }) }) });
+});
+afterAll(async () => {
+  await db?.destroy();
+  await owner?.end();
+});
+
+const preparedOnThisConnection = () => sql<{ statement: string }>`select statement from pg_prepared_statements order by prepare_time`.execute(db).then((r) => r.rows.map((row) => row.statement));
+
+describe('prepared statements', () => {
+  it('prepares each parameterised statement once per connection and leaves the rest unnamed, up to the bound', async () => {
+    for (const id of [1, 2, 1]) expect(await db.selectFrom('gadgets').select('name').where('id', '=', id).executeTakeFirst()).toEqual({ name: id === 1 ? 'one' : 'two' });
+    await db.selectFrom('gadgets').selectAll().where('name', '=', 'two').execute();
+    await db.selectFrom('gadgets').select('id').where('name', '=', 'one').execute(); // a third text: past the bound of 2
+    await sql`select count(*) from gadgets`.execute(db); // no parameters
+    expect(await preparedOnThisConnection()).toEqual([
+      'select "name" from "gadgets" where "id" = $1',
+      'select * from "gadgets" where "name" = $1',
+    ]);
+  });
+
+  it('replaces a connection whose prepared select * went stale when its table changed', async () => {
+    const read = () => db.selectFrom('gadgets').selectAll().where('name', '=', 'one').execute();
+    expect(await read()).toEqual([{ id: 1, name: 'one' }]);
+    await owner.query('alter table gadgets add column colour text');
+    await expect(read()).rejects.toThrow(/cached plan must not change result type/);
+    expect(await read()).toEqual([{ id: 1, name: 'one', colour: null }]);
+  });
+});
