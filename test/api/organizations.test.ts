@@ -94,6 +94,18 @@ describe('organizations', () => {
     expect(await sqlAsOwner('select name, display_name, updated_at from organizations where id = $1', [orgId])).toEqual([row]);
   });
 
+  it('take a logo only as an http(s) URL, never a script or data URL, and change nothing otherwise', async () => {
+    const [row] = await sqlAsOwner('select settings, updated_at from organizations where id = $1', [orgId]);
+    for (const logo of ['javascript:alert(document.cookie)', 'data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=', 'file:///etc/passwd', 'vbscript:msgbox(1)']) {
+      const created = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Logo Co', slug: 'logo-co', settings: { branding: { logo } } } });
+      expect([created.status, created.body.error?.details?.issues], logo).toEqual([400, [{ field: 'settings.branding.logo', issue: 'must be an http(s) URL' }]]);
+      const updated = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: owner.apiKey, body: { settings: { branding: { logo } } } });
+      expect(updated.status, logo).toBe(400);
+    }
+    expect(await sqlAsOwner('select settings, updated_at from organizations where id = $1', [orgId])).toEqual([row]);
+    expect(Number((await sqlAsOwner(`select count(*) from organizations where slug = 'logo-co'`))[0].count)).toBe(0);
+  });
+
   it('are changed by owners and admins only', async () => {
     const byMember = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: member.apiKey, body: { name: 'Hijacked' } });
     expect(byMember.status).toBe(403);

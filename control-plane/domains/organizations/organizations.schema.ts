@@ -11,7 +11,8 @@ export const slugSchema = z
 export const organizationSettingsSchema = z
   .object({
     theme: z.string().max(50).optional(),
-    branding: z.object({ logo: z.url().max(2048).optional() }).strict().optional(),
+    // A logo is shown in browsers: only a web address, never `javascript:` or `data:`.
+    branding: z.object({ logo: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048).optional() }).strict().optional(),
   })
   .strict();
 
