@@ -1,5 +1,6 @@
 import { unzipSync, strFromU8 } from 'fflate';
 import { createHash } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDownloadLinks } from '../../control-plane/http/download-links.ts';
 import { call } from '../helpers/http.ts';
@@ -25,6 +26,10 @@ beforeAll(async () => {
 afterAll(() => app?.stop());
 
 const execute = (kitId: string, body: unknown) => call(app.url, `/api/${orgId}/kits/${kitId}/execute`, { apiKey: key, body });
+const untilNoJobsOf = async (task: string) => {
+  const deadline = Date.now() + 10_000;
+  while ((await countOf(`select count(*) from graphile_worker.jobs where task_identifier = '${task}'`)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+};
 
 describe('executing a kit', () => {
   let executionId: string;
@@ -105,8 +110,7 @@ describe('executing a kit', () => {
   it('does not run twice when its job is added again', async () => {
     const before = await sqlAsOwner('select id from kit_outputs where execution_id = $1 order by id', [executionId]);
     await sqlAsOwner(`select graphile_worker.add_job('kits.execute', json_build_object('executionId', $1::text, 'tenantId', $2::text))`, [executionId, app.bootstrap.tenantId]);
-    const deadline = Date.now() + 10_000;
-    while ((await countOf(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.execute'`)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await untilNoJobsOf('kits.execute');
     expect(await sqlAsOwner('select id from kit_outputs where execution_id = $1 order by id', [executionId])).toEqual(before);
     expect((await waitForExecution(app.url, key, orgId, executionId)).status).toBe('completed');
   });
@@ -126,6 +130,36 @@ describe('execution outcomes', () => {
     await waitForBundle(app.url, key, orgId, started.body.data.executionId);
     const link = await call(app.url, `/api/${orgId}/kits/executions/${started.body.data.executionId}/bundle`, { apiKey: key });
     expect(link.body.data.contents).not.toContain('deploy/docker-compose.yml');
+  });
+
+  it('reads "building" from the moment a failed run with valid outputs ends until its bundle is ready, then serves it', async () => {
+    const kit = sampleKit({ id: 'apply-refused', applyHook: 'function apply() { throw new Error("the remote refused the push"); }' });
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    await untilNoJobsOf('kits.bundle_execution');
+    // Holding off every blob write keeps the bundle job between "enqueued" and "attached".
+    const blocker = new pg.Client({ connectionString: app.database.ownerUrl });
+    await blocker.connect();
+    let executionId = '';
+    try {
+      await blocker.query('begin');
+      await blocker.query('lock table blobs in share mode');
+      const started = await execute('apply-refused', sampleExecutionBody(projectId));
+      executionId = started.body.data.executionId;
+      const done = await waitForExecution(app.url, key, orgId, executionId);
+      expect(done).toMatchObject({ status: 'failed', outputsValid: 3, bundleStatus: 'building' });
+      expect(done.errorMessage).toContain('APPLY');
+      const early = await call(app.url, `/api/${orgId}/kits/executions/${executionId}/bundle`, { apiKey: key });
+      expect(early.status).toBe(409);
+      expect(early.body.error.message).toMatch(/being built/);
+      expect(early.body.error.details).toEqual({ status: 'failed', bundleStatus: 'building' });
+    } finally {
+      await blocker.query('rollback');
+      await blocker.end();
+    }
+    expect((await waitForBundle(app.url, key, orgId, executionId)).bundleStatus).toBe('ready');
+    const link = await call(app.url, `/api/${orgId}/kits/executions/${executionId}/bundle`, { apiKey: key });
+    expect(link.status).toBe(200);
+    expect([...link.body.data.contents].sort()).toEqual(['README.md', 'deploy/docker-compose.yml', 'manifest.json', 'openapi.json']);
   });
 
   it('fails with the list of missing inputs when CHECK finds them absent', async () => {
@@ -168,6 +202,33 @@ describe('execution outcomes', () => {
     const answered = await waitForExecution(app.url, key, orgId, (await execute('answers-nul', sampleExecutionBody(projectId))).body.data.executionId, 10_000);
     expect(answered.status).toBe('failed');
     expect(answered.errorMessage).toContain('Unrecognized key: "bad\uFFFD"');
+  });
+});
+
+describe('the latest version', () => {
+  it('is the highest by semver, not the last published, for execute without a version and for a composite\'s unpinned component', async () => {
+    for (const version of ['2.0.0', '1.0.1']) expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit({ id: 'two-lines', version }) })).status).toBe(201);
+    const direct = await waitForExecution(app.url, key, orgId, (await execute('two-lines', sampleExecutionBody(projectId))).body.data.executionId);
+    expect(direct).toMatchObject({ kitVersion: '2.0.0', status: 'completed' });
+
+    const composite = sampleKit({ id: 'two-lines-bundle' });
+    Object.assign(composite.manifest, {
+      phases: ['PLAN'],
+      outputs: [{ id: 'index', filename: 'INDEX.md', template: 'templates/index.md.hbs', outputType: 'markdown' }],
+      components: [{ kitId: 'two-lines', prefix: 'svc' }],
+      hooks: {},
+      partials: {},
+      discovery: { pools: [] },
+      inputs: { required: [] },
+    });
+    composite.manifest.metadata.kitType = 'composite';
+    composite.files = { 'templates/index.md.hbs': '# Index\n' };
+    const published = await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: composite });
+    expect(published.status, published.text).toBe(201);
+    const bundled = await waitForExecution(app.url, key, orgId, (await execute('two-lines-bundle', sampleExecutionBody(projectId))).body.data.executionId);
+    expect(bundled.status, bundled.errorMessage).toBe('completed');
+    const openapi = await call(app.url, `/api/${orgId}/kits/executions/${bundled.id}/outputs/svc.openapi`, { apiKey: key });
+    expect(JSON.parse(openapi.body.data.content).info.version).toBe('2.0.0');
   });
 });
 

@@ -1,4 +1,8 @@
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerBuiltInKits } from '../../control-plane/domains/kits/builtin-kits.ts';
 import { call } from '../helpers/http.ts';
 import { sampleKit } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
@@ -146,5 +150,56 @@ describe('the kits_enabled flag', () => {
     // The tenant sees the built-in kits, and none of the first tenant's own.
     const kits = (await call(app.url, `/api/${tenant.organizationId}/kits`, { apiKey: tenant.apiKey })).body.data.kits;
     expect(kits.every((kit: { builtIn: boolean }) => kit.builtIn)).toBe(true);
+  });
+});
+
+describe('the latest version', () => {
+  const latestOf = async (kitId: string) => {
+    const detail = await call(app.url, `/api/${orgId}/kits/${kitId}`, { apiKey: key });
+    const listed = (await call(app.url, `/api/${orgId}/kits?limit=200`, { apiKey: key })).body.data.kits.find((kit: { kitId: string }) => kit.kitId === kitId);
+    return { detail: detail.body.data, listed };
+  };
+
+  it('is the highest version by semver precedence, not the last one published', async () => {
+    const newest = sampleKit({ id: 'ordered-kit', version: '2.0.0' });
+    newest.manifest.metadata.displayName = 'Ordered kit 2';
+    expect((await publish(newest)).status).toBe(201);
+    // A patch of the old line, a prerelease of the current one and a build of it, published afterwards.
+    for (const version of ['1.0.1', '2.0.0-rc.1', '2.0.0+build.7', '1.10.0']) {
+      const older = sampleKit({ id: 'ordered-kit', version });
+      older.manifest.metadata.displayName = `Ordered kit ${version}`;
+      const response = await publish(older);
+      expect(response.status, response.text).toBe(201);
+      expect(response.body.data.version).toBe(version);
+    }
+    const { detail, listed } = await latestOf('ordered-kit');
+    expect(detail).toMatchObject({ version: '2.0.0', displayName: 'Ordered kit 2', manifest: { metadata: { version: '2.0.0' } } });
+    expect(listed).toMatchObject({ version: '2.0.0', displayName: 'Ordered kit 2' });
+    expect(detail.versions.map((v: { version: string }) => v.version)).toEqual(['2.0.0', '1.0.1', '2.0.0-rc.1', '2.0.0+build.7', '1.10.0']);
+
+    expect((await publish(sampleKit({ id: 'ordered-kit', version: '2.0.1' }))).status).toBe(201);
+    expect((await latestOf('ordered-kit')).listed.version).toBe('2.0.1');
+  });
+
+  it('is the highest version for built-in kits too, when boot registers an older one after a newer one', async () => {
+    const kitDirectory = async (version: string) => {
+      const directory = await mkdtemp(join(tmpdir(), 'builtin-kits-'));
+      const kit = sampleKit({ id: 'boot-kit', version });
+      kit.manifest.metadata.displayName = `Boot kit ${version}`;
+      await mkdir(join(directory, 'boot-kit'));
+      await writeFile(join(directory, 'boot-kit', 'kit.json'), JSON.stringify(kit.manifest));
+      for (const [path, text] of Object.entries(kit.files)) {
+        await mkdir(dirname(join(directory, 'boot-kit', path)), { recursive: true });
+        await writeFile(join(directory, 'boot-kit', path), text);
+      }
+      return directory;
+    };
+    const { db } = app.service.owner;
+    expect(await registerBuiltInKits(db, app.service.log, await kitDirectory('2.0.0'))).toEqual(['boot-kit@2.0.0']);
+    expect(await registerBuiltInKits(db, app.service.log, await kitDirectory('1.4.0'))).toEqual(['boot-kit@1.4.0']);
+    const { detail, listed } = await latestOf('boot-kit');
+    expect(detail).toMatchObject({ builtIn: true, version: '2.0.0', displayName: 'Boot kit 2.0.0', manifest: { metadata: { version: '2.0.0' } } });
+    expect(listed).toMatchObject({ version: '2.0.0', displayName: 'Boot kit 2.0.0' });
+    expect(detail.versions.map((v: { version: string }) => v.version)).toEqual(['2.0.0', '1.4.0']);
   });
 });

@@ -4,6 +4,16 @@ import { defineJob } from '../../jobs/job-definition.ts';
 import { attachBundle, bundleableOutputs, insertBlob } from './kit-execution-worker.repository.ts';
 
 /**
+ * Whether an ended execution gets a bundle: when it kept at least one valid or warning output,
+ * whatever its status — a run that fails at APPLY or VERIFY has still rendered and validated its
+ * files. The job is enqueued by this rule and bundleStatus reads "building" by it, so the two agree
+ * from the transaction that ends the execution.
+ */
+export function getsBundle(counts: { valid: number; warnings: number }): boolean {
+  return counts.valid + counts.warnings > 0;
+}
+
+/**
  * Builds an execution's bundle after the execution has finished: a ZIP of its valid and warning
  * outputs plus a checksum manifest, stored as a blob. Enqueued in the transaction that finishes
  * the execution; idempotent (a bundle, once attached, is never rebuilt).

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createGitCapabilities, loadKitPackage, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
+import { getsBundle } from './kit-bundle.job.ts';
 import { claimExecution, finishExecution, findComponentVersion, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
 
 /** Loaded kit packages by version id: versions are immutable, so a cached one never goes stale. */
@@ -72,7 +73,7 @@ export const executeKitJob = defineJob({
       // The reaper gave up on this run meanwhile: keep its verdict, and none of these outputs.
       if (!stored) throw new ExecutionTakenAway();
       // The bundle is built by its own job, so zipping never holds up (or fails) the execution.
-      if (outcome.counts.valid + outcome.counts.warnings > 0) {
+      if (getsBundle(outcome.counts)) {
         await addJob(trx, 'kits.bundle_execution', { executionId, tenantId, kitRef: result.kitRef }, { jobKey: `kit-bundle:${executionId}` });
       }
       return stored;

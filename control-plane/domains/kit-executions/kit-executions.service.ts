@@ -9,6 +9,7 @@ import { addJob } from '../../jobs/add-job.ts';
 import { requireKitAccess } from '../kits/kit-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
 import { getProjectForCaller } from '../projects/projects.service.ts';
+import { getsBundle } from './kit-bundle.job.ts';
 import { executeKitJob } from './kit-execution.job.ts';
 import type { ExecuteKitInput, ExecutionDetail, ExecutionSummary } from './kit-executions.schema.ts';
 import {
@@ -25,10 +26,11 @@ import {
 
 const iso = (value: Date | null) => value?.toISOString() ?? null;
 
+/** "building" from the transaction that ends the execution and enqueues its bundle job — failed ones included. */
 function bundleStatusOf(row: ExecutionRow): 'none' | 'building' | 'ready' {
   if (row.bundle_blob_id) return 'ready';
-  const finishedWithOutputs = (row.status === 'completed' || row.status === 'partial') && row.outputs_valid + row.outputs_warnings > 0;
-  return finishedWithOutputs ? 'building' : 'none';
+  const ended = row.status !== 'pending' && row.status !== 'running';
+  return ended && getsBundle({ valid: row.outputs_valid, warnings: row.outputs_warnings }) ? 'building' : 'none';
 }
 
 function executionRowToSummary(row: ExecutionRow): ExecutionSummary {

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
-import { checksumOf, kitFieldsOf, validateKitPackage } from './kit-publication.ts';
-import { findBuiltInKitId, insertKit, insertKitVersion, listVersions, pointKitAtVersion } from './kits.repository.ts';
+import { checksumOf, kitFieldsOf, pointKitAtVersionIfHighest, validateKitPackage } from './kit-publication.ts';
+import { findBuiltInKitId, insertKit, insertKitVersion, listVersions } from './kits.repository.ts';
 
 const builtInKitsDirectory = fileURLToPath(new URL('../../../kits', import.meta.url));
 
@@ -40,7 +40,8 @@ export async function readKitDirectory(directory: string): Promise<{ manifest: R
 
 /**
  * Registers the kits shipped in `kits/` as built-in kits (visible to every tenant, read-only). A
- * version already registered is left alone — versions are immutable — so this is safe on every boot.
+ * version already registered is left alone — versions are immutable — so this is safe on every boot;
+ * an older version registered after a newer one (a rolled-back deploy) is stored but not made latest.
  */
 export async function registerBuiltInKits(owner: Kysely<Database>, log: Logger, directory = builtInKitsDirectory): Promise<string[]> {
   if (!existsSync(directory)) return [];
@@ -56,7 +57,7 @@ export async function registerBuiltInKits(owner: Kysely<Database>, log: Logger, 
         const kit = (await findBuiltInKitId(trx, fields.kitId)) ?? (await insertKit(trx, { tenantId: null, organizationId: null }, fields));
         if ((await listVersions(trx, kit.id)).some((known) => known.version === version)) return;
         const created = await insertKitVersion(trx, { tenantId: null, kitRowId: kit.id, version, manifest, files, checksum: checksumOf(manifest, files) });
-        await pointKitAtVersion(trx, kit.id, created.id, fields);
+        await pointKitAtVersionIfHighest(trx, kit.id, created, fields);
       });
       registered.push(`${fields.kitId}@${version}`);
     } catch (error) {

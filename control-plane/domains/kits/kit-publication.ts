@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import semver from 'semver';
 import { loadKitPackage, type KitManifest } from '../../../kit-runtime/index.ts';
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { AppError, conflict } from '../../errors/app-error.ts';
-import { findBuiltInKitId, findOwnKitForUpdate, insertKit, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
+import { findBuiltInKitId, findLatestVersion, findOwnKitForUpdate, insertKit, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
 
 /** Checks a kit package the way the runtime will load it; refuses it naming every problem's file. */
 export function validateKitPackage(manifest: unknown, files: Record<string, string>): KitManifest {
@@ -46,6 +47,18 @@ export function checksumOf(manifest: unknown, files: Record<string, string>): st
 }
 
 /**
+ * A kit's latest version is its highest by semver precedence, not its last published: a patch of
+ * an old line published after 2.0.0 does not replace it. A prerelease ranks below its release;
+ * versions differing only in build metadata rank equal, so the one published first stays latest.
+ * The caller holds the kit row (or the boot lock), so two publishes cannot both decide.
+ */
+export async function pointKitAtVersionIfHighest(db: Kysely<Database>, kitRowId: string, created: { id: string; version: string }, fields: KitFields) {
+  const latest = await findLatestVersion(db, kitRowId);
+  if (latest && !semver.gt(created.version, latest.version)) return;
+  await pointKitAtVersion(db, kitRowId, created.id, fields);
+}
+
+/**
  * Stores a new immutable version of an organization's kit (creating the kit on its first version).
  * The same kit id and version again is a CONFLICT, also when two publishes race.
  */
@@ -65,7 +78,7 @@ export async function publishKitVersion(
   const created = await insertKitVersion(db, { tenantId: owner.tenantId, kitRowId: kit.id, version, manifest: manifestInput, files, checksum: checksumOf(manifestInput, files) }).catch(
     rethrowDuplicate(fields.kitId, version),
   );
-  await pointKitAtVersion(db, kit.id, created.id, fields);
+  await pointKitAtVersionIfHighest(db, kit.id, created, fields);
   return { id: kit.id, kitId: fields.kitId, version, displayName: fields.displayName, status: kit.status, createdAt: created.created_at.toISOString() };
 }
 

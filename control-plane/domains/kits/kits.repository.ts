@@ -42,6 +42,11 @@ export async function listVersions(db: Kysely<Database>, kitRowId: string) {
   return db.selectFrom('kit_versions').select(['version', 'created_at']).where('kit_row_id', '=', kitRowId).orderBy('created_at').orderBy('id').execute();
 }
 
+/** The version a kit's latest_version_id points at; undefined before its first version. */
+export async function findLatestVersion(db: Kysely<Database>, kitRowId: string) {
+  return db.selectFrom('kits as k').innerJoin('kit_versions as v', 'v.id', 'k.latest_version_id').select(['v.id', 'v.version']).where('k.id', '=', kitRowId).executeTakeFirst();
+}
+
 export async function findBuiltInKitId(db: Kysely<Database>, kitId: string) {
   return db.selectFrom('kits').select('id').where('kit_id', '=', kitId).where('organization_id', 'is', null).executeTakeFirst();
 }
