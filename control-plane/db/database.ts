@@ -61,6 +61,8 @@ export interface WorkerHeartbeatsTable {
   worker_id: string;
   started_at: CreatedAt;
   last_seen_at: Timestamp;
+  /** graphile-worker's id for this process's pool: what its job locks name (`locked_by`). */
+  job_pool_id: string | null;
 }
 
 export type ProjectStatus = 'active' | 'completed' | 'archived';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger as WorkerLogger, parseCronItems, run, type Runner } from 'graphile-worker';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { createKitRuntime, type HostCapability } from '../../kit-runtime/index.ts';
 import type { Database } from '../db/database.ts';
@@ -9,6 +9,15 @@ import { reapInterruptedExecutions } from '../domains/kit-executions/kit-executi
 import type { Logger } from '../logger.ts';
 import { maintenanceSchedule } from './maintenance.jobs.ts';
 import { createTaskList } from './task-list.ts';
+import { recordHeartbeat, removeHeartbeat } from './worker-heartbeat.repository.ts';
+
+declare global {
+  namespace GraphileConfig {
+    interface Plugins {
+      SpecwrightJobPoolPlugin: true;
+    }
+  }
+}
 
 export interface WorkerHandle {
   workerId: string;
@@ -42,16 +51,37 @@ function workerLogger(log: Logger): WorkerLogger {
   });
 }
 
+/**
+ * graphile-worker locks jobs under its pool's id, which it makes up itself; each of the pool's
+ * workers awaits `onPoolStart` before taking its first job, so the id is on record before any
+ * job is locked with it.
+ */
+function jobPoolPlugin(onPoolStart: (jobPoolId: string) => Promise<void>): GraphileConfig.Plugin {
+  let started: Promise<void> | undefined;
+  return {
+    name: 'SpecwrightJobPoolPlugin',
+    version: '1.0.0',
+    worker: {
+      hooks: {
+        async startWorker(_ctx, { worker }) {
+          // Once per pool, however many workers (concurrency) wait on it. Should it fail, the
+          // next heartbeat records the id; a database that refuses it refuses jobs too.
+          await (started ??= onPoolStart(worker.workerPool.id));
+        },
+      },
+    },
+  };
+}
+
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const workerId = `worker-${randomUUID()}`;
   const { ownerDb, log } = options;
   const heartbeatMs = options.heartbeatMs ?? 10_000;
   const staleAfterMs = options.staleAfterMs ?? 30_000;
+  let jobPoolId: string | null = null;
 
   // The heartbeat comes first: executions this worker claims name it, and the reaper trusts it.
-  const beat = () =>
-    sql`insert into worker_heartbeats (worker_id) values (${workerId})
-        on conflict (worker_id) do update set last_seen_at = now()`.execute(ownerDb);
+  const beat = () => recordHeartbeat(ownerDb, workerId, jobPoolId);
   await beat();
   const timer = setInterval(() => void beat().catch((error) => log.warn({ err: error }, 'worker heartbeat failed')), heartbeatMs);
   timer.unref();
@@ -82,8 +112,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     taskList: createTaskList(deps),
     parsedCronItems: parseCronItems(maintenanceSchedule),
     logger: workerLogger(log),
+    preset: {
+      plugins: [
+        jobPoolPlugin(async (id) => {
+          jobPoolId = id;
+          await beat();
+        }),
+      ],
+    },
   });
-  log.info({ workerId, concurrency: options.concurrency }, 'worker started');
+  log.info({ workerId, jobPoolId, concurrency: options.concurrency }, 'worker started');
 
   return {
     workerId,
@@ -92,7 +130,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       await runner.stop();
       clearInterval(timer);
       kitRuntime.close();
-      await ownerDb.deleteFrom('worker_heartbeats').where('worker_id', '=', workerId).execute().catch(() => {});
+      await removeHeartbeat(ownerDb, workerId).catch(() => {});
       log.info({ workerId }, 'worker stopped');
     },
   };

@@ -3,6 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
@@ -50,6 +51,13 @@ async function startWorkerProcess(): Promise<ChildProcess> {
     await sleep(50);
   }
   return child;
+}
+
+async function stopWorkerProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
 }
 
 async function waitUntilRunning(executionId: string): Promise<void> {
@@ -143,4 +151,62 @@ describe('a worker killed with SIGKILL mid-execution', () => {
     const duplicates = await sqlAsOwner('select execution_id, output_id, count(*) from kit_outputs group by 1, 2 having count(*) > 1');
     expect(duplicates).toEqual([]);
   }, 90_000);
+});
+
+describe('a worker killed with SIGKILL after locking a job, before claiming its execution', () => {
+  it('has its job released once its heartbeat is stale, so another worker runs the execution instead of it staying pending for hours', async () => {
+    for (const worker of workers) await stopWorkerProcess(worker);
+    const started = await call(api.url, `/api/${orgId}/kits/slow-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    const executionId = started.body.data.executionId;
+    // The only execution job queued (the earlier ones have finished).
+    const executeJob = async () => (await sqlAsOwner(`select locked_by from graphile_worker.jobs where task_identifier = 'kits.execute'`))[0];
+
+    // Holding the execution row stops the worker's claim: it locks the job, then waits on us.
+    const blocker = new pg.Client({ connectionString: api.database.ownerUrl });
+    await blocker.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('select id from kit_executions where id = $1 for update', [executionId]);
+      const blockerPid = (await blocker.query('select pg_backend_pid() as pid')).rows[0].pid;
+      const waitingOnBlocker = 'select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))';
+
+      const doomed = await startWorkerProcess();
+      const deadline = Date.now() + 15_000;
+      while ((await executeJob())?.locked_by == null || (await sqlAsOwner(waitingOnBlocker, [blockerPid])).length === 0) {
+        if (Date.now() > deadline) throw new Error('the worker never locked the job');
+        await sleep(20);
+      }
+      // The heartbeat names the pool graphile-worker locked the job with: how the reaper finds it.
+      const lockedBy = (await executeJob())!.locked_by;
+      expect(await sqlAsOwner('select count(*)::int as n from worker_heartbeats where job_pool_id = $1', [lockedBy])).toEqual([{ n: 1 }]);
+      doomed.kill('SIGKILL');
+      await new Promise((resolve) => doomed.once('exit', resolve));
+      // Its claim still waits in PostgreSQL, which would notice the dead client only on replying;
+      // end it as a lost connection ends, so it cannot land after we let go.
+      await sqlAsOwner('select pg_terminate_backend(pid) from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [blockerPid]);
+      await blocker.query('rollback');
+    } finally {
+      await blocker.end();
+    }
+    // The state the crash leaves: the execution never started, its job locked by a dead worker.
+    expect((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status).toBe('pending');
+    expect((await executeJob())?.locked_by).not.toBeNull();
+
+    await startWorkerProcess();
+    // Polled in the database: the API's rate limit is not what this test is about.
+    const endDeadline = Date.now() + 15_000;
+    while (['pending', 'running'].includes((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status)) {
+      if (Date.now() > endDeadline) throw new Error(`execution still ${(await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status}; its job: ${JSON.stringify(await executeJob())}`);
+      await sleep(100);
+    }
+    const ended = await waitForExecution(api.url, key, orgId, executionId);
+    expect(ended.status).toBe('completed');
+    expect(ended.outputs).toHaveLength(3);
+    expect(ended.phases.filter((p: { phase: string }) => p.phase === 'PLAN')).toHaveLength(1);
+    const jobDeadline = Date.now() + 5_000;
+    while ((await executeJob()) !== undefined) {
+      if (Date.now() > jobDeadline) throw new Error('the released job is still queued');
+      await sleep(50);
+    }
+  }, 60_000);
 });
