@@ -27,6 +27,8 @@ export function createJwtVerifier(settings: JwtSettings): JwtVerifier {
     try {
       const options = {
         algorithms: settings.algorithms,
+        // jose checks exp only when present; a token without one would be valid forever.
+        requiredClaims: ['exp'],
         ...(settings.issuer ? { issuer: settings.issuer } : {}),
         ...(settings.audience ? { audience: settings.audience } : {}),
       };
@@ -45,6 +47,7 @@ function describeJwtFailure(error: unknown): string {
     case 'ERR_JWT_EXPIRED':
       return 'The bearer token has expired';
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      if ((error as { reason?: string }).reason === 'missing') return `The bearer token has no ${(error as { claim?: string }).claim ?? 'required'} claim`;
       return `The bearer token was not issued for this service (${(error as { claim?: string }).claim ?? 'claim'} check failed)`;
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
       return 'The bearer token uses an algorithm that is not allowed';

@@ -19,7 +19,7 @@ import type { DownloadLinks } from './download-links.ts';
 import { createDownloadHandler } from './downloads.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
 import { refuseDeepBodies } from './json-depth.ts';
-import { createRequestCounter } from './rate-limit.ts';
+import { clientAddressKey, createRequestCounter, rateLimitCallerKey } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
 import { createRestHandler } from './rest-handler.ts';
 import { sendSurfaceError } from './surface-errors.ts';
@@ -66,7 +66,7 @@ export function createApp(deps: AppDeps): express.Express {
   const countRequest = createRequestCounter(deps.pool, deps.config.rateLimits);
   app.use(async (req, res, next) => {
     try {
-      const [auth, applyRateVerdict] = await Promise.all([
+      const [auth, verdictForCredential] = await Promise.all([
         deps.authenticator.authenticate({
           authorization: header(req, 'authorization'),
           apiKey: header(req, 'x-api-key'),
@@ -75,6 +75,10 @@ export function createApp(deps: AppDeps): express.Express {
         }),
         countRequest(req),
       ]);
+      // A credential that does not authenticate names no caller (public routes still run for it):
+      // count the request against the client address too, or every made-up key brings a fresh budget.
+      const address = clientAddressKey(req);
+      const applyRateVerdict = auth.kind === 'rejected' && rateLimitCallerKey(req) !== address ? await countRequest(req, address) : verdictForCredential;
       res.locals.auth = auth;
       applyRateVerdict(res, next);
     } catch (error) {
@@ -127,6 +131,10 @@ const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   }
   if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
     return sendSurfaceError(req, res, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body encoding is not supported' });
+  }
+  // The router could not decode a path parameter (`/api/downloads/%E0%A4%A`): the caller's mistake.
+  if (error instanceof URIError) {
+    return sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'The request path is not valid URL encoding' });
   }
   req.log.error({ err: error }, 'unexpected error');
   sendSurfaceError(req, res, toWireError(error));

@@ -1,9 +1,10 @@
 /**
- * Some secrets travel in URLs (an invitation token is a path segment, and tRPC GETs carry their
- * input in the query string). Request log lines pass through here, so a URL never takes a secret
- * into the log. Add a pattern when a new route carries one.
+ * Some secrets travel in URLs (an invitation token and a signed download link are path segments,
+ * and tRPC GETs carry their input in the query string). Request log lines pass through here, so a
+ * URL never takes a secret into the log. Add a pattern when a new route carries one. Routing
+ * ignores case, so the patterns do too.
  */
-const secretPathSegments: RegExp[] = [/(\/customer-invitations\/)[^/?#]+/g];
+const secretPathSegments: RegExp[] = [/(\/customer-invitations\/)[^/?#]+/gi, /(\/downloads\/)[^/?#]+/gi];
 
 /** tRPC procedures whose input holds a secret: their query string is dropped from the log. */
 const secretTrpcProcedures = ['customerInvitations.'];
@@ -12,10 +13,20 @@ export function redactUrl(url: string): string {
   let redacted = url;
   for (const pattern of secretPathSegments) redacted = redacted.replace(pattern, '$1[redacted]');
   const [path = '', query] = redacted.split('?', 2);
-  if (query !== undefined && path.startsWith('/trpc/') && secretTrpcProcedures.some((name) => path.includes(name))) {
+  // tRPC decodes its path before finding procedures: `customerInvitations%2Eget` is the same one.
+  const procedures = decodedOrRaw(path);
+  if (query !== undefined && procedures.startsWith('/trpc/') && secretTrpcProcedures.some((name) => procedures.includes(name))) {
     return `${path}?[redacted]`;
   }
   return redacted;
+}
+
+function decodedOrRaw(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 interface SerializedRequest {

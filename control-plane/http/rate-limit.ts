@@ -32,7 +32,26 @@ export function rateLimitCallerKey(req: Request): string {
   if (typeof apiKey === 'string' && apiKey) return `key:${digest(apiKey)}`;
   const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
   if (bearer) return `bearer:${digest(bearer)}`;
+  return clientAddressKey(req);
+}
+
+/** The client address a request counts against when it carries no credential that authenticates. */
+export function clientAddressKey(req: Request): string {
   return `ip:${req.ip ?? 'unknown'}`;
+}
+
+/** Points a request costs: one per procedure, so a tRPC batch (`/trpc/a,b,c?batch=1`) pays for each call. */
+export function rateLimitCostOf(path: string): number {
+  return path.startsWith('/trpc/') ? path.slice('/trpc/'.length).split(',').length : 1;
+}
+
+/** The path as the routers see it: tRPC decodes its path before splitting a batch (`a%2Cb` is two calls). */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 /**
@@ -56,9 +75,9 @@ export function createRequestCounter(pool: pg.Pool, limits: Config['rateLimits']
     res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + state.msBeforeNext) / 1000)));
   };
 
-  const consume = async (limiter: RateLimiterPostgres, key: string) => {
+  const consume = async (limiter: RateLimiterPostgres, key: string, points: number) => {
     try {
-      return { allowed: true, limiter, state: await limiter.consume(key) };
+      return { allowed: true, limiter, state: await limiter.consume(key, points) };
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) return { allowed: false, limiter, state: rejection };
       throw rejection;
@@ -66,10 +85,11 @@ export function createRequestCounter(pool: pg.Pool, limits: Config['rateLimits']
   };
 
   /** Counts the request; resolves to a function that writes the verdict (headers, or the 429). */
-  return async function countRequest(req: Request): Promise<(res: Response, next: NextFunction) => void> {
-    const key = rateLimitCallerKey(req);
-    const classResult = await consume(perClass[rateLimitClassFor(req.path)], key);
-    const hourlyResult = classResult.allowed && hourly ? await consume(hourly, key) : undefined;
+  return async function countRequest(req: Request, key = rateLimitCallerKey(req)): Promise<(res: Response, next: NextFunction) => void> {
+    const path = decodedPath(req.path);
+    const points = rateLimitCostOf(path);
+    const classResult = await consume(perClass[rateLimitClassFor(path)], key, points);
+    const hourlyResult = classResult.allowed && hourly ? await consume(hourly, key, points) : undefined;
     const refused = [classResult, hourlyResult].find((result) => result && !result.allowed);
     const shown = refused ?? classResult;
     return (res, next) => {

@@ -127,6 +127,13 @@ describe('JWT bearer tokens (shared secret)', () => {
     expect(expired.body.error.message).toBe('The bearer token has expired');
   });
 
+  it('refuses a token without an expiry, which would otherwise never expire', async () => {
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(app.bootstrap.userId).setIssuer('https://idp.test').setAudience('specwright').sign(secretKey);
+    const response = await call(app.url, '/api/me', { headers: bearer(token) });
+    expect(response.status).toBe(401);
+    expect(response.body.error).toEqual({ code: 'UNAUTHORIZED', message: 'The bearer token has no exp claim' });
+  });
+
   it('refuses a malformed Authorization header', async () => {
     const response = await call(app.url, '/api/me', { headers: { authorization: 'Basic abc' } });
     expect(response.status).toBe(401);

@@ -339,6 +339,9 @@ describe('secrets in logs', () => {
     const created = await invite();
     await call(app.url, `/api/customer-invitations/${created.token}`);
     await call(app.url, `/trpc/customerInvitations.get?input=${encodeURIComponent(JSON.stringify({ token: created.token }))}`);
+    // tRPC decodes its path, so a percent-encoded procedure name reaches the same procedure.
+    const encoded = await call(app.url, `/trpc/customerInvitations%2Eget?input=${encodeURIComponent(JSON.stringify({ token: created.token }))}`);
+    expect(encoded.status).toBe(200);
     await accept(created.token, { name: 'Quiet', password: PASSWORD });
     const log = app.rawLog.join('\n');
     expect(log).toContain('/api/customer-invitations/[redacted]');

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimitClassFor } from '../../control-plane/http/rate-limit.ts';
 import { call } from '../helpers/http.ts';
+import { callFrom } from '../helpers/http-from.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { createUserInTenant } from '../helpers/tenant-fixtures.ts';
 
 const env = { RATE_LIMIT_GENERAL_PER_MINUTE: '4', RATE_LIMIT_AGENT_PER_MINUTE: '1' };
 let first: TestApp;
@@ -61,5 +64,33 @@ describe('rate limits', () => {
     const general = await call(first.url, '/api/health');
     expect(general.status).toBe(200);
     expect(general.headers.get('x-ratelimit-remaining')).toBe('2');
+  });
+
+  it('counts a request whose credential does not authenticate against the client address, so made-up keys bring no fresh budget', async () => {
+    const from = '127.0.0.40';
+    const statuses = [];
+    for (let i = 0; i < 5; i += 1) {
+      // Public routes run for callers whose credentials were refused; each made-up credential is new.
+      const headers: Record<string, string> = i % 2 ? { 'x-api-key': `swk_madeup${i}` } : { authorization: `Bearer made.up.${i}` };
+      statuses.push((await callFrom(from, first.url, '/api/auth/login', { email: `guess-${i}@rate.test`, password: 'guess' }, headers)).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 429]);
+  });
+
+  it('counts every call of a tRPC batch, so batching does not multiply the budget', async () => {
+    const { apiKey } = await createUserInTenant(first, (text, values) => ownerQuery(first.database.ownerUrl, text, values), first.bootstrap.tenantId, 'Batcher');
+    const batch = (size: number) => call(first.url, `/trpc/${Array.from({ length: size }, () => 'me.get').join(',')}?batch=1`, { apiKey });
+    const three = await batch(3);
+    expect(three.status).toBe(200);
+    expect(three.headers.get('x-ratelimit-remaining')).toBe('1');
+    const two = await batch(2);
+    expect(two.status).toBe(429);
+
+    // The batch's comma may be percent-encoded: tRPC decodes the path before splitting it.
+    const other = await createUserInTenant(first, (text, values) => ownerQuery(first.database.ownerUrl, text, values), first.bootstrap.tenantId, 'Encoder');
+    const encoded = await call(first.url, `/trpc/${Array.from({ length: 3 }, () => 'me.get').join('%2C')}?batch=1`, { apiKey: other.apiKey });
+    expect(encoded.status).toBe(200);
+    expect(encoded.body).toHaveLength(3);
+    expect(encoded.headers.get('x-ratelimit-remaining')).toBe('1');
   });
 });
