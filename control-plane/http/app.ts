@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
-import type { Authenticator } from '../auth/authenticate.ts';
+import type { AuthOutcome, Authenticator } from '../auth/authenticate.ts';
 import type { SessionTokens } from '../auth/session-token.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -92,7 +92,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/api/downloads/:token', createDownloadHandler(deps.db, deps.downloadLinks));
 
   // Publishing a kit carries its files: that one route takes bodies up to the upload limit.
-  app.post(/^\/api\/[0-9a-f-]{36}\/kits$/i, express.json({ limit: deps.config.uploadLimitBytes }));
+  // Only an authenticated caller gets that far: nobody else makes the server read and parse 10 MiB.
+  app.post(/^\/api\/[0-9a-f-]{36}\/kits$/i, refuseUnauthenticated, express.json({ limit: deps.config.uploadLimitBytes }));
   app.use('/api', express.json({ limit: deps.config.bodyLimitBytes }), refuseDeepBodies);
   app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes }));
 
@@ -113,6 +114,14 @@ export function createApp(deps: AppDeps): express.Express {
   app.use((req, res) => sendSurfaceError(req, res, { code: 'NOT_FOUND', message: `No route for ${req.method} ${req.path}` }));
   app.use(errorHandler);
   return app;
+}
+
+function refuseUnauthenticated(req: Request, res: Response, next: () => void): void {
+  const auth = res.locals.auth as AuthOutcome;
+  if (auth.kind === 'authenticated') return next();
+  // The body is left unread: close the connection after answering rather than drain it.
+  res.setHeader('Connection', 'close');
+  sendSurfaceError(req, res, auth.kind === 'rejected' ? toWireError(auth.error) : { code: 'UNAUTHORIZED', message: 'Authentication is required: send X-API-Key or Authorization: Bearer' });
 }
 
 function isJsonOrUntyped(req: IncomingMessage): boolean {

@@ -109,6 +109,13 @@ describe('publishing kits', () => {
     expect((await call(app.url, '/api/projects', { apiKey: key, body: { name: 'x', description: 'y'.repeat(1_100_000) } })).status).toBe(413);
   });
 
+  it('refuses an unauthenticated upload before reading its body: even a malformed one is UNAUTHORIZED', async () => {
+    for (const headers of [{}, { 'x-api-key': 'swk_made_up_key' }] as Array<Record<string, string>>) {
+      const response = await call(app.url, `/api/${orgId}/kits`, { method: 'POST', rawBody: `{"manifest": ${'x'.repeat(3 * 1024 * 1024)}`, headers: { 'content-type': 'application/json', ...headers } });
+      expect([response.status, response.body?.error?.code]).toEqual([401, 'UNAUTHORIZED']);
+    }
+  });
+
   it('lets admins deprecate a kit, filters by status and type, and keeps built-ins read-only', async () => {
     const deprecated = await call(app.url, `/api/${orgId}/kits/service-starter`, { method: 'PATCH', apiKey: key, body: { status: 'deprecated' } });
     expect(deprecated.status).toBe(200);
