@@ -24,6 +24,7 @@ export {
   loadKitPackage,
   BUNDLE_MANIFEST_NAME,
   MANIFEST_FILE,
+  MAX_KIT_FILE_BYTES,
   type KitFiles,
   type KitPackage,
   type KitPackageProblem,

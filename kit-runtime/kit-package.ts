@@ -35,7 +35,7 @@ export const MANIFEST_FILE = 'kit.json';
 /** Reserved: a bundle writes its own manifest.json at the archive root. */
 export const BUNDLE_MANIFEST_NAME = 'manifest.json';
 const MAX_FILES = 500;
-const MAX_FILE_BYTES = 2 * 1024 * 1024;
+export const MAX_KIT_FILE_BYTES = 2 * 1024 * 1024;
 const MAX_PACKAGE_BYTES = 10 * 1024 * 1024;
 
 export function loadKitPackage(input: {
@@ -130,7 +130,7 @@ function normaliseFiles(raw: KitFiles, problems: KitPackageProblem[]): Map<strin
     }
     const bytes = Buffer.byteLength(contents, 'utf8');
     total += bytes;
-    if (bytes > MAX_FILE_BYTES) problems.push({ file: path, message: `file is larger than ${MAX_FILE_BYTES} bytes` });
+    if (bytes > MAX_KIT_FILE_BYTES) problems.push({ file: path, message: `file is larger than ${MAX_KIT_FILE_BYTES} bytes` });
     const normalised = safeKitPath(path);
     if (files.has(normalised)) problems.push({ file: path, message: `duplicate of ${normalised} after normalisation` });
     files.set(normalised, contents);

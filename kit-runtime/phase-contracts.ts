@@ -31,7 +31,16 @@ export const hookResultSchemas = {
 
 export type HookResult<P extends KitPhase> = z.infer<(typeof hookResultSchemas)[P]>;
 
+/**
+ * Results are copied into later hook contexts and render requests with the host's recursive
+ * JSON.stringify, which overflows its stack a few thousand levels down; no real result comes close.
+ */
+export const MAX_HOOK_RESULT_DEPTH = 256;
+
 export function parseHookResult<P extends KitPhase>(phase: P, file: string, value: unknown): HookResult<P> {
+  if (nestsDeeperThan(value, MAX_HOOK_RESULT_DEPTH)) {
+    throw new KitHookError(`${phase} hook (${file}) returned a value that nests deeper than ${MAX_HOOK_RESULT_DEPTH} levels`);
+  }
   const parsed = hookResultSchemas[phase].safeParse(value);
   if (parsed.success) return parsed.data as HookResult<P>;
   const issue = parsed.error.issues[0];
@@ -49,4 +58,16 @@ export function findMissingInputs(input: unknown, required: readonly string[]): 
     }
     return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
   });
+}
+
+/** Checked without recursion, so the check itself cannot overflow. */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop() as [unknown, number];
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -5,7 +5,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createKitRuntime } from './kit-runtime.ts';
 import type { KitPackage } from './kit-package.ts';
-import { exampleInput, exampleKit, hostileKit } from './test-support/kits.ts';
+import { exampleInput, exampleKit, hostileKit, loadOrThrow } from './test-support/kits.ts';
 
 const runtime = createKitRuntime({
   limits: { timeoutMs: 1000, memoryMb: 32, maxOutputBytes: 64 * 1024, maxTotalOutputBytes: 256 * 1024, maxTemplateDepth: 8, maxHostCalls: 50 },
@@ -76,6 +76,44 @@ describe('limits', () => {
     expect(inline.error?.limit).toBe('template-depth');
     const nested = await run(hostileKit({ template: '{{#if a}}'.repeat(9) + 'x' + '{{/if}}'.repeat(9) }), { a: true });
     expect(nested.error).toEqual({ code: 'LIMIT_EXCEEDED', limit: 'template-depth', phase: 'RENDER', message: 'kit exceeded its template depth limit of 8 (blocks nest 9 deep)' });
+  });
+
+  it.each([
+    ['a continuation on the promise it got', 'kit.log("info", "bye").then(() => { for (;;) {} });'],
+    ['a Promise.prototype.then of its own', 'const then = Promise.prototype.then; Promise.prototype.then = function (f, r) { return then.call(this, () => { for (;;) {} }, r); }; kit.log("info", "bye");'],
+  ])('runs nothing a hook left waiting on a host call after it returned (%s), so the next run of the kit is unharmed', async (_, leftBehind) => {
+    // The reply to kit.log reaches the isolate after VERIFY (the last phase) returned; kit code
+    // chained on it used to run there outside any time limit, spinning until the next run timed out.
+    const kit = hostileKit({ hooks: { VERIFY: `function verify(context, kit) { if (context.input.loop) { ${leftBehind} } return null; }` } });
+    const first = await run(kit, { name: 'a', loop: true });
+    expect(first.status).toBe('completed');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = performance.now();
+    const second = await run(kit, { name: 'b' });
+    expect(second.error).toBeNull();
+    expect(second.status).toBe('completed');
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('fails a hook result nesting too deep for the host with a plain message, not an internal error', async () => {
+    const result = await run(hostileKit({ hooks: { SPEC: 'function spec() { let v = 1; for (let i = 0; i < 10000; i++) v = [v]; return v; }' } }));
+    expect(result.error).toEqual({ code: 'HOOK_FAILED', phase: 'SPEC', message: 'SPEC hook (hooks/spec.js) returned a value that nests deeper than 256 levels' });
+  });
+
+  it('marks an output nesting too deep for its recursive schema invalid, not an internal error', async () => {
+    const kit = loadOrThrow(
+      {
+        metadata: { id: 'deep-output', displayName: 'Deep', version: '1.0.0', description: '', author: 'test', kitType: 'file' },
+        platform: { name: 'none', category: 'test' },
+        phases: ['PLAN'],
+        outputs: [{ id: 'out', filename: 'out.json', template: 'templates/out.hbs', outputType: 'json', schema: 'schemas/out.json' }],
+        discovery: { pools: [] },
+      },
+      { 'templates/out.hbs': '{{{open}}}{{{close}}}', 'schemas/out.json': JSON.stringify({ items: { $ref: '#' } }) },
+    );
+    const result = await run(kit, { open: '['.repeat(20_000), close: ']'.repeat(20_000) });
+    expect(result.error).toBeNull();
+    expect(result.outputs[0]).toMatchObject({ status: 'invalid', validationErrors: ['schema: cannot be checked: the document nests too deeply'] });
   });
 
   it('caps host calls even when the hook swallows the error', async () => {

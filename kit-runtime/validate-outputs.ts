@@ -55,7 +55,7 @@ export function validateOutput(
   else if (declaration.outputType === 'json' || declaration.outputType === 'yaml') {
     const parsed = declaration.outputType === 'json' ? parseJson(content) : parseYaml(content, warnings);
     if (!parsed.ok) errors.push(parsed.error);
-    else if (validator) errors.push(...validator(parsed.value).map((e) => `schema: ${e}`));
+    else if (validator) errors.push(...checkAgainstSchema(validator, parsed.value));
     else warnings.push('no schema declared; only the syntax was checked');
   } else if (declaration.outputType === 'markdown') {
     const fences = content.match(/^\s*(```|~~~)/gm)?.length ?? 0;
@@ -64,6 +64,15 @@ export function validateOutput(
   if (content.includes('\uFFFD')) warnings.push('output contains U+FFFD replacement characters (mis-encoded text?)');
   const status: KitOutputStatus = errors.length > 0 ? 'invalid' : warnings.length > 0 ? 'warning' : 'valid';
   return { status, validationErrors: errors, validationWarnings: warnings };
+}
+
+/** ajv recurses as deep as the document when the schema does ($ref: '#'); parsing JSON does not. */
+function checkAgainstSchema(validator: OutputSchemaValidator, value: unknown): string[] {
+  try {
+    return validator(value).map((e) => `schema: ${e}`);
+  } catch (error) {
+    return [`schema: cannot be checked: ${error instanceof RangeError ? 'the document nests too deeply' : firstLine((error as Error)?.message)}`];
+  }
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; error: string };

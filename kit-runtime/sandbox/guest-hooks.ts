@@ -15,6 +15,13 @@
  * ran: {ok, value} or {ok: false, message}. Errors are reduced to their message inside the isolate,
  * under the run's time limit, so a hostile thrown value (a Proxy, a looping `message` getter) is
  * never handed to isolated-vm to copy out on the host.
+ *
+ * A host call's reply reaches the isolate as a task of its own, outside the call into the hooks
+ * that made it. So replies are delivered only while the invocation that asked is still running;
+ * a reply that arrives after its hook returned is dropped and nothing chained on it ever runs —
+ * else a hook could leave work (an endless loop) behind in a pooled isolate, out of any run's
+ * time limit. Promise and Promise.prototype are frozen before kit code runs, since settling a
+ * promise with a reply looks up `then` and the species, and those must not be kit functions.
  */
 
 export const HOOK_BOOTSTRAP = `
@@ -27,18 +34,32 @@ const stringify = JSON.stringify;
 const parse = JSON.parse;
 const freeze = Object.freeze;
 const GuestError = Error;
-const rejected = (message) => Promise.reject(new GuestError(message));
+const GuestPromise = Promise;
+const rejected = (message) => GuestPromise.reject(new GuestError(message));
+// Which invocation of hooks() is running, if any; a host call remembers the one that made it.
+let invocation = 0;
+let running = false;
 
 function callHost(name, argument) {
   let json;
   try { json = stringify(argument === undefined ? null : argument); } catch (error) { return rejected('the argument of kit.' + name + ' is not JSON'); }
   if (typeof json !== 'string') return rejected('the argument of kit.' + name + ' is not JSON');
   const options = { __proto__: null, arguments: { __proto__: null, copy: true }, result: { __proto__: null, promise: true, copy: true } };
-  return reflectApply(applyReference, dispatch, [undefined, [name, json], options]).then((reply) => {
-    const answer = parse(reply);
-    if (answer.ok) return answer.value;
-    throw new GuestError(answer.message);
-  });
+  let settle;
+  const result = new GuestPromise((resolve, reject) => { settle = { __proto__: null, resolve, reject }; });
+  const pending = reflectApply(applyReference, dispatch, [undefined, [name, json], options]);
+  deliver(pending, running ? invocation : -1, settle);
+  return result;
+}
+
+async function deliver(pending, askedIn, settle) {
+  let reply;
+  try { reply = await pending; } catch { reply = undefined; }
+  if (!running || askedIn !== invocation) return;
+  let answer;
+  try { answer = parse(reply); } catch { answer = { __proto__: null, ok: false, message: 'malformed host reply' }; }
+  if (answer.ok === true) settle.resolve(answer.value);
+  else settle.reject(new GuestError(String(answer.message)));
 }
 
 const toText = (parts) => parts.map((part) => typeof part === 'string' ? part : (() => { try { return stringify(part); } catch { return String(part); } })()).join(' ');
@@ -57,6 +78,10 @@ const console = freeze({
   debug: (...parts) => kit.log('debug', ...parts),
 });
 Object.defineProperty(globalThis, 'console', { value: console, writable: false, configurable: false, enumerable: false });
+// Settling a promise with another looks up then, constructor and Symbol.species; isolated-vm does
+// that when a host reply arrives, so these must stay the intrinsics for the gate below to hold.
+freeze(Promise.prototype);
+freeze(Promise);
 // Not needed by hooks and each widens what kit code can do inside the isolate.
 delete globalThis.WebAssembly;
 delete globalThis.SharedArrayBuffer;
@@ -73,6 +98,8 @@ const answer = (value) => stringify({ ok: true, value: value === undefined ? nul
 const failure = (message, convention) => stringify({ ok: false, message: String(message), convention: convention === true });
 
 return async function hooks(operation, a, b) {
+  invocation++;
+  running = true;
   try {
     if (operation === 'load') {
       indirectEval(b + '\\n//# sourceURL=kit:///' + a);
@@ -88,6 +115,8 @@ return async function hooks(operation, a, b) {
     let message = messageOf(error);
     if (typeof message !== 'string') message = 'unknown error';
     return failure(message);
+  } finally {
+    running = false;
   }
 };
 `;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, truncate, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -82,6 +82,23 @@ describe('specwright kit init / validate / test', () => {
     await writeFile(join(dir, 'kit.json'), '{\n  "metadata": {\n');
     expect((await cli(['kit', 'validate', dir])).err[0]).toMatch(/^kit\.json(:\d+)?: not valid JSON: /);
     expect((await cli(['kit', 'validate', join(work, 'nowhere')])).err).toEqual([`kit.json: no kit.json in ${join(work, 'nowhere')}`, `1 problem in ${join(work, 'nowhere')}`]);
+  });
+
+  it('refuses files that are not UTF-8 text or too large before reading them, as the server would', async () => {
+    const dir = await newKit('not-text');
+    // A template saved as UTF-16 (NUL bytes, which the server cannot store) and one in Latin-1.
+    await writeFile(join(dir, 'templates/readme.md.hbs'), Buffer.from('# {{businessProfile.company.name}}\n', 'utf16le'));
+    await writeFile(join(dir, 'hooks/plan.js'), Buffer.from('// Caf\xe9\nfunction plan() { return null; }\n', 'latin1'));
+    // Sparse: 3 GiB on paper, nothing on disk.
+    await truncate(join(dir, 'schemas/summary.schema.json'), 3 * 1024 ** 3);
+    const result = await cli(['kit', 'validate', dir]);
+    expect(result.code).toBe(1);
+    expect(result.err).toEqual([
+      'templates/readme.md.hbs: contains NUL characters; kit files must be UTF-8 text',
+      'schemas/summary.schema.json: file is larger than 2097152 bytes',
+      'hooks/plan.js: is not valid UTF-8 text',
+      `3 problems in ${dir}`,
+    ]);
   });
 
   it('fails kit test (exit 1) when an example makes an output invalid or misses inputs, and reports each output', async () => {

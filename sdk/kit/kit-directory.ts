@@ -3,13 +3,14 @@
  * manifest references (templates, partials, schemas, hooks, discovery pools) — what publishing
  * uploads — and runs the runtime's own package checks, so a kit that loads here loads on the server.
  */
-import { readdir, readFile, realpath } from 'node:fs/promises';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { parseDocument } from 'yaml';
 import {
   loadKitPackage,
   parseKitManifest,
   MANIFEST_FILE,
+  MAX_KIT_FILE_BYTES,
   type KitManifest,
   type KitPackage,
   type KitPackageProblem,
@@ -60,7 +61,14 @@ export async function loadKitDirectory(dir: string): Promise<LoadedKitDirectory>
         problems.push({ file, message: 'resolves outside the kit directory' });
         continue;
       }
-      files[file] = await readFile(path, 'utf8');
+      // Sized before reading, so a huge file is never read into memory only to be refused.
+      if ((await stat(real)).size > MAX_KIT_FILE_BYTES) {
+        problems.push({ file, message: `file is larger than ${MAX_KIT_FILE_BYTES} bytes` });
+        continue;
+      }
+      const text = decodeText(await readFile(path));
+      if (typeof text === 'string') files[file] = text;
+      else problems.push({ file, message: text.problem });
     } catch (error) {
       // A missing file is reported by loadKitPackage, naming what references it.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') problems.push({ file, message: (error as Error).message });
@@ -68,10 +76,28 @@ export async function loadKitDirectory(dir: string): Promise<LoadedKitDirectory>
   }
   const loaded = loadKitPackage({ manifest: raw, files });
   if (!loaded.ok || problems.length > 0) {
-    const located = loaded.ok ? [] : loaded.problems.map((p) => locateProblem(p, source, files));
+    // A file refused above is absent from `files`; loadKitPackage would call it missing as well.
+    const refused = new Set(problems.map((p) => p.file));
+    const located = loaded.ok ? [] : loaded.problems.filter((p) => !refused.has(p.file)).map((p) => locateProblem(p, source, files));
     return { ok: false, dir, problems: [...problems, ...located] };
   }
   return { ok: true, dir, manifest: loaded.kit.manifest, files, kit: loaded.kit };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Kit files travel as JSON strings and the server stores them as text: bytes that are not UTF-8
+ * would be silently replaced by U+FFFD, and NUL (UTF-16 text is full of them) is refused there.
+ */
+function decodeText(bytes: Uint8Array): string | { problem: string } {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return { problem: 'is not valid UTF-8 text' };
+  }
+  return text.includes('\u0000') ? { problem: 'contains NUL characters; kit files must be UTF-8 text' } : text;
 }
 
 /** `file[:line]: message`, the one format every tool prints problems in. */
