@@ -12,6 +12,7 @@ export {
   OUTPUT_TYPES,
   kitManifestSchema,
   kitManifestJsonSchema,
+  RESERVED_KIT_IDS,
   parseKitManifest,
   type KitManifest,
   type KitOutputDeclaration,

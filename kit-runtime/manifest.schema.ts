@@ -60,10 +60,17 @@ const componentSchema = z.strictObject({
   prefix: z.string().regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
 });
 
+/** Kit ids the registry's routes use (`/{orgId}/kits/executions`, `…/credentials`): a kit of either id could never be read. */
+export const RESERVED_KIT_IDS: readonly string[] = ['executions', 'credentials'];
+
 export const kitManifestSchema = z
   .strictObject({
     metadata: z.strictObject({
-      id: z.string().max(64).regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
+      id: z
+        .string()
+        .max(64)
+        .regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens')
+        .refine((id) => !RESERVED_KIT_IDS.includes(id), { error: (issue) => `"${String(issue.input)}" is reserved: the registry's routes use it; choose another id` }),
       displayName: z.string().min(1).max(200),
       version: z.string().regex(SEMVER, 'must be a semantic version such as 1.2.0'),
       description: z.string().max(5000),

@@ -175,12 +175,40 @@ describe('specwright kit publish', () => {
       'kit.json: kitType file may not declare credentials',
       'specwright: publish failed: The kit package is invalid [VALIDATION_ERROR 400]',
     ]);
+    registry.forcedIssues = [
+      { field: `files.templates/${'a'.repeat(600)}.hbs`, issue: 'Too big: expected string to have <=500 characters' },
+      { field: 'manifest.metadata.id', issue: 'must not contain the NUL character (\\u0000)' },
+      { field: 'orgId', issue: 'Invalid UUID' },
+    ];
+    const refusedFields = await cli(['kit', 'publish', dir, ...flags]);
+    registry.forcedIssues = null;
+    expect(refusedFields.err.slice(-4)).toEqual([
+      `templates/${'a'.repeat(600)}.hbs: Too big: expected string to have <=500 characters`,
+      'kit.json: metadata.id: must not contain the NUL character (\\u0000)',
+      '(request): orgId: Invalid UUID',
+      'specwright: publish failed: Request validation failed [VALIDATION_ERROR 400]',
+    ]);
     expect(await lastError(['--url', 'http://127.0.0.1:9', '--api-key', 'k', '--org', registry.orgId])).toBe('specwright: publish failed: cannot reach http://127.0.0.1:9 (ECONNREFUSED) [UNREACHABLE]');
     expect(await lastError(['--url', registry.url, '--api-key', 'k', '--org', 'acme'])).toBe('specwright: publish failed: organization id must be a uuid, got "acme"');
     await writeFile(join(dir, 'templates/readme.md.hbs'), '{{#if}}');
     const local = await cli(['kit', 'publish', dir, ...flags]);
     expect(local.err.at(-1)).toBe('specwright: publish failed: the kit has 1 problem; fix them before publishing');
     expect(local.err[0]).toMatch(/^templates\/readme\.md\.hbs:1: template does not compile/);
+  });
+
+  it('refuses a kit id the registry reserves, locally as the server does', async () => {
+    const dir = await newKit('reserved-id');
+    const manifest = JSON.parse(await readFile(join(dir, 'kit.json'), 'utf8'));
+    manifest.metadata.id = 'executions';
+    await writeFile(join(dir, 'kit.json'), JSON.stringify(manifest, null, 2));
+    const result = await cli(['kit', 'validate', dir]);
+    expect(result.code).toBe(1);
+    expect(result.err.join('\n')).toMatch(/kit\.json(:\d+)?: metadata\.id: "executions" is reserved/);
+    // init, naming the kit after its folder, steps around the reserved id.
+    const credentials = join(work, 'credentials');
+    expect((await cli(['kit', 'init', credentials])).code).toBe(0);
+    expect(JSON.parse(await readFile(join(credentials, 'kit.json'), 'utf8')).metadata.id).toBe('credentials-kit');
+    expect((await cli(['kit', 'validate', credentials])).code).toBe(0);
   });
 
   it('runs as the `specwright` bin: Node started with --no-node-snapshot, exit codes passed on, no stack traces', async () => {

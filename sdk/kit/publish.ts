@@ -61,7 +61,7 @@ export async function publishKit(options: PublishOptions): Promise<PublishedKit>
 
   const target = new URL(`api/${encodeURIComponent(options.orgId)}/kits`, base);
   const { status, text } = await send(target, options.apiKey, payload, options);
-  let envelope: { success?: boolean; data?: PublishedKit; error?: { code?: string; message?: string; details?: { problems?: KitPackageProblem[] } } };
+  let envelope: { success?: boolean; data?: PublishedKit; error?: { code?: string; message?: string; details?: { problems?: KitPackageProblem[]; issues?: RequestIssue[] } } };
   try {
     envelope = JSON.parse(text);
   } catch {
@@ -71,7 +71,16 @@ export async function publishKit(options: PublishOptions): Promise<PublishedKit>
   const error = envelope.error;
   if (!error?.message) throw new PublishError(`${target.origin} answered HTTP ${status} without an error message`, 'BAD_RESPONSE', status);
   const problems = Array.isArray(error.details?.problems) ? error.details.problems.filter((p) => typeof p?.file === 'string' && typeof p?.message === 'string') : [];
-  throw new PublishError(oneLine(error.message), error.code ?? 'UNKNOWN', status, problems);
+  const issues = Array.isArray(error.details?.issues) ? error.details.issues.filter((i) => typeof i?.field === 'string' && typeof i?.issue === 'string').map(issueAsProblem) : [];
+  throw new PublishError(oneLine(error.message), error.code ?? 'UNKNOWN', status, [...problems, ...issues]);
+}
+
+/** A field-level refusal of the request (`details.issues`), told as a problem of the kit file it concerns. */
+type RequestIssue = { field: string; issue: string };
+function issueAsProblem({ field, issue }: RequestIssue): KitPackageProblem {
+  if (field.startsWith('files.')) return { file: field.slice('files.'.length), message: issue };
+  if (field === 'manifest' || field.startsWith('manifest.')) return { file: 'kit.json', message: field === 'manifest' ? issue : `${field.slice('manifest.'.length)}: ${issue}` };
+  return { file: '(request)', message: `${field}: ${issue}` };
 }
 
 function parseServerUrl(url: string): URL {

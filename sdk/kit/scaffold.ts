@@ -5,15 +5,17 @@
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
+import { RESERVED_KIT_IDS } from '../../kit-runtime/index.ts';
 
 export class ScaffoldError extends Error {
   override name = 'ScaffoldError';
 }
 
-/** A kit id from a directory name: lowercase letters, digits and single hyphens. */
+/** A kit id from a directory name: lowercase letters, digits and single hyphens; never an id the registry reserves. */
 export function kitIdFromDirectory(dir: string): string {
-  const id = basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64).replace(/-+$/, '');
-  return id === '' ? 'my-kit' : id;
+  const id = basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '');
+  if (id === '') return 'my-kit';
+  return RESERVED_KIT_IDS.includes(id) ? `${id}-kit` : id;
 }
 
 export function scaffoldFiles(kitId: string, displayName = titleOf(kitId)): Record<string, string> {

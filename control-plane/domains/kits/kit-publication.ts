@@ -20,15 +20,6 @@ export function validateKitPackage(manifest: unknown, files: Record<string, stri
   return loaded.kit.manifest;
 }
 
-/** `/{orgId}/kits/executions` and `/{orgId}/kits/credentials` are routes: a kit of either id could never be read. */
-const RESERVED_KIT_IDS = new Set(['executions', 'credentials']);
-
-function refuseReservedKitId(kitId: string): void {
-  if (!RESERVED_KIT_IDS.has(kitId)) return;
-  const problem = { file: 'kit.json', message: `metadata.id: "${kitId}" is reserved: GET /{orgId}/kits/${kitId} lists ${kitId}; choose another id` };
-  throw new AppError('VALIDATION_ERROR', `The kit cannot be published — ${problem.file}: ${problem.message}`, { problems: [problem] });
-}
-
 export function kitFieldsOf(manifest: KitManifest): KitFields {
   return {
     kitId: manifest.metadata.id,
@@ -69,7 +60,6 @@ export async function publishKitVersion(
   files: Record<string, string>,
 ) {
   const manifest = validateKitPackage(manifestInput, files);
-  refuseReservedKitId(manifest.metadata.id);
   const fields = kitFieldsOf(manifest);
   const version = manifest.metadata.version;
   if (await findBuiltInKitId(db, fields.kitId)) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);

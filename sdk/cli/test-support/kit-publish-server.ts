@@ -24,11 +24,13 @@ export type KitPublishServer = {
   kitsEnabled: boolean;
   /** Problems to answer VALIDATION_ERROR with, as a server with stricter checks would. */
   forcedProblems: Array<{ file: string; line?: number; message: string }> | null;
+  /** Field-level refusals (`details.issues`), as the server's input validation answers. */
+  forcedIssues: Array<{ field: string; issue: string }> | null;
   close(): Promise<void>;
 };
 
 export async function startKitPublishServer(): Promise<KitPublishServer> {
-  const state = { apiKey: `swk_test_${randomUUID().slice(0, 8)}`, orgId: randomUUID(), received: [] as ReceivedPublish[], published: new Set<string>(), kitsEnabled: true, forcedProblems: null as KitPublishServer['forcedProblems'] };
+  const state = { apiKey: `swk_test_${randomUUID().slice(0, 8)}`, orgId: randomUUID(), received: [] as ReceivedPublish[], published: new Set<string>(), kitsEnabled: true, forcedProblems: null as KitPublishServer['forcedProblems'], forcedIssues: null as KitPublishServer['forcedIssues'] };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -64,6 +66,7 @@ function answer(state: Omit<KitPublishServer, 'url' | 'close'>, req: IncomingMes
   if (!String(req.headers['content-type']).startsWith('application/json')) return fail(400, 'VALIDATION_ERROR', 'Content-Type must be application/json');
   const { manifest, files } = (body ?? {}) as { manifest?: unknown; files?: Record<string, string> };
   if (state.forcedProblems) return fail(400, 'VALIDATION_ERROR', 'The kit package is invalid', { problems: state.forcedProblems });
+  if (state.forcedIssues) return fail(400, 'VALIDATION_ERROR', 'Request validation failed', { issues: state.forcedIssues });
   const loaded = loadKitPackage({ manifest, files: files ?? {} });
   if (!loaded.ok) return fail(400, 'VALIDATION_ERROR', `The kit package has ${loaded.problems.length} problem(s)`, { problems: loaded.problems });
   const { metadata } = loaded.kit.manifest;
