@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const booleanFlag = z
@@ -5,12 +6,36 @@ const booleanFlag = z
   .optional()
   .transform((value) => value === 'true' || value === '1');
 
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * Which proxies' X-Forwarded-For express believes (its `trust proxy`): none by default; a hop count;
+ * or addresses, CIDR ranges and the names loopback / linklocal / uniquelocal. "true" (every hop) is
+ * refused: then any client could name its own address and escape its rate limits.
+ */
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((value, ctx): false | number | string[] => {
+    const text = value?.trim() ?? '';
+    if (text === '' || text === 'false') return false;
+    if (/^\d+$/.test(text)) return Number(text);
+    const entries = text.split(',').map((entry) => entry.trim()).filter(Boolean);
+    const wrong = entries.filter((entry) => !PROXY_NAMES.includes(entry) && !ipaddr.isValid(entry) && !ipaddr.isValidCIDR(entry));
+    if (text === 'true' || wrong.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `name the proxies (addresses, CIDR ranges, ${PROXY_NAMES.join(', ')}) or a hop count${wrong.length > 0 ? `; not understood: ${wrong.join(', ')}` : ''}` });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const environmentSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HOST: z.string().default('0.0.0.0'),
+  TRUST_PROXY: trustProxy,
   DATABASE_URL: z.url().optional(),
   APP_DATABASE_URL: z.url().optional(),
   DATA_DIR: z.string().default('./.specwright'),
@@ -45,6 +70,8 @@ export type RateLimitClass = 'general' | 'agent' | 'compilation' | 'discoveryCha
 export interface Config {
   port: number;
   host: string;
+  /** express's `trust proxy`: which proxies may tell the client's address (X-Forwarded-For). */
+  trustProxy: false | number | string[];
   databaseUrl: string | undefined;
   appDatabaseUrl: string | undefined;
   dataDir: string;
@@ -87,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: e.PORT,
     host: e.HOST,
+    trustProxy: e.TRUST_PROXY,
     databaseUrl: e.DATABASE_URL,
     appDatabaseUrl: e.APP_DATABASE_URL,
     dataDir: e.DATA_DIR,

@@ -43,6 +43,7 @@ const header = (req: Request, name: string) => {
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.trustProxy);
   const loginThrottle = createLoginThrottle(deps.pool, deps.config.loginLimits);
   const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle, downloadLinks: deps.downloadLinks });
   const openApiDocument = buildOpenApiDocument(appRouter, '/api');

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitClass } from '../config.ts';
 import type { Config } from '../config.ts';
+import { clientAddressOf } from './client-address.ts';
 import { sendRateLimited } from './surface-errors.ts';
 
 /** DESIGN §5.9: which requests count against which budget. Works for REST paths and tRPC paths. */
@@ -37,7 +38,7 @@ export function rateLimitCallerKey(req: Request): string {
 
 /** The client address a request counts against when it carries no credential that authenticates. */
 export function clientAddressKey(req: Request): string {
-  return `ip:${req.ip ?? 'unknown'}`;
+  return `ip:${clientAddressOf(req.ip)}`;
 }
 
 /** Points a request costs: one per procedure, so a tRPC batch (`/trpc/a,b,c?batch=1`) pays for each call. */

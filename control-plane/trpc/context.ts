@@ -7,6 +7,7 @@ import type { SessionTokens } from '../auth/session-token.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { LoginThrottle } from '../domains/users/login-throttle.ts';
+import { clientAddressOf } from '../http/client-address.ts';
 import type { DownloadLinks } from '../http/download-links.ts';
 import type { Logger } from '../logger.ts';
 
@@ -46,7 +47,7 @@ export function contextFactory(shared: { db: Kysely<Database>; config: Config; s
       log: req.log,
       requestId: locals.requestId ?? 'unknown',
       auth: locals.auth ?? { kind: 'anonymous' },
-      clientAddress: req.ip ?? req.socket.remoteAddress ?? 'unknown',
+      clientAddress: clientAddressOf(req.ip ?? req.socket.remoteAddress),
       setResponseHeader: (name, value) => void res.setHeader(name, value),
     });
   };
