@@ -190,6 +190,14 @@ describe('specwright kit publish', () => {
     ]);
     expect(await lastError(['--url', 'http://127.0.0.1:9', '--api-key', 'k', '--org', registry.orgId])).toBe('specwright: publish failed: cannot reach http://127.0.0.1:9 (ECONNREFUSED) [UNREACHABLE]');
     expect(await lastError(['--url', registry.url, '--api-key', 'k', '--org', 'acme'])).toBe('specwright: publish failed: organization id must be a uuid, got "acme"');
+    // The key travels with the request: never over plain http to another machine, never echoed.
+    expect(await lastError(['--url', 'http://specs.example.com', '--api-key', 'k', '--org', registry.orgId])).toBe(
+      'specwright: publish failed: the server URL must be https: over http://specs.example.com the API key would travel in clear text',
+    );
+    expect(await lastError(['--url', 'swk_abcdef_0123456789', '--api-key', 'k', '--org', registry.orgId])).toBe('specwright: publish failed: the server URL is not a URL (expected https://host[:port])');
+    expect(await lastError(['--url', 'https://user:secret@specs.example.com', '--api-key', 'k', '--org', registry.orgId])).toBe(
+      'specwright: publish failed: the server URL must not carry credentials; pass the API key with --api-key',
+    );
     await writeFile(join(dir, 'templates/readme.md.hbs'), '{{#if}}');
     const local = await cli(['kit', 'publish', dir, ...flags]);
     expect(local.err.at(-1)).toBe('specwright: publish failed: the kit has 1 problem; fix them before publishing');

@@ -83,16 +83,29 @@ function issueAsProblem({ field, issue }: RequestIssue): KitPackageProblem {
   return { file: '(request)', message: `${field}: ${issue}` };
 }
 
+/**
+ * The server to publish to. The API key travels with the request, so plain http is taken only for
+ * this machine (localhost, 127.0.0.0/8, ::1); and a value that is not a URL is not echoed back, in
+ * case it is a key pasted in the wrong place.
+ */
 function parseServerUrl(url: string): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new PublishError(`server URL "${url}" is not a URL`, 'LOCAL', null);
+    throw new PublishError('the server URL is not a URL (expected https://host[:port])', 'LOCAL', null);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new PublishError(`server URL must be http(s), got "${url}"`, 'LOCAL', null);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new PublishError(`the server URL must be https (or http on this machine), not ${parsed.protocol}`, 'LOCAL', null);
+  if (parsed.username !== '' || parsed.password !== '') throw new PublishError('the server URL must not carry credentials; pass the API key with --api-key', 'LOCAL', null);
+  if (parsed.protocol === 'http:' && !isThisMachine(parsed.hostname)) {
+    throw new PublishError(`the server URL must be https: over http://${parsed.host} the API key would travel in clear text`, 'LOCAL', null);
+  }
   if (!parsed.pathname.endsWith('/')) parsed.pathname += '/';
   return parsed;
+}
+
+function isThisMachine(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
 function send(target: URL, apiKey: string, payload: Buffer, options: PublishOptions): Promise<{ status: number; text: string }> {
