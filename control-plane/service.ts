@@ -106,6 +106,11 @@ export async function startService(config: Config, options: StartServiceOptions 
       const appDatabase = createDatabase(appUrl, { max: 10, applicationName: 'specwright-api', prepareStatements: true });
       app = appDatabase;
       cleanups.push(() => appDatabase.db.destroy());
+      const unchecked = unsetIdpClaims(config);
+      if (unchecked.length > 0) {
+        const claims = unchecked.map((name) => (name === 'JWT_ISSUER' ? 'issuer' : 'audience')).join(' or ');
+        log.warn({ unset: unchecked }, `${unchecked.join(' and ')} not set: identity-provider tokens are accepted without checking their ${claims}; set them unless the key serves Specwright alone`);
+      }
       let e2eTestUser: Principal | undefined;
       if (config.e2eTestMode) {
         log.warn('E2E_TEST_MODE is on: any request with X-E2E-Test-Mode: true is authenticated as the test user. Never run production like this.');
@@ -126,6 +131,12 @@ export async function startService(config: Config, options: StartServiceOptions 
     await stopAll();
     throw error;
   }
+}
+
+/** The IdP claims left unchecked because their expected value is not configured (none without an IdP). */
+function unsetIdpClaims(config: Config): string[] {
+  if (!config.jwt.secret && !config.jwt.jwksUrl) return [];
+  return [config.jwt.issuer ? null : 'JWT_ISSUER', config.jwt.audience ? null : 'JWT_AUDIENCE'].filter((name): name is string => name !== null);
 }
 
 function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {

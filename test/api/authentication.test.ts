@@ -159,6 +159,12 @@ describe('JWT bearer tokens (JWKS)', () => {
     jwks?.close();
   });
 
+  it('warns at boot about an IdP claim it cannot check, and only then', () => {
+    const warnings = (app: TestApp) => app.logLines.filter((line) => line.level === 40 && String(line.msg).includes('identity-provider tokens')).map((line) => line.unset);
+    expect(warnings(jwksApp)).toEqual([['JWT_ISSUER']]);
+    expect(warnings(app)).toEqual([]);
+  });
+
   it('verifies tokens against the key set and refuses other keys and HS256', async () => {
     const sign = (key: SigningKey, kid = 'k1') =>
       new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid }).setSubject(jwksApp.bootstrap.userId).setAudience('specwright').setExpirationTime('5m').sign(key);
