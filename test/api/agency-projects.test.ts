@@ -1,6 +1,6 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
+import { whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
@@ -118,22 +118,15 @@ describe('POST /api/agency-projects while the project is being deleted', () => {
     const doomed = await createProject(owner.apiKey, orgId, 'Doomed');
     const before = await assignmentCount();
     // Another request deletes the project; its transaction is still open when the assignment arrives.
-    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
-    await holder.connect();
-    try {
-      await holder.query('begin');
-      await holder.query('select id from projects where id = $1 for update', [doomed]);
-      await holder.query('delete from projects where id = $1', [doomed]);
-      const assigning = call(app.url, '/api/agency-projects', { apiKey: admin.apiKey, body: { organizationId: orgId, projectId: doomed, customerUserId: customer.userId } });
-      const lockWaiters = async () =>
-        Number((await sqlAsOwner("select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"))[0].count);
-      for (let waited = 0; (await lockWaiters()) < 1 && waited < 100; waited += 1) await new Promise((resolve) => setTimeout(resolve, 50));
-      await holder.query('commit');
-      const response = await assigning;
-      expect([response.status, response.body.error?.code]).toEqual([404, 'NOT_FOUND']);
-    } finally {
-      await holder.end();
-    }
+    const response = await whileTransactionHolds(
+      app.database.ownerUrl,
+      async (holder) => {
+        await holder.query('select id from projects where id = $1 for update', [doomed]);
+        await holder.query('delete from projects where id = $1', [doomed]);
+      },
+      () => call(app.url, '/api/agency-projects', { apiKey: admin.apiKey, body: { organizationId: orgId, projectId: doomed, customerUserId: customer.userId } }),
+    );
+    expect([response.status, response.body.error?.code]).toEqual([404, 'NOT_FOUND']);
     expect(await assignmentCount()).toBe(before);
   });
 });

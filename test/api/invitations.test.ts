@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
+import { whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
@@ -229,21 +229,13 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
     const invitee = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Iris');
     const created = await invite({ email: invitee.email });
     // An admin adds the invitee directly; that transaction is still open when the accept arrives.
-    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
-    await holder.connect();
-    try {
-      await holder.query('begin');
-      await holder.query("insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'member')", [app.bootstrap.tenantId, orgId, invitee.userId]);
-      const accepting = accept(created.token, { userId: invitee.userId }, invitee.apiKey);
-      const lockWaiters = async () =>
-        Number((await sqlAsOwner("select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"))[0].count);
-      for (let waited = 0; (await lockWaiters()) < 1 && waited < 100; waited += 1) await new Promise((resolve) => setTimeout(resolve, 50));
-      await holder.query('commit');
-      const response = await accepting;
-      expect([response.status, response.body.error?.code]).toEqual([409, 'CONFLICT']);
-    } finally {
-      await holder.end();
-    }
+    const response = await whileTransactionHolds(
+      app.database.ownerUrl,
+      (holder) =>
+        holder.query("insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'member')", [app.bootstrap.tenantId, orgId, invitee.userId]),
+      () => accept(created.token, { userId: invitee.userId }, invitee.apiKey),
+    );
+    expect([response.status, response.body.error?.code]).toEqual([409, 'CONFLICT']);
     expect(await count("select count(*) from customer_invitations where id = $1 and status = 'pending'", [created.id])).toBe(1);
     expect(await sqlAsOwner('select role from organization_members where organization_id = $1 and user_id = $2', [orgId, invitee.userId])).toEqual([{ role: 'member' }]);
   });

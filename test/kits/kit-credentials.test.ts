@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCredentialVault } from '../../control-plane/domains/kit-credentials/credential-vault.ts';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { untilLockWaiters } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { recordedResponses } from '../helpers/response-log.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -145,9 +146,7 @@ describe('stored credentials', () => {
     });
     await holding;
     const rotations = Promise.all(vaults.map((vault) => vault.rotate()));
-    const deadline = Date.now() + 10_000;
-    const waiting = `select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
-    while (Number((await sqlAsOwner(waiting))[0].count) < 2 && Date.now() < deadline) await sleep(20);
+    await untilLockWaiters(app.database.ownerUrl, 2);
     release();
     await holder;
     await rotations;

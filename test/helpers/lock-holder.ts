@@ -1,0 +1,31 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { ownerQuery } from './owner-sql.ts';
+
+const LOCK_WAITERS = `select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+
+/** Waits until at least `count` sessions of the database wait on a lock (up to 10 s). */
+export async function untilLockWaiters(ownerUrl: string, count = 1): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Number((await ownerQuery(ownerUrl, LOCK_WAITERS))[0].count) < count && Date.now() < deadline) await sleep(20);
+}
+
+/**
+ * Makes a race deterministic: opens a transaction as the owner and runs `hold` in it (taking the
+ * locks another request will need), starts `race`, waits until it is blocked on those locks, then
+ * commits and returns what `race` resolved to.
+ */
+export async function whileTransactionHolds<T>(ownerUrl: string, hold: (client: pg.Client) => Promise<unknown>, race: () => Promise<T>): Promise<T> {
+  const holder = new pg.Client({ connectionString: ownerUrl });
+  await holder.connect();
+  try {
+    await holder.query('begin');
+    await hold(holder);
+    const racing = race();
+    await untilLockWaiters(ownerUrl);
+    await holder.query('commit');
+    return await racing;
+  } finally {
+    await holder.end();
+  }
+}
