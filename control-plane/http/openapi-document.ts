@@ -2,7 +2,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { errorCodes } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import { SERVICE_VERSION } from '../version.ts';
-import { successStatusByProcedurePath } from './procedure-meta.ts';
+import { errorResponsesByProcedurePath, successStatusByProcedurePath } from './procedure-meta.ts';
 
 const DESCRIPTION = [
   'Specwright turns a product idea into a software specification and then into generated artifacts:',
@@ -39,7 +39,27 @@ const errorEnvelopeSchema: SchemaObject = {
   },
 };
 
-type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }>; description?: string }> };
+type Operation = {
+  operationId?: string;
+  security?: unknown[];
+  parameters?: Array<{ in: string }>;
+  requestBody?: unknown;
+  responses?: Record<string, { content?: Record<string, { schema?: unknown }>; description?: string }>;
+};
+
+/** What each failure status means on this surface, unless a procedure's meta says more. */
+const errorDescriptions: Record<number, string> = {
+  400: 'VALIDATION_ERROR (details.issues names each field) or another 400 code of the catalog',
+  401: 'UNAUTHORIZED: missing or invalid credentials',
+  403: 'FORBIDDEN or ORG_NOT_MEMBER: the caller may not do this',
+  404: 'NOT_FOUND: no such resource visible to the caller',
+  409: 'CONFLICT: the resource is not in a state that allows this',
+  413: 'PAYLOAD_TOO_LARGE: the body exceeds the size limit',
+  415: 'UNSUPPORTED_MEDIA_TYPE: send Content-Type: application/json',
+  429: 'RATE_LIMITED: too many requests; retry after Retry-After seconds',
+  500: 'INTERNAL_ERROR: unexpected; quote metadata.requestId',
+  503: 'SERVICE_UNAVAILABLE: try again shortly',
+};
 
 /**
  * The REST surface's OpenAPI document, generated from the router. The generator describes bare
@@ -57,36 +77,58 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
       apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
     },
   });
-  document.components = { ...document.components, schemas: { ...document.components?.schemas, ErrorEnvelope: errorEnvelopeSchema } };
+  // The generator's `error.*` schemas describe trpc-to-openapi's bare error body, which this surface never sends.
+  const generatedSchemas = Object.entries(document.components?.schemas ?? {}).filter(([name]) => !name.startsWith('error.'));
+  document.components = { ...document.components, schemas: { ...Object.fromEntries(generatedSchemas), ErrorEnvelope: errorEnvelopeSchema } };
   // trpc-to-openapi names each operation after its procedure path, dots turned to dashes.
-  const statusByOperation = new Map([...successStatusByProcedurePath(router)].map(([path, status]) => [path.replace(/\./g, '-'), status]));
+  const byOperationId = <T>(byPath: Map<string, T>) => new Map([...byPath].map(([path, value]) => [path.replace(/\./g, '-'), value]));
+  const statusByOperation = byOperationId(successStatusByProcedurePath(router));
+  const errorsByOperation = byOperationId(errorResponsesByProcedurePath(router));
   for (const pathItem of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(pathItem as Record<string, Operation & { operationId?: string; security?: unknown[] }>)) {
+    for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       if (!operation?.responses) continue;
       if (operation.security) operation.security = [{ bearerAuth: [] }, { apiKeyAuth: [] }];
-      wrapResponses(operation, statusByOperation.get(operation.operationId ?? '') ?? 200);
+      const operationId = operation.operationId ?? '';
+      wrapResponses(operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, errorsByOperation.get(operationId)));
     }
   }
   return document;
 }
 
-function wrapResponses(operation: Operation, successStatus: number): void {
-  const responses: NonNullable<Operation['responses']> = {};
-  for (const [status, response] of Object.entries(operation.responses ?? {})) {
-    const json = response.content?.['application/json'];
-    if (status === '200') {
-      const data = json?.schema ?? {};
-      responses[String(successStatus)] = {
-        ...response,
-        content: {
-          'application/json': {
-            schema: { type: 'object', required: ['success', 'data', 'metadata'], properties: { success: { type: 'boolean', enum: [true] }, data, metadata: metadataSchema } },
+/**
+ * The failures an operation can answer: those every operation of its kind can (rate limits,
+ * authentication, input validation, body limits, lookups by path), plus those its procedure's meta
+ * names in `openapi.errorResponses` (a conflict, a not-found on a create …).
+ */
+function errorStatuses(method: string, operation: Operation, declared = new Map<number, string | undefined>()): Map<number, string> {
+  const statuses = new Set([429, 500, ...declared.keys()]);
+  const hasInput = Boolean(operation.parameters?.length || operation.requestBody);
+  if (operation.security) [401, 403].forEach((status) => statuses.add(status));
+  if (hasInput) statuses.add(400);
+  if (operation.parameters?.some((parameter) => parameter.in === 'path') || (hasInput && method !== 'post')) statuses.add(404);
+  // Every POST, PUT and PATCH body goes through the JSON parser, with its size limit.
+  if (['post', 'put', 'patch'].includes(method)) [400, 413, 415].forEach((status) => statuses.add(status));
+  return new Map([...statuses].sort((a, b) => a - b).map((status) => [status, declared.get(status) ?? errorDescriptions[status] ?? 'An error in the envelope']));
+}
+
+function wrapResponses(operation: Operation, successStatus: number, errors: Map<number, string>): void {
+  const success = operation.responses?.['200'];
+  const responses: NonNullable<Operation['responses']> = {
+    [String(successStatus)]: {
+      description: success?.description ?? 'Successful response',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['success', 'data', 'metadata'],
+            properties: { success: { type: 'boolean', enum: [true] }, data: success?.content?.['application/json']?.schema ?? {}, metadata: metadataSchema },
           },
         },
-      };
-    } else {
-      responses[status] = { ...response, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
-    }
+      },
+    },
+  };
+  for (const [status, description] of errors) {
+    responses[String(status)] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
   }
   operation.responses = responses;
 }

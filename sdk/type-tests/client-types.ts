@@ -22,6 +22,9 @@ export async function wrongInputs(): Promise<void> {
   await client.apiKeys.revoke.mutate({});
   // @ts-expect-error ownerEmail is missing
   await client.admin.createTenant.mutate({ name: 'Acme' });
+  // @ts-expect-error paging takes numbers (REST query strings are coerced on the server)
+  await client.projects.list.query({ limit: 'ten' });
+  await client.projects.list.query({ limit: 10, offset: 20 });
 }
 
 export async function unknownProcedures(): Promise<void> {

@@ -26,6 +26,7 @@ describe('GET /api/openapi.json', () => {
     expect(Object.keys(create.responses)).toContain('201');
     expect(create.responses['201'].content['application/json'].schema.properties.data.properties.key).toBeDefined();
     expect(create.responses['400'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope');
+    expect(Object.keys(document.components.schemas).filter((name) => name.startsWith('error.'))).toEqual([]);
     expect(document.paths['/health'].get.security).toBeUndefined();
     expect(create.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }]);
   });

@@ -20,7 +20,16 @@ export const agencyProjectsRouter = router({
     .query(({ ctx, input }) => listOrganizationAssignments(ctx.db, ctx.principal, input)),
 
   create: authedProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/agency-projects', tags, summary: "Assign one of the organization's projects to one of its customers (admin or owner)" } })
+    .meta({
+      successStatus: 201,
+      openapi: {
+        method: 'POST',
+        path: '/agency-projects',
+        tags,
+        summary: "Assign one of the organization's projects to one of its customers (admin or owner)",
+        errorResponses: { 404: 'NOT_FOUND: no such organization, project or user', 409: 'CONFLICT: the project is assigned to this customer already' },
+      },
+    })
     .input(createAssignmentInput)
     .output(assignmentOutput)
     .mutation(({ ctx, input }) => assignProject(ctx.db, ctx.principal, input)),

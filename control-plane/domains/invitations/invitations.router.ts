@@ -19,7 +19,16 @@ const tags = ['customer invitations'];
 
 export const customerInvitationsRouter = router({
   create: authedProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/customer-invitations', tags, summary: 'Invite an email into an organization (admin or owner); the token is shown once' } })
+    .meta({
+      successStatus: 201,
+      openapi: {
+        method: 'POST',
+        path: '/customer-invitations',
+        tags,
+        summary: 'Invite an email into an organization (admin or owner); the token is shown once',
+        errorResponses: { 404: 'NOT_FOUND: no such organization', 409: 'CONFLICT: a pending invitation for this email exists (details.invitationId), or the email is a member already' },
+      },
+    })
     .input(createInvitationInput)
     .output(createdInvitationOutput)
     .mutation(({ ctx, input }) => createInvitation(ctx.db, ctx.principal, input)),
@@ -44,6 +53,12 @@ export const customerInvitationsRouter = router({
         protect: false,
         tags,
         summary: 'Accept as a new user (name, password; public) or as the signed-in invitee (userId)',
+        errorResponses: {
+          400: 'VALIDATION_ERROR, or INVITE_EXPIRED: the invitation has expired',
+          401: 'UNAUTHORIZED: accepting as an existing user needs its credentials',
+          403: 'FORBIDDEN: the invitation is for another account',
+          409: 'CONFLICT: the invitation was accepted or revoked already, the email has an account, or the caller is a member already',
+        },
       },
     })
     .input(acceptInvitationInput)
@@ -51,7 +66,7 @@ export const customerInvitationsRouter = router({
     .mutation(({ ctx, input }) => acceptInvitation(ctx.db, ctx.auth, input)),
 
   revoke: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/customer-invitations/{token}/revoke', tags, summary: 'Revoke an invitation by token or id (admin or owner)' } })
+    .meta({ openapi: { method: 'POST', path: '/customer-invitations/{token}/revoke', tags, summary: 'Revoke an invitation by token or id (admin or owner)', errorResponses: { 409: 'CONFLICT: the invitation has been accepted' } } })
     .input(revokeInvitationInput)
     .output(revokedInvitationOutput)
     .mutation(({ ctx, input }) => revokeInvitation(ctx.db, ctx.principal, input.token)),

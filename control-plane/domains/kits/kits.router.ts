@@ -14,7 +14,7 @@ export const kitsRouter = router({
     .query(({ ctx, input }) => listKitsForOrganization(ctx.db, ctx.principal, input)),
 
   publish: authedProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/{orgId}/kits', tags, summary: 'Publish a kit version: its manifest and files (admins and owners)' } })
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/{orgId}/kits', tags, summary: 'Publish a kit version: its manifest and files (admins and owners)', errorResponses: { 409: 'CONFLICT: this kit version is published already' } } })
     .input(publishKitInput)
     .output(publishedKitOutput)
     .mutation(({ ctx, input }) => publishKitForOrganization(ctx.db, ctx.principal, input)),

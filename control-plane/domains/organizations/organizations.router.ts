@@ -23,7 +23,7 @@ const tags = ['organizations'];
 
 export const organizationsRouter = router({
   create: authedProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/organizations', tags, summary: 'Create an organization; the caller becomes its owner' } })
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/organizations', tags, summary: 'Create an organization; the caller becomes its owner', errorResponses: { 409: 'SLUG_TAKEN: the slug is in use' } } })
     .input(createOrganizationInput)
     .output(organizationOutput)
     .mutation(({ ctx, input }) => createOrganization(ctx.db, ctx.principal, input)),
@@ -47,7 +47,7 @@ export const organizationsRouter = router({
     .query(({ ctx, input }) => getOrganization(ctx.db, ctx.principal, input.id)),
 
   update: authedProcedure
-    .meta({ openapi: { method: 'PUT', path: '/organizations/{id}', tags, summary: 'Change name, slug, display name or settings (owner or admin)' } })
+    .meta({ openapi: { method: 'PUT', path: '/organizations/{id}', tags, summary: 'Change name, slug, display name or settings (owner or admin)', errorResponses: { 409: 'SLUG_TAKEN: the slug is in use' } } })
     .input(updateOrganizationInput)
     .output(organizationOutput)
     .mutation(({ ctx, input }) => changeOrganization(ctx.db, ctx.principal, input)),
@@ -60,19 +60,19 @@ export const organizationsRouter = router({
       .query(({ ctx, input }) => listOrganizationMembers(ctx.db, ctx.principal, input.id)),
 
     add: authedProcedure
-      .meta({ successStatus: 201, openapi: { method: 'POST', path: '/organizations/{id}/members', tags, summary: 'Add a user of the tenant (admin or owner)' } })
+      .meta({ successStatus: 201, openapi: { method: 'POST', path: '/organizations/{id}/members', tags, summary: 'Add a user of the tenant (admin or owner)', errorResponses: { 409: 'CONFLICT: the user is a member already' } } })
       .input(addMemberInput)
       .output(memberOutput)
       .mutation(({ ctx, input }) => addOrganizationMember(ctx.db, ctx.principal, input)),
 
     changeRole: authedProcedure
-      .meta({ openapi: { method: 'PUT', path: '/organizations/{id}/members/{userId}', tags, summary: "Change a member's role (admin or owner)" } })
+      .meta({ openapi: { method: 'PUT', path: '/organizations/{id}/members/{userId}', tags, summary: "Change a member's role (admin or owner)", errorResponses: { 409: 'CONFLICT: the last owner cannot be demoted' } } })
       .input(changeMemberRoleInput)
       .output(memberOutput)
       .mutation(({ ctx, input }) => changeOrganizationMemberRole(ctx.db, ctx.principal, input)),
 
     remove: authedProcedure
-      .meta({ openapi: { method: 'DELETE', path: '/organizations/{id}/members/{userId}', tags, summary: 'Remove a member, or leave' } })
+      .meta({ openapi: { method: 'DELETE', path: '/organizations/{id}/members/{userId}', tags, summary: 'Remove a member, or leave', errorResponses: { 409: 'CONFLICT: the last owner cannot be removed' } } })
       .input(memberRefInput)
       .output(removedMemberOutput)
       .mutation(({ ctx, input }) => removeOrganizationMember(ctx.db, ctx.principal, input)),

@@ -21,7 +21,7 @@ export const projectsRouter = router({
     .query(({ ctx, input }) => listProjectsForCaller(ctx.db, ctx.principal, input)),
 
   create: authedProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/projects', tags, summary: 'Create a project (phase CREATED, status active)' } })
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/projects', tags, summary: 'Create a project (phase CREATED, status active)', errorResponses: { 404: 'NOT_FOUND: no such organization' } } })
     .input(createProjectInput)
     .output(projectDetailOutput)
     .mutation(({ ctx, input }) => createProjectForCaller(ctx.db, ctx.principal, input)),

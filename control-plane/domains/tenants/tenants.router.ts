@@ -10,7 +10,7 @@ export const adminRouter = router({
   createTenant: platformAdminProcedure
     .meta({
       successStatus: 201,
-      openapi: { method: 'POST', path: '/admin/tenants', tags: ['admin'], summary: 'Create a tenant with its owner and first API key (platform admins)' },
+      openapi: { method: 'POST', path: '/admin/tenants', tags: ['admin'], summary: 'Create a tenant with its owner and first API key (platform admins)', errorResponses: { 409: 'CONFLICT: a user with this email exists' } },
     })
     .input(createTenantInput)
     .output(createdTenantOutput)

@@ -14,6 +14,7 @@ export const authRouter = router({
         protect: false,
         tags,
         summary: 'Sign in with email and password; returns a 15-minute session token (public)',
+        errorResponses: { 401: 'UNAUTHORIZED: wrong email or password', 429: 'RATE_LIMITED: too many failed sign-ins; retry after Retry-After seconds' },
       },
     })
     .input(loginInput)

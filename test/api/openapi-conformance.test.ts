@@ -1,0 +1,188 @@
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, type ApiResponse, type RequestOptions } from '../helpers/http.ts';
+import { sampleExecutionBody, sampleKit, waitForBundle } from '../helpers/kit-fixtures.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/**
+ * Every operation of /api/openapi.json, called for real: each answer's status must be one the
+ * document lists for that operation, and its body must validate against the schema documented for
+ * that status. A REST caller generating a client from the document gets exactly what the wire sends.
+ */
+
+let app: TestApp;
+let document: any;
+let key: string;
+let orgId: string;
+const problems: string[] = [];
+const exercised = new Set<string>();
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+
+const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+addFormats.default(ajv);
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+
+beforeAll(async () => {
+  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500' } });
+  key = app.bootstrap.apiKey;
+  orgId = app.bootstrap.organizationId;
+  document = (await call(app.url, '/api/openapi.json')).body;
+}, 120_000);
+afterAll(() => app?.stop());
+
+/** Calls `path` (a concrete URL under /api) as the operation `method template` and checks the answer against the document. */
+async function conform(method: string, template: string, path: string, options: RequestOptions = {}, target = app): Promise<ApiResponse> {
+  const response = await call(target.url, `/api${path}`, { method, apiKey: target.bootstrap.apiKey, ...options });
+  const operationName = `${method} ${template}`;
+  exercised.add(operationName);
+  const operation = document.paths[template]?.[method.toLowerCase()];
+  if (!operation) {
+    problems.push(`${operationName}: not in the document`);
+    return response;
+  }
+  const documented = operation.responses[String(response.status)];
+  if (!documented) {
+    problems.push(`${operationName}: answered ${response.status} (${response.body?.error?.code ?? 'success'}), which the document does not list`);
+    return response;
+  }
+  const schemaKey = `${operationName} ${response.status}`;
+  let validate = validators.get(schemaKey);
+  if (!validate) {
+    validate = ajv.compile({ ...documented.content['application/json'].schema, components: document.components });
+    validators.set(schemaKey, validate);
+  }
+  if (!validate(response.body)) {
+    problems.push(`${operationName} ${response.status}: body does not match the documented schema: ${ajv.errorsText(validate.errors)}`);
+  }
+  return response;
+}
+
+describe('every documented operation, called for real', () => {
+  it('answers only documented statuses with bodies that match the documented schemas', async () => {
+    const otherTenant = await createTenant(app, 'Conformance');
+
+    // Identity, health, developer settings.
+    await conform('GET', '/health', '/health', { apiKey: undefined });
+    await conform('GET', '/me', '/me');
+    await conform('GET', '/me', '/me', { apiKey: 'swk_nope_nope' });
+    await conform('GET', '/developer/api-keys', '/developer/api-keys');
+    const apiKey = (await conform('POST', '/developer/api-keys', '/developer/api-keys', { body: { name: 'conformance' } })).body.data;
+    await conform('POST', '/developer/api-keys', '/developer/api-keys', { body: { name: '' } });
+    await conform('POST', '/developer/api-keys', '/developer/api-keys', { rawBody: 'name=laptop', headers: { 'content-type': 'text/plain' } });
+    await conform('POST', '/developer/api-keys', '/developer/api-keys', { rawBody: '{"name": "laptop"', headers: { 'content-type': 'application/json' } });
+    await conform('POST', '/developer/api-keys', '/developer/api-keys', { body: { name: 'x'.repeat(1_100_000) } });
+    await conform('DELETE', '/developer/api-keys/{keyId}', `/developer/api-keys/${apiKey.id}`);
+    await conform('DELETE', '/developer/api-keys/{keyId}', '/developer/api-keys/00000000-0000-4000-8000-000000000000');
+
+    // Admin.
+    await conform('POST', '/admin/tenants', '/admin/tenants', { body: { name: 'Second', ownerEmail: `second-${Date.now()}@example.test` } });
+    await conform('PATCH', '/admin/tenants/{tenantId}/features', `/admin/tenants/${otherTenant.tenantId}/features`, { body: { kits_enabled: true } });
+    await conform('PATCH', '/admin/tenants/{tenantId}/features', `/admin/tenants/${otherTenant.tenantId}/features`, { body: { kits_enabled: true }, apiKey: otherTenant.apiKey });
+
+    // Organizations and members.
+    const slug = `conf-${Date.now()}`;
+    const organization = (await conform('POST', '/organizations', '/organizations', { body: { name: 'Conformance', slug, settings: { theme: 'dark' } } })).body.data;
+    await conform('POST', '/organizations', '/organizations', { body: { name: 'Again', slug } });
+    await conform('GET', '/organizations', '/organizations?limit=5');
+    await conform('GET', '/organizations/slug-check', `/organizations/slug-check?slug=${slug}`);
+    await conform('GET', '/organizations/{id}', `/organizations/${organization.id}`);
+    await conform('GET', '/organizations/{id}', `/organizations/${otherTenant.organizationId}`);
+    await conform('PUT', '/organizations/{id}', `/organizations/${organization.id}`, { body: { displayName: 'Conformance Inc.' } });
+    const colleague = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Colleague');
+    await conform('POST', '/organizations/{id}/members', `/organizations/${organization.id}/members`, { body: { userId: colleague.userId, role: 'member' } });
+    await conform('POST', '/organizations/{id}/members', `/organizations/${organization.id}/members`, { body: { userId: colleague.userId, role: 'member' } });
+    await conform('POST', '/organizations/{id}/members', `/organizations/${otherTenant.organizationId}/members`, { body: { userId: colleague.userId, role: 'member' } });
+    await conform('GET', '/organizations/{id}/members', `/organizations/${organization.id}/members`);
+    await conform('PUT', '/organizations/{id}/members/{userId}', `/organizations/${organization.id}/members/${colleague.userId}`, { body: { role: 'admin' } });
+    await conform('DELETE', '/organizations/{id}/members/{userId}', `/organizations/${organization.id}/members/${colleague.userId}`);
+
+    // Projects.
+    const project = (await conform('POST', '/projects', '/projects', { body: { name: 'Conformance', description: 'checks the document', organizationId: orgId } })).body.data;
+    await conform('POST', '/projects', '/projects', { body: { name: 'Nowhere', organizationId: otherTenant.organizationId } });
+    await conform('GET', '/projects', '/projects?limit=10&offset=0&status=active');
+    await conform('GET', '/projects/{projectId}', `/projects/${project.id}`);
+    await conform('GET', '/projects/{projectId}', '/projects/not-a-uuid');
+    await conform('PATCH', '/projects/{projectId}', `/projects/${project.id}`, { body: { name: 'Conformance 2', status: 'archived' } });
+    const doomed = (await conform('POST', '/projects', '/projects', { body: { name: 'Doomed' } })).body.data;
+    await conform('DELETE', '/projects/{projectId}', `/projects/${doomed.id}`);
+
+    // Customer invitations and sign-in.
+    const email = `invitee-${Date.now()}@example.test`;
+    const invitation = (await conform('POST', '/customer-invitations', '/customer-invitations', { body: { organizationId: orgId, email, message: 'Welcome' } })).body.data;
+    await conform('POST', '/customer-invitations', '/customer-invitations', { body: { organizationId: orgId, email } });
+    await conform('POST', '/customer-invitations', '/customer-invitations', { body: { organizationId: otherTenant.organizationId, email } });
+    await conform('GET', '/customer-invitations', `/customer-invitations?organizationId=${orgId}&status=pending`);
+    await conform('GET', '/customer-invitations/{token}', `/customer-invitations/${invitation.token}`, { apiKey: undefined });
+    await conform('GET', '/customer-invitations/{token}', '/customer-invitations/no-such-token', { apiKey: undefined });
+    const password = 'correct horse battery staple';
+    const accepted = (await conform('POST', '/customer-invitations/{token}/accept', `/customer-invitations/${invitation.token}/accept`, { apiKey: undefined, body: { name: 'Ivy Invitee', password } })).body.data;
+    await conform('POST', '/customer-invitations/{token}/accept', `/customer-invitations/${invitation.token}/accept`, { apiKey: undefined, body: { name: 'Ivy Again', password } });
+    await conform('POST', '/customer-invitations/{token}/accept', '/customer-invitations/no-such-token/accept', { apiKey: undefined, body: { name: 'Nobody', password } });
+    const toRevoke = (await conform('POST', '/customer-invitations', '/customer-invitations', { body: { organizationId: orgId, email: `revoked-${Date.now()}@example.test` } })).body.data;
+    await conform('POST', '/customer-invitations/{token}/revoke', `/customer-invitations/${toRevoke.token}/revoke`, { body: {} });
+    await conform('POST', '/customer-invitations/{token}/revoke', '/customer-invitations/no-such-token/revoke', { body: {} });
+    await conform('POST', '/auth/login', '/auth/login', { apiKey: undefined, body: { email, password } });
+    await conform('POST', '/auth/login', '/auth/login', { apiKey: undefined, body: { email, password: 'wrong password, surely' } });
+
+    // Agency projects.
+    const assignment = (await conform('POST', '/agency-projects', '/agency-projects', { body: { organizationId: orgId, projectId: project.id, customerUserId: accepted.userId } })).body.data;
+    await conform('POST', '/agency-projects', '/agency-projects', { body: { organizationId: orgId, projectId: project.id, customerUserId: accepted.userId } });
+    await conform('POST', '/agency-projects', '/agency-projects', { body: { organizationId: orgId, projectId: doomed.id, customerUserId: accepted.userId } });
+    await conform('GET', '/agency-projects', `/agency-projects?organizationId=${orgId}`);
+    await conform('DELETE', '/agency-projects/{id}', `/agency-projects/${assignment.id}`);
+
+    // Kits, executions, credentials.
+    await conform('POST', '/{orgId}/kits', `/${orgId}/kits`, { body: sampleKit({ id: 'conformance-kit' }) });
+    await conform('POST', '/{orgId}/kits', `/${orgId}/kits`, { body: sampleKit({ id: 'conformance-kit' }) });
+    await conform('GET', '/{orgId}/kits', `/${orgId}/kits?limit=100`);
+    await conform('GET', '/{orgId}/kits/{kitId}', `/${orgId}/kits/conformance-kit`);
+    await conform('GET', '/{orgId}/kits/{kitId}', `/${orgId}/kits/no-such-kit`);
+    await conform('PATCH', '/{orgId}/kits/{kitId}', `/${orgId}/kits/conformance-kit`, { body: { status: 'active' } });
+    const started = (await conform('POST', '/{orgId}/kits/{kitId}/execute', `/${orgId}/kits/conformance-kit/execute`, { body: sampleExecutionBody(project.id) })).body.data;
+    await conform('POST', '/{orgId}/kits/{kitId}/execute', `/${orgId}/kits/no-such-kit/execute`, { body: sampleExecutionBody(project.id) });
+    await conform('GET', '/{orgId}/kits/executions/{executionId}/bundle', `/${orgId}/kits/executions/${started.executionId}/bundle`);
+    await waitForBundle(app.url, key, orgId, started.executionId);
+    await conform('GET', '/{orgId}/kits/executions', `/${orgId}/kits/executions?projectId=${project.id}`);
+    await conform('GET', '/{orgId}/kits/executions/{executionId}', `/${orgId}/kits/executions/${started.executionId}`);
+    await conform('GET', '/{orgId}/kits/executions/{executionId}/outputs/{outputId}', `/${orgId}/kits/executions/${started.executionId}/outputs/readme`);
+    await conform('GET', '/{orgId}/kits/executions/{executionId}/bundle', `/${orgId}/kits/executions/${started.executionId}/bundle`);
+    await conform('GET', '/{orgId}/kits/credentials/public-key', `/${orgId}/kits/credentials/public-key`);
+    const credential = (
+      await conform('POST', '/{orgId}/kits/credentials', `/${orgId}/kits/credentials`, {
+        body: { projectId: project.id, kitId: 'conformance-kit', credentialType: 'api_key', credentials: { token: 'a-secret-token-value-for-conformance' } },
+      })
+    ).body.data;
+    await conform('GET', '/{orgId}/kits/credentials', `/${orgId}/kits/credentials?projectId=${project.id}`);
+    await conform('DELETE', '/{orgId}/kits/credentials/{credentialId}', `/${orgId}/kits/credentials/${credential.credentialId}`);
+    await conform('POST', '/admin/credential-keys/rotate', '/admin/credential-keys/rotate', { body: {} });
+
+    const documentedOperations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item as object).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(documentedOperations.filter((operation) => !exercised.has(operation))).toEqual([]);
+    expect(problems).toEqual([]);
+  }, 120_000);
+});
+
+describe('rate limits, which apply to every operation', () => {
+  let limited: TestApp;
+  beforeAll(async () => {
+    limited = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '2' } });
+  }, 120_000);
+  afterAll(() => limited?.stop());
+
+  it('are documented on every operation, with the envelope the 429 really has', async () => {
+    problems.length = 0;
+    for (let attempt = 0; attempt < 3; attempt += 1) await conform('GET', '/me', '/me', {}, limited);
+    await conform('GET', '/health', '/health', { apiKey: undefined }, limited);
+    await conform('GET', '/health', '/health', { apiKey: undefined }, limited);
+    const last = await conform('GET', '/health', '/health', { apiKey: undefined }, limited);
+    expect(last.status).toBe(429);
+    expect(problems).toEqual([]);
+    const without429 = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, { responses: object }>).filter(([, operation]) => !('429' in operation.responses)).map(([method]) => `${method} ${path}`),
+    );
+    expect(without429).toEqual([]);
+  });
+});
