@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { startService, type RunningService, type ServiceMode } from './service.ts';
 
 const modes: ServiceMode[] = ['all', 'api', 'worker'];
+const REPEAT_WINDOW_MS = 1000;
 
 async function main(): Promise<void> {
   const mode = (process.argv[2] ?? 'all') as ServiceMode;
@@ -13,9 +14,17 @@ async function main(): Promise<void> {
   // Handlers go in before anything starts, so a signal during boot still shuts down cleanly.
   let service: RunningService | undefined;
   let stopSignal: string | undefined;
+  let firstSignalAt = 0;
   const shutdown = (signal: string) => {
-    if (stopSignal && service) return;
+    if (stopSignal) {
+      // Ctrl-C under `npm start` arrives twice at once (from the terminal and forwarded by npm): one stop.
+      if (Date.now() - firstSignalAt < REPEAT_WINDOW_MS) return;
+      // A second signal later: the operator will not wait (for a boot stuck on the lock, for long jobs).
+      process.stderr.write(`${signal} again: exiting without waiting for running work\n`);
+      process.exit(1);
+    }
     stopSignal = signal;
+    firstSignalAt = Date.now();
     if (!service) return; // boot finishes first, then stops
     service.log.info({ signal }, 'shutting down: no new requests or jobs; finishing running ones');
     service.stop().then(

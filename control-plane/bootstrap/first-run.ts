@@ -1,9 +1,10 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { createTenantWithOwner } from '../domains/tenants/tenants.service.ts';
 import type { CreatedTenant } from '../domains/tenants/tenants.schema.ts';
+import { replaceSecretFile } from './secret-file.ts';
 
 export const BOOTSTRAP_OWNER_EMAIL = 'owner@specwright.local';
 
@@ -20,17 +21,20 @@ export interface FirstRunResult {
 export async function runFirstRun(owner: Kysely<Database>, dataDir: string): Promise<FirstRunResult> {
   const existing = await owner.selectFrom('tenants').select('id').limit(1).executeTakeFirst();
   if (existing) return { created: false };
-  const bootstrap = await owner.transaction().execute((trx) =>
-    createTenantWithOwner(trx, {
+  // The key is saved before the tenant commits: should saving fail, or the process die in between,
+  // there is no tenant and the next start tries again, never a tenant whose only key was lost.
+  await mkdir(dataDir, { recursive: true });
+  const bootstrap = await owner.transaction().execute(async (trx) => {
+    const created = await createTenantWithOwner(trx, {
       name: 'Default tenant',
       ownerEmail: BOOTSTRAP_OWNER_EMAIL,
       ownerName: 'Owner',
       ownerIsPlatformAdmin: true,
       features: { kits_enabled: true },
-    }),
-  );
-  await mkdir(dataDir, { recursive: true });
-  await writeFile(join(dataDir, 'bootstrap.json'), `${JSON.stringify(bootstrap, null, 2)}\n`, { mode: 0o600 });
+    });
+    await replaceSecretFile(join(dataDir, 'bootstrap.json'), `${JSON.stringify(created, null, 2)}\n`);
+    return created;
+  });
   return { created: true, bootstrap };
 }
 

