@@ -47,6 +47,17 @@ describe('the app role (least privilege: only what requests need)', () => {
     expect(await asAppRole(`update users set name = 'v' where id = $1`, [userId])).toBeUndefined();
   });
 
+  it('cannot write kit outputs or bundle bytes (workers do), nor change a published kit version', async () => {
+    expect(await asAppRole(`insert into blobs (tenant_id, content_type, size_bytes, sha256, content) values ($1, 'application/zip', 1, 'x', '\\x00')`, [tenantId])).toBe('42501');
+    expect(await asAppRole(`update blobs set size_bytes = 0`)).toBe('42501');
+    expect(await asAppRole(`update kit_outputs set content = ''`)).toBe('42501');
+    expect(await asAppRole(`update kit_versions set files = '{}'`)).toBe('42501');
+    // What requests do with them: read them, and delete them with their project.
+    expect(await asAppRole('select count(*) from kit_outputs')).toBeUndefined();
+    expect(await asAppRole('delete from kit_outputs')).toBeUndefined();
+    expect(await asAppRole('delete from blobs')).toBeUndefined();
+  });
+
   it('still writes what requests write: rate-limit counters', async () => {
     expect(await asAppRole(`insert into rate_limits (key, points, expire) values ('k', 1, 0)`)).toBeUndefined();
     expect(await asAppRole(`delete from rate_limits where key = 'k'`)).toBeUndefined();
