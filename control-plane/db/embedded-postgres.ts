@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createSecretFile } from '../bootstrap/secret-file.ts';
 
 export interface EmbeddedDatabase {
   /** Superuser URL of the embedded cluster's `specwright` database. */
@@ -24,11 +25,12 @@ export async function findFreePort(): Promise<number> {
   });
 }
 
+/** The cluster's superuser password, created whole in one step (never a half-written file). */
 async function readOrCreatePassword(file: string): Promise<string> {
   if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
   const password = randomBytes(24).toString('base64url');
-  await writeFile(file, password, { mode: 0o600 });
-  return password;
+  // Another process starting on the same DATA_DIR at this instant: its password stands.
+  return (await createSecretFile(file, password)) ? password : (await readFile(file, 'utf8')).trim();
 }
 
 /** Beside the cluster: the pid of the Specwright process that started it. */
