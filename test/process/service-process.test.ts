@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,40 +5,17 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
 import { call } from '../helpers/http.ts';
+import { startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
-interface Spawned {
-  child: ChildProcess;
-  stdout: () => string;
-  exit: Promise<number | null>;
-}
+const running: MainProcess[] = [];
+afterAll(() => running.forEach((main) => main.child.kill('SIGKILL')));
 
-const running: ChildProcess[] = [];
-afterAll(() => running.forEach((child) => child.kill('SIGKILL')));
-
-function startMain(mode: string, env: Record<string, string>): Spawned {
-  const cleanEnv = { ...process.env };
-  delete cleanEnv.DATABASE_URL;
-  const child = spawn(process.execPath, ['--no-node-snapshot', 'control-plane/main.ts', mode], {
-    env: { ...cleanEnv, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.push(child);
-  let out = '';
-  child.stdout!.on('data', (chunk) => (out += chunk));
-  child.stderr!.on('data', (chunk) => (out += chunk));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, exit };
-}
-
-async function waitForOutput(spawned: Spawned, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pattern.test(spawned.stdout())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; output:\n${spawned.stdout()}`);
-    if (spawned.child.exitCode !== null) throw new Error(`process exited early:\n${spawned.stdout()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function startMain(mode: 'all' | 'worker', env: Record<string, string>): MainProcess {
+  const main = startMainProcess(mode, env);
+  running.push(main);
+  return main;
 }
 
 describe('npm start (control-plane/main.ts all) on the embedded database', () => {
@@ -49,15 +25,15 @@ describe('npm start (control-plane/main.ts all) on the embedded database', () =>
     const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' };
 
     const first = startMain('all', env);
-    await waitForOutput(first, /API listening/);
-    const printed = /Owner API key \(shown once\): (swk_\S+)/.exec(first.stdout())?.[1];
+    await untilOutput(first, /API listening/);
+    const printed = /Owner API key \(shown once\): (swk_\S+)/.exec(first.output())?.[1];
     expect(printed).toBeDefined();
     const bootstrapFile = join(dataDir, 'bootstrap.json');
     expect((await stat(bootstrapFile)).mode & 0o777).toBe(0o600);
     const bootstrap = JSON.parse(await readFile(bootstrapFile, 'utf8'));
     expect(bootstrap).toEqual({ tenantId: expect.any(String), organizationId: expect.any(String), userId: expect.any(String), apiKey: printed });
     // The key is printed once to the terminal but never on a log line.
-    expect(first.stdout().split('\n').filter((line) => line.startsWith('{')).join('\n')).not.toContain(printed!);
+    expect(first.output().split('\n').filter((line) => line.startsWith('{')).join('\n')).not.toContain(printed!);
 
     const url = `http://127.0.0.1:${port}`;
     const health = await call(url, '/api/health');
@@ -67,12 +43,12 @@ describe('npm start (control-plane/main.ts all) on the embedded database', () =>
 
     first.child.kill('SIGTERM');
     expect(await first.exit).toBe(0);
-    expect(first.stdout()).toMatch(/worker stopped/);
+    expect(first.output()).toMatch(/worker stopped/);
     await expect(fetch(`${url}/api/health`)).rejects.toThrow();
 
     const second = startMain('all', env);
-    await waitForOutput(second, /API listening/);
-    expect(second.stdout()).not.toMatch(/Owner API key/);
+    await untilOutput(second, /API listening/);
+    expect(second.output()).not.toMatch(/Owner API key/);
     expect(JSON.parse(await readFile(bootstrapFile, 'utf8'))).toEqual(bootstrap);
     expect((await call(url, '/api/me', { apiKey: printed })).status).toBe(200);
     second.child.kill('SIGTERM');
@@ -85,11 +61,11 @@ describe('control-plane/main.ts worker against DATABASE_URL', () => {
     const database = await createTestDatabase();
     const dataDir = await mkdtemp(join(tmpdir(), 'specwright-worker-'));
     const worker = startMain('worker', { DATABASE_URL: database.ownerUrl, APP_DATABASE_URL: database.appUrl, DATA_DIR: dataDir });
-    await waitForOutput(worker, /worker started/);
-    expect(worker.stdout()).not.toMatch(/API listening/);
+    await untilOutput(worker, /worker started/);
+    expect(worker.output()).not.toMatch(/API listening/);
     expect(await ownerQuery(database.ownerUrl, 'select worker_id from worker_heartbeats')).toHaveLength(1);
     worker.child.kill('SIGTERM');
-    expect(await worker.exit, worker.stdout()).toBe(0);
+    expect(await worker.exit, worker.output()).toBe(0);
     expect(await ownerQuery(database.ownerUrl, 'select worker_id from worker_heartbeats')).toHaveLength(0);
     const sessions = await ownerQuery(database.ownerUrl, "select count(*) from pg_stat_activity where datname = $1 and application_name like 'specwright%'", [database.name]);
     expect(Number(sessions[0].count)).toBe(0);

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { startMainProcess, untilOutput } from '../helpers/main-process.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const BOOT_LOCK_KEY = 7_305_221_901;
@@ -15,17 +15,10 @@ describe('a second SIGTERM/SIGINT', () => {
     await holder.connect();
     await holder.query('select pg_advisory_lock($1)', [BOOT_LOCK_KEY]);
     try {
-      const child = spawn(process.execPath, ['--no-node-snapshot', 'control-plane/main.ts', 'worker'], {
-        env: { ...process.env, DATABASE_URL: database.ownerUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-signal-')), LOG_LEVEL: 'info' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      child.stdout.on('data', (chunk) => (output += chunk));
-      child.stderr.on('data', (chunk) => (output += chunk));
-      const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const { child, output, exit } = startMainProcess('worker', { DATABASE_URL: database.ownerUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-signal-')) });
       const waiting = async () => Number((await holder.query(`select count(*) from pg_locks where locktype = 'advisory' and not granted`)).rows[0].count);
       for (let tries = 0; (await waiting()) === 0; tries += 1) {
-        if (tries > 200) throw new Error(`the worker never waited for the boot lock:\n${output}`);
+        if (tries > 200) throw new Error(`the worker never waited for the boot lock:\n${output()}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
 
@@ -35,8 +28,8 @@ describe('a second SIGTERM/SIGINT', () => {
       child.kill('SIGTERM');
       const code = await Promise.race([exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 5_000))]);
       if (code === 'still running') child.kill('SIGKILL');
-      expect(code, output).toBe(1);
-      expect(output).toMatch(/SIGTERM again/);
+      expect(code, output()).toBe(1);
+      expect(output()).toMatch(/SIGTERM again/);
     } finally {
       await holder.end();
     }
@@ -46,21 +39,11 @@ describe('a second SIGTERM/SIGINT', () => {
 describe('Ctrl-C under `npm start` (SIGINT twice at once: from the terminal and forwarded by npm)', () => {
   it('is one request to stop: running work still finishes and the process exits cleanly', async () => {
     const database = await createTestDatabase();
-    const child = spawn(process.execPath, ['--no-node-snapshot', 'control-plane/main.ts', 'worker'], {
-      env: { ...process.env, DATABASE_URL: database.ownerUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-signal-')), LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    for (let tries = 0; !/worker started/.test(output); tries += 1) {
-      if (tries > 400 || child.exitCode !== null) throw new Error(`no "worker started":\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    child.kill('SIGINT');
-    child.kill('SIGINT');
-    expect(await exit, output).toBe(0);
-    expect(output).toMatch(/worker stopped/);
+    const worker = startMainProcess('worker', { DATABASE_URL: database.ownerUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-signal-')) });
+    await untilOutput(worker, /worker started/);
+    worker.child.kill('SIGINT');
+    worker.child.kill('SIGINT');
+    expect(await worker.exit, worker.output()).toBe(0);
+    expect(worker.output()).toMatch(/worker stopped/);
   }, 30_000);
 });

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { startMainProcess } from '../helpers/main-process.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
@@ -28,26 +29,19 @@ function plan() {
 `;
 
 async function startWorkerProcess(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', 'control-plane/main.ts', 'worker'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: api.database.ownerUrl,
-      APP_DATABASE_URL: api.database.appUrl,
-      SERVER_SECRET: TEST_SERVER_SECRET,
-      DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-crash-')),
-      WORKER_HEARTBEAT_MS: '200',
-      WORKER_STALE_AFTER_MS: '1000',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { child, output } = startMainProcess('worker', {
+    DATABASE_URL: api.database.ownerUrl,
+    APP_DATABASE_URL: api.database.appUrl,
+    SERVER_SECRET: TEST_SERVER_SECRET,
+    DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-crash-')),
+    WORKER_HEARTBEAT_MS: '200',
+    WORKER_STALE_AFTER_MS: '1000',
+    LOG_LEVEL: 'warn',
   });
   workers.push(child);
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
   const deadline = Date.now() + 30_000;
   while ((await sqlAsOwner('select count(*) from worker_heartbeats'))[0].count === '0' || child.exitCode !== null) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start:\n${output}`);
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start:\n${output()}`);
     await sleep(50);
   }
   return child;
