@@ -78,8 +78,8 @@ export function createApp(deps: AppDeps): express.Express {
       ]);
       // A credential that does not authenticate names no caller (public routes still run for it):
       // count the request against the client address too, or every made-up key brings a fresh budget.
-      const address = clientAddressKey(req);
-      const applyRateVerdict = auth.kind === 'rejected' && rateLimitCallerKey(req) !== address ? await countRequest(req, address) : verdictForCredential;
+      const address = auth.kind === 'rejected' ? clientAddressKey(req) : undefined;
+      const applyRateVerdict = address !== undefined && rateLimitCallerKey(req) !== address ? await countRequest(req, address) : verdictForCredential;
       res.locals.auth = auth;
       applyRateVerdict(res, next);
     } catch (error) {
