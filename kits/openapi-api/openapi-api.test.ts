@@ -53,6 +53,47 @@ describe('openapi-api kit', () => {
     expect(Object.keys(api.paths)).toEqual(['/notes', '/notes/{noteId}', '/categories', '/categories/{categoryId}']);
   });
 
+  it('quotes schema and property names, so YAML never reads them as booleans, nulls or numbers', async () => {
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: { entities: ['True', { name: 'Null', fields: [{ name: 'null', type: 'string' }, { name: 'true', type: 'string', required: true }, { name: '007', type: 'string' }, { name: '1e3', type: 'integer' }] }] },
+    });
+    expect(result.output('openapi').status).toBe('valid');
+    const document = result.parsed('openapi') as any;
+    expect(Object.keys(document.components.schemas)).toEqual(['Error', 'True', 'TrueInput', 'TruePatch', 'Null', 'NullInput', 'NullPatch']);
+    expect(Object.keys(document.components.schemas.Null.properties)).toEqual(['id', 'null', 'true', '007', '1e3']);
+    expect(document.components.schemas.Null.required).toEqual(['id', 'true']);
+    await SwaggerParser.validate(document);
+  });
+
+  it('fails CHECK, listing each, for names that collide once reduced to identifiers, names without letters and unknown operations', async () => {
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: {
+        entities: [
+          'Error', 'Payload Booking', 'PayloadBooking', 'Rocket', 'RocketInput', '用户', null,
+          { name: 'Launch', operations: ['read', 'list'], fields: [{ name: 'first name', type: 'string' }, { name: 'firstName', type: 'string' }, { name: 'kind', type: 'enum', values: [] }, { name: '!!' }] },
+        ],
+      },
+    });
+    expect(result.status).toBe('failed');
+    expect(result.outputs).toEqual([]);
+    expect(result.message).toBe('CHECK: CHECK failed: ' + [
+      'entity "Error" and the error model both become schema "Error"',
+      'entity "PayloadBooking" and entity "Payload Booking" both become schema "PayloadBooking"',
+      'entity "PayloadBooking" and entity "Payload Booking" both become schema "PayloadBookingInput"',
+      'entity "PayloadBooking" and entity "Payload Booking" both become schema "PayloadBookingPatch"',
+      'entity "PayloadBooking" and entity "Payload Booking" both become path "/payload-bookings"',
+      'entity "RocketInput" and entity "Rocket" both become schema "RocketInput"',
+      'discoveryAnswers.entities[5] has no name with Latin letters or digits',
+      'discoveryAnswers.entities[6] has no name with Latin letters or digits',
+      'entity "Launch" has unknown operations ["read"]; known: list, get, create, update, delete',
+      'field Launch.firstName and field Launch.first name both become property "firstName"',
+      'field Launch.kind is an enum without values',
+      'entity "Launch": fields[3] has no name with Latin letters or digits',
+    ].join('; '));
+  });
+
   it('fails CHECK listing every missing input', async () => {
     const result = await runKitForTest(kitDir, { projectId: 'p', discoveryAnswers: {} });
     expect(result.status).toBe('failed');

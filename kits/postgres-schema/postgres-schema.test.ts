@@ -118,6 +118,76 @@ describe('postgres-schema kit', () => {
     await client.query(`INSERT INTO hostile.user_drop_table_xes (role) VALUES ($1)`, ["admin'); DROP TABLE y; --"]);
   });
 
+  it('keeps the company name inside its SQL comments, even with line breaks, quotes and parentheses', async () => {
+    const injected = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: "Bob's Rockets :)\nDROP TABLE victims; --\r\nCREATE TABLE injected (x int); --" } },
+      discoveryAnswers: { entities: ['Rocket'] },
+    });
+    expect(injected.status).toBe('completed');
+    expect(injected.outputs.map((o) => [o.outputId, o.status, o.validationErrors])).toEqual([
+      ['ddl', 'valid', []], ['migration', 'valid', []], ['entity-schema.0', 'valid', []],
+    ]);
+    for (const id of ['ddl', 'migration']) {
+      const sql = injected.output(id).content;
+      expect(sql.split('\n').filter((line) => /DROP|injected/.test(line)).every((line) => line.startsWith('-- '))).toBe(true);
+      await applyIn(`comment_${id}`, 'CREATE TABLE victims (x int)');
+      await client.query(`SET search_path TO "comment_${id}"`);
+      try {
+        await client.query(sql);
+      } finally {
+        await client.query('SET search_path TO public');
+      }
+      const { rows } = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [`comment_${id}`]);
+      expect(rows.map((r) => r.table_name)).toEqual(id === 'ddl' ? ['rockets', 'victims'] : ['rockets', 'schema_migrations', 'victims']);
+    }
+  });
+
+  it('fails CHECK, listing each, for names that collide once reduced to identifiers and for fields PostgreSQL cannot take', async () => {
+    const result = await runKitForTest(kitDir, {
+      discoveryAnswers: {
+        entities: [
+          'Payload Booking', 'PayloadBooking', 'Ärzte', 'rzte', 'SchemaMigration',
+          {
+            name: 'User',
+            fields: [
+              { name: 'firstName', type: 'string' }, { name: 'first_name', type: 'string' }, { name: 'aB', type: 'string' }, { name: 'AB', type: 'string' },
+              { name: 'createdAt', type: 'datetime' }, { name: 'role', type: 'enum', values: [] },
+              { name: 'bio', type: 'string', maxLength: 20000000 }, { name: 'motto', type: 'string', maxLength: -1 }, null, { type: 'string' },
+            ],
+          },
+        ],
+      },
+    });
+    expect(result.status).toBe('failed');
+    expect(result.outputs).toEqual([]);
+    expect(result.message).toBe('CHECK: CHECK failed: ' + [
+      'entity "PayloadBooking" and entity "Payload Booking" both become table "payload_bookings"',
+      'entity "rzte" and entity "Ärzte" both become table "rztes"',
+      'entity "SchemaMigration" and the migration table both become table "schema_migrations"',
+      'field User.first_name and field User.firstName both become column "first_name"',
+      'field User.first_name and field User.firstName both become property "firstName"',
+      'field User.AB and field User.aB both become property "aB"',
+      'field User.createdAt and the timestamp created_at both become column "created_at"',
+      'field User.createdAt and the timestamp createdAt both become property "createdAt"',
+      'field User.role is an enum without values',
+      'field User.bio has maxLength 20000000; it must be a whole number from 1 to 10485760',
+      'field User.motto has maxLength -1; it must be a whole number from 1 to 10485760',
+      'entity User: fields[8] has no name',
+      'entity User: fields[9] has no name',
+    ].join('; '));
+  });
+
+  it('keeps long foreign key and index names distinct within PostgreSQL\'s 63 characters', async () => {
+    const target = 'Rocket';
+    const result = await runKitForTest(kitDir, {
+      discoveryAnswers: { entities: [target, { name: 'y'.repeat(28), fields: [{ name: `ref${'a'.repeat(40)}One`, type: 'reference', entity: target }, { name: `ref${'a'.repeat(40)}Two`, type: 'reference', entity: target }] }] },
+    });
+    expect(result.status).toBe('completed');
+    await applyIn('long_names', result.output('ddl').content);
+    const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_constraint WHERE contype = 'f' AND connamespace = 'long_names'::regnamespace`);
+    expect(rows).toEqual([{ n: 2 }]);
+  });
+
   it('fails CHECK for missing entities and for references to unknown entities', async () => {
     const missing = await runKitForTest(kitDir, { projectId: 'p' });
     expect(missing.message).toBe('CHECK: missing required inputs: discoveryAnswers.entities');

@@ -76,6 +76,17 @@ describe('project-docs kit', () => {
     expect(broken.output('architecture')).toMatchObject({ status: 'invalid', validationErrors: ['ER relationship names an unknown entity: Ghost ||--o{ Launch : "rocketId"'] });
   });
 
+  it('keeps Markdown table rows intact when answers contain "|" or line breaks', async () => {
+    const piped = structuredClone(example);
+    piped.discoveryAnswers.entities[0].description = 'Rockets | boosters\nand stages';
+    piped.discoveryAnswers.entities[0].fields[0].description = 'a | b\nc';
+    piped.discoveryAnswers.decisions[0].title = 'Use A | B\nnot C';
+    const run = await runKitForTest(kitDir, piped);
+    expect(run.output('readme').content).toContain('| Rocket | Rockets \\| boosters and stages |\n');
+    expect(run.output('architecture').content).toContain(' | a \\| b c |\n');
+    expect(run.output('adr-index').content).toContain('| 0002 | [Use A \\| B not C](0002-use-a-b-not-c.md) | Accepted |\n');
+  });
+
   it('fails CHECK listing every missing input', async () => {
     const run = await runKitForTest(kitDir, { businessProfile: { company: { name: 'Acme' } }, discoveryAnswers: {} });
     expect(run.status).toBe('failed');

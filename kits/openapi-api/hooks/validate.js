@@ -12,7 +12,7 @@ function validate(context) {
     ids[match[1]] = true;
   }
   context.plan.data.entities.forEach(function (entity) {
-    if (doc.content.indexOf('\n    ' + entity.name + ':\n') === -1) errors.push('entity ' + entity.name + ' has no schema');
+    if (doc.content.indexOf('\n    "' + entity.name + '":\n') === -1) errors.push('entity ' + entity.name + ' has no schema');
   });
   return { outputs: { openapi: { errors: errors } } };
 }

@@ -18,13 +18,23 @@ function plural(word) {
   return word + 's';
 }
 function ident(name) { return '"' + name + '"'; }
+// PostgreSQL truncates identifiers to 63 bytes, so two long constraint names could end up the same:
+// a longer name keeps its start and gets a hash of the whole.
+function shortName(name) {
+  if (name.length <= 63) return name;
+  var hash = 2166136261;
+  for (var i = 0; i < name.length; i++) { hash ^= name.charCodeAt(i); hash = Math.imul(hash, 16777619) >>> 0; }
+  return name.slice(0, 54) + '_' + ('0000000' + hash.toString(16)).slice(-8);
+}
+// Text printed in a `--` comment: a line break would end the comment and start SQL.
+function oneLine(text) { return String(text).replace(/[\r\n]+/g, ' '); }
 function literal(value) { return "'" + String(value).replace(/'/g, "''") + "'"; }
 
 function plan(context, kit) {
   var raw = context.input.discoveryAnswers.entities.map(function (e) { return typeof e === 'string' ? { name: e } : e; });
   var tableOf = {};
   raw.forEach(function (e) { tableOf[String(e.name).toLowerCase()] = plural(snake(e.name)); });
-  var project = (context.input.businessProfile && context.input.businessProfile.company && context.input.businessProfile.company.name) || context.input.projectId || 'the project';
+  var project = oneLine((context.input.businessProfile && context.input.businessProfile.company && context.input.businessProfile.company.name) || context.input.projectId || 'the project');
   var foreignKeys = [];
   var indexes = [];
 
@@ -45,8 +55,8 @@ function plan(context, kit) {
       columns.push({ sql: sql });
       if (field.type === 'reference') {
         var target = tableOf[String(field.entity).toLowerCase()];
-        foreignKeys.push({ table: ident(table), name: ident(table + '_' + column + '_fkey'), column: ident(column), target: ident(target) });
-        indexes.push({ name: ident(table + '_' + column + '_idx'), table: ident(table), column: ident(column) });
+        foreignKeys.push({ table: ident(table), name: ident(shortName(table + '_' + column + '_fkey')), column: ident(column), target: ident(target) });
+        indexes.push({ name: ident(shortName(table + '_' + column + '_idx')), table: ident(table), column: ident(column) });
       }
       var schema;
       if (field.type === 'enum') schema = { type: 'string', enum: (field.values || []).map(String) };

@@ -5,6 +5,8 @@ function pascal(name) { return words(name).map(function (w) { return w.charAt(0)
 function slug(text) { return String(text).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '') || 'decision'; }
 // Mermaid labels go inside "…"; a quote or a newline would end them early.
 function label(text) { return String(text).replace(/"/g, '#quot;').replace(/[\r\n]+/g, ' '); }
+// Text in a Markdown table cell: a "|" would start a new cell and a line break would end the row.
+function cell(text) { return String(text).replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' '); }
 function pad(n) { return ('000' + n).slice(-4); }
 var ER_TYPES = { uuid: 'uuid', string: 'string', text: 'text', integer: 'int', number: 'decimal', boolean: 'boolean', date: 'date', datetime: 'timestamp', email: 'string', enum: 'string', reference: 'uuid' };
 
@@ -20,12 +22,12 @@ function plan(context) {
         type: ER_TYPES[f.type] || 'string',
         key: f.name === 'id' ? 'PK' : f.type === 'reference' ? 'FK' : '',
         required: f.required === true,
-        description: f.description || (f.type === 'enum' ? 'one of ' + (f.values || []).join(', ') : ''),
-        docType: f.type === 'reference' ? 'reference to ' + pascal(f.entity) : (f.type || 'string'),
-        displayName: f.name,
+        description: cell(f.description || (f.type === 'enum' ? 'one of ' + (f.values || []).join(', ') : '')),
+        docType: cell(f.type === 'reference' ? 'reference to ' + pascal(f.entity) : (f.type || 'string')),
+        displayName: cell(f.name),
       };
     });
-    return { name: pascal(entity.name), title: entity.name, description: entity.description || '', fields: fields, references: (entity.fields || []).filter(function (f) { return f.type === 'reference'; }) };
+    return { name: pascal(entity.name), title: entity.name, description: entity.description || '', descriptionCell: cell(entity.description || ''), fields: fields, references: (entity.fields || []).filter(function (f) { return f.type === 'reference'; }) };
   });
   var relationships = [];
   entities.forEach(function (entity) {
@@ -47,7 +49,7 @@ function plan(context) {
     consequences: 'Every significant change comes with a short ADR; superseded ones stay, marked as such.',
   }].concat(answers.decisions || []).map(function (d, index) {
     var number = pad(index + 1);
-    return { number: number, title: d.title, file: number + '-' + slug(d.title) + '.md', context: d.context || '', decision: d.decision || '', consequences: d.consequences || '', status: d.status || 'Accepted' };
+    return { number: number, title: d.title, titleCell: cell(d.title), file: number + '-' + slug(d.title) + '.md', context: d.context || '', decision: d.decision || '', consequences: d.consequences || '', status: d.status || 'Accepted' };
   });
   return {
     data: {
