@@ -73,3 +73,4 @@ export {
 } from './sealed-credentials.ts';
 export { safeKitPath, explainUnsafePath, UnsafePathError } from './safe-path.ts';
 export { KitLimitError, KitHookError, KitPhaseError, HostCapabilityError, type KitLimitKind } from './errors.ts';
+export { nestsDeeperThan } from './json-depth.ts';

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { KitHookError } from './errors.ts';
 import { formatIssuePath, type KitPhase } from './manifest.schema.ts';
+import { nestsDeeperThan } from './json-depth.ts';
 
 const messages = z.array(z.string().max(2000)).max(200);
 
@@ -58,16 +59,4 @@ export function findMissingInputs(input: unknown, required: readonly string[]): 
     }
     return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
   });
-}
-
-/** Checked without recursion, so the check itself cannot overflow. */
-function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const pending: Array<[unknown, number]> = [[value, 0]];
-  while (pending.length > 0) {
-    const [current, depth] = pending.pop() as [unknown, number];
-    if (current === null || typeof current !== 'object') continue;
-    if (depth >= limit) return true;
-    for (const child of Object.values(current)) pending.push([child, depth + 1]);
-  }
-  return false;
 }

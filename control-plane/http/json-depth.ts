@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { nestsDeeperThan } from '../../kit-runtime/index.ts';
 import { sendSurfaceError } from './surface-errors.ts';
 
 /**
@@ -7,18 +8,6 @@ import { sendSurfaceError } from './surface-errors.ts';
  * would answer a 500. No field of the API needs more than a few levels; 64 leaves ample room.
  */
 export const MAX_BODY_DEPTH = 64;
-
-/** True when `value` nests objects or arrays more than `limit` levels deep (checked without recursion). */
-export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const pending: Array<[unknown, number]> = [[value, 0]];
-  while (pending.length > 0) {
-    const [current, depth] = pending.pop()!;
-    if (current === null || typeof current !== 'object') continue;
-    if (depth >= limit) return true;
-    for (const child of Object.values(current)) pending.push([child, depth + 1]);
-  }
-  return false;
-}
 
 /** Refuses a parsed JSON body that nests deeper than MAX_BODY_DEPTH, before any handler sees it. */
 export function refuseDeepBodies(req: Request, res: Response, next: NextFunction): void {
