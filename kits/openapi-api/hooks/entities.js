@@ -1,3 +1,5 @@
+// CHECK and PLAN both read the entities, so both live here: the checks see exactly the names the
+// plan prints, from the same helpers.
 // PLAN runs after CHECK, so the required inputs are there. It turns the discovery answers into
 // the shapes the template prints: schema names, paths, parameters and JSON Schemas per field.
 var FIELD_SCHEMAS = {
@@ -86,4 +88,50 @@ function plan(context, kit) {
       entities: entities,
     },
   };
+}
+
+// The default CHECK has already made sure the required inputs are there; this one checks what the
+// document depends on: every entity and field has a name that survives being reduced to letters
+// and digits, no two names become the same schema, path or property, and operations are known.
+function check(context) {
+  var entities = context.input.discoveryAnswers.entities;
+  if (!Array.isArray(entities)) return { errors: ['discoveryAnswers.entities must be a list'] };
+  var errors = [];
+  var schemas = { Error: 'the error model' };
+  var paths = {};
+  function claim(table, key, owner, what) {
+    if (table[key]) errors.push(owner + ' and ' + table[key] + ' both become ' + what + ' "' + key + '"');
+    else table[key] = owner;
+  }
+  entities.forEach(function (raw, index) {
+    var entity = typeof raw === 'string' ? { name: raw } : raw;
+    if (!entity || typeof entity !== 'object' || typeof entity.name !== 'string' || pascal(entity.name) === '') {
+      errors.push('discoveryAnswers.entities[' + index + '] has no name with Latin letters or digits');
+      return;
+    }
+    var owner = 'entity ' + JSON.stringify(entity.name);
+    var name = pascal(entity.name);
+    claim(schemas, name, owner, 'schema');
+    claim(schemas, name + 'Input', owner, 'schema');
+    claim(schemas, name + 'Patch', owner, 'schema');
+    claim(paths, '/' + plural(kebab(name)), owner, 'path');
+    if (entity.operations !== undefined && entity.operations !== null) {
+      var unknown = (Array.isArray(entity.operations) ? entity.operations : [entity.operations]).filter(function (op) { return ALL_OPERATIONS.indexOf(op) === -1; });
+      if (!Array.isArray(entity.operations) || unknown.length) {
+        errors.push(owner + ' has unknown operations ' + JSON.stringify(unknown) + '; known: ' + ALL_OPERATIONS.join(', '));
+      }
+    }
+    if (entity.fields === undefined || entity.fields === null) return;
+    if (!Array.isArray(entity.fields)) { errors.push(owner + ': fields must be a list'); return; }
+    var properties = {};
+    entity.fields.forEach(function (field, fieldIndex) {
+      if (!field || typeof field !== 'object' || typeof field.name !== 'string' || camel(field.name) === '') {
+        errors.push(owner + ': fields[' + fieldIndex + '] has no name with Latin letters or digits');
+        return;
+      }
+      claim(properties, camel(field.name), 'field ' + name + '.' + field.name, 'property');
+      if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push('field ' + name + '.' + field.name + ' is an enum without values');
+    });
+  });
+  return { errors: errors };
 }
