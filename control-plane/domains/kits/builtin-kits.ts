@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { parseKitManifest } from '../../../kit-runtime/index.ts';
 import type { Logger } from '../../logger.ts';
 import { checksumOf, kitFieldsOf, pointKitAtVersionIfHighest, validateKitPackage } from './kit-publication.ts';
 import { findBuiltInKitId, insertKit, insertKitVersion, listVersions } from './kits.repository.ts';
@@ -50,19 +51,27 @@ export async function registerBuiltInKits(owner: Kysely<Database>, log: Logger, 
   for (const entry of entries.filter((e) => e.isDirectory() && existsSync(join(directory, e.name, 'kit.json'))).sort((a, b) => a.name.localeCompare(b.name))) {
     try {
       const { manifest, files } = await readKitDirectory(join(directory, entry.name));
-      const checked = validateKitPackage(manifest, files);
-      const fields = kitFieldsOf(checked);
-      const version = checked.metadata.version;
+      const { id: kitId, version } = declaredVersion(manifest);
       await owner.transaction().execute(async (trx) => {
-        const kit = (await findBuiltInKitId(trx, fields.kitId)) ?? (await insertKit(trx, { tenantId: null, organizationId: null }, fields));
-        if ((await listVersions(trx, kit.id)).some((known) => known.version === version)) return;
+        const known = await findBuiltInKitId(trx, kitId);
+        if (known && (await listVersions(trx, known.id)).some((stored) => stored.version === version)) return;
+        // Only a version not registered yet pays for compiling its templates and schemas.
+        const fields = kitFieldsOf(validateKitPackage(manifest, files));
+        const kit = known ?? (await insertKit(trx, { tenantId: null, organizationId: null }, fields));
         const created = await insertKitVersion(trx, { tenantId: null, kitRowId: kit.id, version, manifest, files, checksum: checksumOf(manifest, files) });
         await pointKitAtVersionIfHighest(trx, kit.id, created, fields);
       });
-      registered.push(`${fields.kitId}@${version}`);
+      registered.push(`${kitId}@${version}`);
     } catch (error) {
       log.error({ err: error, kit: entry.name }, 'a built-in kit could not be registered');
     }
   }
   return registered;
+}
+
+/** The id and version a kit directory declares, read without compiling anything. */
+function declaredVersion(manifest: unknown): { id: string; version: string } {
+  const parsed = parseKitManifest(manifest);
+  if (!parsed.ok) throw new Error(`kit.json is not a valid manifest: ${parsed.errors.join('; ')}`);
+  return parsed.manifest.metadata;
 }
