@@ -20,6 +20,13 @@ export type AuthOutcome =
   | { kind: 'anonymous' }
   | { kind: 'rejected'; error: AppError };
 
+/** The principal of an authenticated request; otherwise the error the caller gets (UNAUTHORIZED). */
+export function requirePrincipal(auth: AuthOutcome): Principal {
+  if (auth.kind === 'authenticated') return auth.principal;
+  if (auth.kind === 'rejected') throw auth.error;
+  throw unauthorized('Authentication is required: send X-API-Key or Authorization: Bearer');
+}
+
 export interface Authenticator {
   authenticate(headers: AuthHeaders): Promise<AuthOutcome>;
 }

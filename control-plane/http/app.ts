@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
-import type { AuthOutcome, Authenticator } from '../auth/authenticate.ts';
+import { requirePrincipal, type AuthOutcome, type Authenticator } from '../auth/authenticate.ts';
 import type { SessionTokens } from '../auth/session-token.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -118,11 +118,14 @@ export function createApp(deps: AppDeps): express.Express {
 }
 
 function refuseUnauthenticated(req: Request, res: Response, next: () => void): void {
-  const auth = res.locals.auth as AuthOutcome;
-  if (auth.kind === 'authenticated') return next();
-  // The body is left unread: close the connection after answering rather than drain it.
-  res.setHeader('Connection', 'close');
-  sendSurfaceError(req, res, auth.kind === 'rejected' ? toWireError(auth.error) : { code: 'UNAUTHORIZED', message: 'Authentication is required: send X-API-Key or Authorization: Bearer' });
+  try {
+    requirePrincipal(res.locals.auth as AuthOutcome);
+  } catch (error) {
+    // The body is left unread: close the connection after answering rather than drain it.
+    res.setHeader('Connection', 'close');
+    return sendSurfaceError(req, res, toWireError(error));
+  }
+  next();
 }
 
 function isJsonOrUntyped(req: IncomingMessage): boolean {

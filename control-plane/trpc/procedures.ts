@@ -1,4 +1,5 @@
-import { AppError, forbidden, unauthorized } from '../errors/app-error.ts';
+import { requirePrincipal } from '../auth/authenticate.ts';
+import { AppError, forbidden } from '../errors/app-error.ts';
 import { inTenantTransaction } from '../db/tenant-transaction.ts';
 import { appErrorToTrpc } from './error-mapping.ts';
 import { t } from './init.ts';
@@ -20,9 +21,8 @@ export const publicProcedure = t.procedure.use(mapDomainErrors);
  * jobs added through the transaction included. Queries run read-only: they cannot write.
  */
 export const authedProcedure = publicProcedure.use(async ({ ctx, next, type }) => {
-  if (ctx.auth.kind === 'rejected') throw appErrorToTrpc(ctx.auth.error);
-  if (ctx.auth.kind !== 'authenticated') throw appErrorToTrpc(unauthorized('Authentication is required: send X-API-Key or Authorization: Bearer'));
-  const principal = ctx.auth.principal;
+  // An AppError thrown here reaches the caller through mapDomainErrors, as services' do.
+  const principal = requirePrincipal(ctx.auth);
   return inTenantTransaction(ctx.db, principal.tenantId, { readOnly: type === 'query' }, async (db) => {
     const result = await next({ ctx: { principal, db } });
     if (!result.ok) throw result.error;
