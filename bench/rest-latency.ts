@@ -1,12 +1,15 @@
 // Benchmark: GET /api/projects/{id} through the full stack (auth, tenancy, envelope, rate limit)
 // against a bare express + pg handler doing the same primary-key query, run side by side in one
 // run. Reports ratios, never absolute timings: mean latency at 1 connection (target ≤ 1.5× the bare
-// handler) and throughput at 50 connections (target ≥ 0.55×).
+// handler) and throughput at 50 connections (target ≥ 0.55×). Beside the ratios, each load run
+// reports the CPU the service process and its PostgreSQL spent per request (Linux), which shows
+// where the difference goes.
 //
 //   node --no-node-snapshot bench/rest-latency.ts [--seconds 5] [--rounds 3]
 import { fork } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
+import { processTreeCpuMs } from './process-tree-cpu.ts';
 
 interface Target {
   url: string;
@@ -19,14 +22,30 @@ const roundCount = option('--rounds', 3);
 const servers = fork(new URL('./rest-latency.servers.ts', import.meta.url), { execArgv: ['--no-node-snapshot'], stdio: 'inherit' });
 const targets = await new Promise<{ full: Target; bare: Target }>((resolve) => servers.once('message', resolve as never));
 
-type Measured = { meanLatencyMs: number; requestsPerSecond: number; connections: number };
+type Measured = {
+  meanLatencyMs: number;
+  requestsPerSecond: number;
+  connections: number;
+  /** CPU per request, in microseconds, of the service process and of its PostgreSQL (Linux only). */
+  cpuMicrosPerRequest?: { service: number; postgres: number };
+};
 
 async function load(target: Target, connections: number, duration: number): Promise<Measured> {
+  const cpuBefore = processTreeCpuMs(servers.pid!);
   const result = await autocannon({ url: target.url, headers: target.headers, connections, duration, pipelining: 1 });
+  const cpuAfter = processTreeCpuMs(servers.pid!);
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${target.url}: ${result.non2xx} non-2xx and ${result.errors} errors`);
-  // autocannon's latency histogram counts whole milliseconds, too coarse for sub-millisecond
-  // answers; with one connection the loop is closed, so mean latency is exactly 1 / throughput.
-  return { meanLatencyMs: Number((1000 / result.requests.average).toFixed(4)), requestsPerSecond: result.requests.average, connections };
+  const perRequest = (before: number, after: number) => Math.round(((after - before) * 1000) / result.requests.total);
+  return {
+    // autocannon's latency histogram counts whole milliseconds, too coarse for sub-millisecond
+    // answers; with one connection the loop is closed, so mean latency is exactly 1 / throughput.
+    meanLatencyMs: Number((1000 / result.requests.average).toFixed(4)),
+    requestsPerSecond: result.requests.average,
+    connections,
+    ...(cpuBefore && cpuAfter
+      ? { cpuMicrosPerRequest: { service: perRequest(cpuBefore.own, cpuAfter.own), postgres: perRequest(cpuBefore.descendants, cpuAfter.descendants) } }
+      : {}),
+  };
 }
 
 // Warm both (JIT, connection pools, plan caches), then measure in rounds, alternating which goes
@@ -65,6 +84,11 @@ const report = {
   throughputRatio: Number(throughputRatio.toFixed(3)),
   throughputTarget: '≥ 0.55',
   throughputMet: throughputRatio >= 0.55,
+  // The round with the median throughput ratio: what one request costs each side at 50 connections.
+  cpuMicrosPerRequest: (() => {
+    const round = [...rounds].sort((a, b) => a.throughputRatio - b.throughputRatio)[Math.floor(rounds.length / 2)]!;
+    return { bare: round.bareThroughput.cpuMicrosPerRequest, full: round.fullThroughput.cpuMicrosPerRequest };
+  })(),
   raw: rounds,
 };
 console.log(JSON.stringify(report, null, 2));
