@@ -86,7 +86,9 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     return undefined;
   }
 
-  async function applyTenantHeader(principal: Principal, requested: string | undefined): Promise<Principal> {
+  async function applyTenantHeader(principal: Principal, header: string | undefined): Promise<Principal> {
+    // A uuid names the same tenant in any letter case; ids are stored in lower case.
+    const requested = header?.toLowerCase();
     if (requested === undefined || requested === principal.homeTenantId) return principal;
     if (!principal.isPlatformAdmin) {
       throw forbidden('X-Tenant-ID may name another tenant only for platform admins');

@@ -15,6 +15,7 @@ import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
 import { redactRequestForLog } from './log-redaction.ts';
+import { bodyReadFailure } from './body-read-errors.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { createDownloadHandler } from './downloads.ts';
 import { buildOpenApiDocument } from './openapi-document.ts';
@@ -133,18 +134,10 @@ function isJsonOrUntyped(req: IncomingMessage): boolean {
   return type === undefined || /^application\/([\w.+-]*\+)?json\b/i.test(type);
 }
 
-/** Failures raised before a procedure runs: bodies too large or malformed, or a bug in middleware. */
+/** Failures raised before a procedure runs: bodies too large or unreadable, or a bug in middleware. */
 const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
-  const type = (error as { type?: string }).type;
-  if (type === 'entity.too.large') {
-    return sendSurfaceError(req, res, { code: 'PAYLOAD_TOO_LARGE', message: 'The request body exceeds the size limit', details: { limitBytes: (error as { limit?: number }).limit } });
-  }
-  if (type === 'entity.parse.failed') {
-    return sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'The request body is not valid JSON' });
-  }
-  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
-    return sendSurfaceError(req, res, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body encoding is not supported' });
-  }
+  const unreadable = bodyReadFailure(error, req);
+  if (unreadable) return sendSurfaceError(req, res, unreadable);
   // The router could not decode a path parameter (`/api/downloads/%E0%A4%A`): the caller's mistake.
   if (error instanceof URIError) {
     return sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'The request path is not valid URL encoding' });

@@ -6,6 +6,7 @@ import type { AppRouter } from '../router.ts';
 import type { Context } from '../trpc/context.ts';
 import { errorEnvelope, successEnvelopeJson } from './envelope.ts';
 import { successStatusByProcedurePath } from './procedure-meta.ts';
+import { sendSurfaceError } from './surface-errors.ts';
 
 type RestRequest = Request & { wireError?: WireError };
 
@@ -37,9 +38,13 @@ export function createRestHandler(options: {
 
   return (req: Request, res: Response, next: NextFunction) => {
     // A POST/PUT/PATCH/DELETE that sends no body at all (`curl -X POST …/revoke`) means "no fields".
-    if (req.method !== 'GET' && !req.headers['content-type'] && !hasBody(req)) {
+    if (acceptsBody(req.method) && !req.headers['content-type'] && !hasBody(req)) {
       req.headers['content-type'] = 'application/json';
       req.body = {};
+    }
+    // A body's fields sit beside the path parameters: a JSON array has none, it is not "no fields".
+    if (acceptsBody(req.method) && Array.isArray(req.body)) {
+      return sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'The request body must be a JSON object' });
     }
     const originalEnd = res.end.bind(res) as (...args: unknown[]) => Response;
     const requestId = String(res.locals.requestId ?? '');
@@ -57,6 +62,11 @@ export function createRestHandler(options: {
       next();
     });
   };
+}
+
+/** The methods whose body the REST projection reads (trpc-to-openapi takes GET and DELETE input from the query). */
+function acceptsBody(method: string): boolean {
+  return method !== 'GET' && method !== 'DELETE';
 }
 
 function hasBody(req: Request): boolean {

@@ -180,6 +180,9 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
       [{ name: 'Both', password: PASSWORD, userId: member.userId }, 400, 'VALIDATION_ERROR'],
       [{ name: 'Extra', password: PASSWORD, role: 'owner' }, 400, 'VALIDATION_ERROR'],
       [{ name: 'Nul\u0000Name', password: PASSWORD }, 400, 'VALIDATION_ERROR'],
+      // Sign-in refuses such a password, so an account must not be created with one.
+      [{ name: 'Nul Password', password: `${PASSWORD}\u0000` }, 400, 'VALIDATION_ERROR'],
+      [{ name: 'Lone Surrogate', password: `${PASSWORD}\ud800` }, 400, 'VALIDATION_ERROR'],
     ];
     for (const [body, status, code] of cases) {
       const response = await accept(created.token, body);

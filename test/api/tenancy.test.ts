@@ -106,4 +106,24 @@ describe('X-Tenant-ID', () => {
     const own = await call(app.url, '/api/me', { apiKey: other.apiKey, headers: { 'x-tenant-id': other.tenantId } });
     expect(own.status).toBe(200);
   });
+
+  it('reads a tenant id in any letter case as the same tenant', async () => {
+    const own = await call(app.url, '/api/projects', { apiKey: other.apiKey, headers: { 'x-tenant-id': other.tenantId.toUpperCase() } });
+    expect(own.status, own.text).toBe(200);
+    // The admin naming their own tenant in capitals is at home: developer settings still work.
+    const home = await call(app.url, '/api/developer/api-keys', { apiKey: admin, headers: { 'x-tenant-id': app.bootstrap.tenantId.toUpperCase() } });
+    expect(home.status, home.text).toBe(200);
+    const acting = await call(app.url, '/api/me', { apiKey: admin, headers: { 'x-tenant-id': other.tenantId.toUpperCase() } });
+    expect(acting.body.data.tenantId).toBe(other.tenantId);
+  });
+
+  it('does not let a platform admin found an organization in another tenant (they would own it from outside)', async () => {
+    const slug = `outside-${Date.now()}`;
+    const before = await count('select count(*) from organization_members');
+    const response = await call(app.url, '/api/organizations', { apiKey: admin, headers: { 'x-tenant-id': other.tenantId }, body: { name: 'Outside', slug } });
+    expect(response.status, response.text).toBe(403);
+    expect(response.body.error.code).toBe('FORBIDDEN');
+    expect(await count(`select count(*) from organizations where slug = '${slug}'`)).toBe(0);
+    expect(await count('select count(*) from organization_members')).toBe(before);
+  });
 });

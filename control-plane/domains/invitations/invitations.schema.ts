@@ -62,7 +62,6 @@ export const publicInvitationOutput = z.object({
 export const acceptInvitationInput = z
   .object({
     token: tokenParam,
-    // Only the name is stored as text; the password is hashed, whatever characters it has.
     name: z.string().trim().min(1).max(200).superRefine(refuseUnstorableText).optional(),
     password: newPasswordSchema.optional(),
     userId: z.uuid().optional(),

@@ -11,7 +11,7 @@ export const storeCredentialInput = orgInput
     credentialType: z.string().min(1).max(100).regex(/^[a-z0-9_.-]+$/i, 'letters, digits, "_", "." and "-"'),
     credentials: z.record(z.string(), z.unknown()).optional().describe('Secret key-value pairs, sealed by the server'),
     sealedCredentials: z
-      .strictObject({ keyId: z.string().min(1).max(64), ciphertext: z.string().min(1).max(65_536) })
+      .strictObject({ keyId: z.string().min(1).max(64).superRefine(refuseUnstorableText), ciphertext: z.string().min(1).max(65_536).superRefine(refuseUnstorableText) })
       .optional()
       .describe('The secret JSON, sealed by the client to GET …/credentials/public-key (crypto_box_seal, base64)'),
   })

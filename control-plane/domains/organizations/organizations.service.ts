@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, OrganizationRow } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, forbidden } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { insertMembership, insertOrganization } from '../tenants/tenants.repository.ts';
 import { requireOrganizationRole } from './organization-access.ts';
@@ -40,6 +40,10 @@ export async function createOrganization(
   principal: Principal,
   input: { name: string; slug: string; displayName?: string | undefined; settings?: OrganizationSettings | undefined },
 ): Promise<Organization> {
+  // Its creator becomes its owner, and a user belongs to one tenant only.
+  if (principal.tenantId !== principal.homeTenantId) {
+    throw forbidden('An organization is founded by a user of its own tenant; acting in another tenant (X-Tenant-ID), a platform admin cannot own one there');
+  }
   if (await slugTaken(db, input.slug)) throw slugTakenError(input.slug);
   const row = await guardSlug(input.slug, () =>
     insertOrganization(db, {

@@ -1,10 +1,13 @@
 import { z } from 'zod';
+import { refuseUnstorableText } from '../../db/storable-text.ts';
 
-export const createTenantInput = z.object({
-  name: z.string().trim().min(1).max(200),
-  ownerEmail: z.email().max(320),
-  ownerName: z.string().trim().min(1).max(200).optional(),
-});
+export const createTenantInput = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200),
+    ownerEmail: z.email().max(320),
+    ownerName: z.string().trim().min(1).max(200).optional(),
+  })
+  .superRefine(refuseUnstorableText);
 
 export const createdTenantOutput = z.object({
   tenantId: z.uuid(),

@@ -1,10 +1,13 @@
 import { z } from 'zod';
+import { refuseUnstorableText } from '../../db/storable-text.ts';
 
 /** What a new password must be: long enough to resist guessing, short enough to hash cheaply. */
 export const newPasswordSchema = z
   .string()
   .min(12, 'a password has at least 12 characters')
-  .max(256, 'a password has at most 256 characters');
+  .max(256, 'a password has at most 256 characters')
+  // Well-formed text only: a lone surrogate would hash as U+FFFD, and sign-in refuses both.
+  .superRefine(refuseUnstorableText);
 
 export const loginInput = z
   .object({
@@ -12,7 +15,9 @@ export const loginInput = z
     // Any length is accepted for a check (old passwords may predate the rules), within a cap.
     password: z.string().min(1).max(1024),
   })
-  .strict();
+  .strict()
+  // No password can hold such text (new ones are refused the same way): say so, by field.
+  .superRefine(refuseUnstorableText);
 
 export const loginOutput = z.object({
   accessToken: z.string().describe('A session JWT; send it as Authorization: Bearer <token>'),

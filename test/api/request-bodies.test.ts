@@ -1,0 +1,86 @@
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { sampleExecutionBody } from '../helpers/kit-fixtures.ts';
+import { createTenant } from '../helpers/tenant-fixtures.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/** A body is read as sent: its JSON types are not converted, and a body that cannot be read is the caller's mistake. */
+let app: TestApp;
+let key: string;
+beforeAll(async () => {
+  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '100000' } });
+  key = app.bootstrap.apiKey;
+});
+afterAll(() => app?.stop());
+
+const issueFields = (body: { error?: { details?: { issues?: Array<{ field: string }> } } }) => body.error?.details?.issues?.map((issue) => issue.field) ?? [];
+
+describe('booleans in a body', () => {
+  it('a string "false" is refused, never read as true (REST, then tRPC on the same procedure)', async () => {
+    const tenant = await createTenant(app, 'Stringly');
+    const features = `/api/admin/tenants/${tenant.tenantId}/features`;
+    for (const sent of ['false', 'no', '0']) {
+      const response = await call(app.url, features, { method: 'PATCH', apiKey: key, body: { kits_enabled: sent } });
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.error.code).toBe('VALIDATION_ERROR');
+      expect(issueFields(response.body)).toEqual(['kits_enabled']);
+    }
+    // The schema the REST call used is the one tRPC uses: it must not have learnt to convert either.
+    const trpc = await call(app.url, '/trpc/admin.setTenantFeatures', { apiKey: key, body: { tenantId: tenant.tenantId, kits_enabled: 'false' } });
+    expect(trpc.status, trpc.text).toBe(400);
+    // Nothing was switched on.
+    expect((await call(app.url, `/api/${tenant.organizationId}/kits`, { apiKey: tenant.apiKey })).status).toBe(403);
+  });
+
+  it('execution options take booleans only, and a refused execute leaves no execution', async () => {
+    const project = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Options as sent' } });
+    const orgId = app.bootstrap.organizationId;
+    const execute = await call(app.url, `/api/${orgId}/kits/openapi-api/execute`, {
+      apiKey: key,
+      body: { ...sampleExecutionBody(project.body.data.id), options: { dryRun: 'false', skipApply: 'false' } },
+    });
+    expect(execute.status, execute.text).toBe(400);
+    expect(issueFields(execute.body).sort()).toEqual(['options.dryRun', 'options.skipApply']);
+    const executions = await call(app.url, `/api/${orgId}/kits/executions?projectId=${project.body.data.id}`, { apiKey: key });
+    expect(executions.body.data.total).toBe(0);
+  });
+});
+
+describe('a body that is not an object', () => {
+  it('is refused where the route takes fields, even when every field is optional', async () => {
+    const project = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Array body' } });
+    const path = `/api/projects/${project.body.data.id}`;
+    for (const rawBody of ['[]', '[{"name":"renamed"}]']) {
+      const response = await call(app.url, path, { method: 'PATCH', apiKey: key, rawBody, headers: { 'content-type': 'application/json' } });
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'The request body must be a JSON object' });
+    }
+    const create = await call(app.url, '/api/projects', { apiKey: key, rawBody: '[]', headers: { 'content-type': 'application/json' } });
+    expect(create.status).toBe(400);
+    expect(create.body.error.message).toBe('The request body must be a JSON object');
+    expect((await call(app.url, path, { apiKey: key })).body.data.name).toBe('Array body');
+  });
+});
+
+describe('a body that does not match its Content-Encoding', () => {
+  it.each(['gzip', 'deflate', 'br'])('%s: VALIDATION_ERROR on public, REST and tRPC routes, nothing stored', async (encoding) => {
+    for (const path of ['/api/auth/login', '/api/projects', '/trpc/projects.create']) {
+      const response = await call(app.url, path, { method: 'POST', apiKey: key, rawBody: 'hello', headers: { 'content-type': 'application/json', 'content-encoding': encoding } });
+      expect(response.status, `${path}: ${response.text}`).toBe(400);
+      const code = path.startsWith('/trpc') ? response.body.error.data.code : response.body.error.code;
+      expect(code).toBe('VALIDATION_ERROR');
+      expect(response.body.error.message).toBe(`The request body is not valid ${encoding} data`);
+    }
+  });
+
+  it('a body that matches it is read', async () => {
+    const response = await fetch(`${app.url}/api/projects`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ name: 'Compressed' })),
+    });
+    expect(response.status).toBe(201);
+    expect(((await response.json()) as { data: { name: string } }).data.name).toBe('Compressed');
+  });
+});
