@@ -36,11 +36,19 @@ export class HostCapabilityError extends Error {
 
 const MAX_MESSAGE_LENGTH = 2000;
 
-/** Makes untrusted text safe for a message: bounded, single line, no control characters. */
-export function cleanGuestMessage(text: unknown): string {
-  const raw = typeof text === 'string' ? text : 'unknown error';
+/** Untrusted text as one line: control characters dropped, line breaks collapsed, trimmed. */
+export function normaliseGuestText(text: string): string {
   // eslint-disable-next-line no-control-regex
-  const cleaned = raw.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '').replace(/\s*\n\s*/g, ' ').trim();
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '').replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/**
+ * Makes untrusted text safe for a message: bounded, single line, no control characters. Text that
+ * may carry a secret is redacted first (`redact`), while the secret still reads as it was sent.
+ */
+export function cleanGuestMessage(text: unknown, redact: (text: string) => string = (same) => same): string {
+  const raw = typeof text === 'string' ? redact(text) : 'unknown error';
+  const cleaned = normaliseGuestText(raw);
   if (cleaned === '') return 'unknown error';
   return cleaned.length > MAX_MESSAGE_LENGTH ? `${cleaned.slice(0, MAX_MESSAGE_LENGTH)}…` : cleaned;
 }

@@ -162,6 +162,34 @@ describe('executeKit', () => {
       expect(JSON.stringify(result)).not.toContain('s3cr3t-token-value');
     });
 
+    it.each([
+      ['a multi-line key', '-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END KEY-----', ''],
+      ['a carriage return', 'CRSECRET\rbabcdef', ''],
+      ['surrounding spaces', '   SPACESECRET-b   ', ''],
+      ['the end of a long message', 'TAILSECRET-0123456789', 'x'.repeat(1990)],
+    ])('redacts a secret with %s from the error and the logs, whatever the message cleaning does to it', async (_case, secret, padding) => {
+      const kit = kitWith({
+        manifest: (m) => {
+          m.hooks.APPLY = 'hooks/apply.js';
+          m.credentials = [{ id: 'tok', description: 'token', required: true }];
+        },
+        files: (f) => {
+          f['hooks/apply.js'] = `function apply(c, kit) {
+            kit.log('info', ${JSON.stringify(padding)} + c.credentials.tok.key);
+            kit.log('info', 'one line: ' + c.credentials.tok.key.split('\\n')[1]);
+            throw new Error(${JSON.stringify(padding)} + c.credentials.tok.key);
+          }`;
+        },
+      });
+      const result = await runtime.execute(kit, { tenantId: 't', input: exampleInput, openCredential: async () => ({ key: secret }) });
+      expect(result.error?.code).toBe('HOOK_FAILED');
+      const reported = JSON.stringify([result.error, result.message, result.logs]);
+      expect(reported).toContain('[redacted]');
+      for (const piece of secret.split(/\s+/).filter((part) => part.length >= 8 && !part.startsWith('-----'))) {
+        expect(reported).not.toContain(piece.slice(0, 8));
+      }
+    });
+
     it('is skipped on dryRun and skipApply without opening credentials', async () => {
       for (const options of [{ dryRun: true }, { skipApply: true }]) {
         const opened: string[] = [];

@@ -53,6 +53,8 @@ export async function executeKit(
   const deadline = started + deps.limits.timeoutMs;
   const { manifest } = kit;
   const redactor = createSecretRedactor();
+  /** What a hook says, fit to report: redacted while still as sent, then cleaned. */
+  const reportable = (text: unknown) => cleanGuestMessage(text, redactor.redact);
   const bridge = new HostBridge({
     capabilities: request.capabilities ?? {},
     limits: deps.limits,
@@ -112,7 +114,7 @@ export async function executeKit(
     }
     const reply = JSON.parse(answer) as { ok: boolean; value?: unknown; message?: string; convention?: boolean };
     if (!reply.ok) {
-      const why = cleanGuestMessage(reply.message);
+      const why = reportable(reply.message);
       throw new KitHookError(reply.convention ? `${phase} hook ${file} ${why}` : `${phase} hook (${file}) failed: ${why}`);
     }
     return parseHookResult(phase, file, reply.value);
@@ -124,7 +126,7 @@ export async function executeKit(
       const missing = findMissingInputs(request.input, manifest.inputs?.required ?? []);
       if (missing.length > 0) throw new KitPhaseError(`missing required inputs: ${missing.join(', ')}`);
       const errors = (await callHook('CHECK'))?.errors ?? [];
-      if (errors.length > 0) throw new KitPhaseError(`CHECK failed: ${errors.map(cleanGuestMessage).join('; ')}`);
+      if (errors.length > 0) throw new KitPhaseError(`CHECK failed: ${errors.map(reportable).join('; ')}`);
     }],
     ['DISCOVER', async () => {
       const discovered = await callHook('DISCOVER');
@@ -172,8 +174,8 @@ export async function executeKit(
       for (const output of result.outputs) {
         const found = findings[output.outputId];
         if (!found) continue;
-        output.validationErrors.push(...(found.errors ?? []).map(cleanGuestMessage));
-        output.validationWarnings.push(...(found.warnings ?? []).map(cleanGuestMessage));
+        output.validationErrors.push(...(found.errors ?? []).map(reportable));
+        output.validationWarnings.push(...(found.warnings ?? []).map(reportable));
         output.status = output.validationErrors.length > 0 ? 'invalid' : output.validationWarnings.length > 0 ? 'warning' : 'valid';
       }
     }],
@@ -187,9 +189,9 @@ export async function executeKit(
     }],
     ['VERIFY', async () => {
       const verdict = await callHook('VERIFY');
-      result.verifyWarnings = (verdict?.warnings ?? []).map(cleanGuestMessage);
+      result.verifyWarnings = (verdict?.warnings ?? []).map(reportable);
       const errors = verdict?.errors ?? [];
-      if (errors.length > 0) throw new KitPhaseError(`VERIFY failed: ${errors.map(cleanGuestMessage).join('; ')}`);
+      if (errors.length > 0) throw new KitPhaseError(`VERIFY failed: ${errors.map(reportable).join('; ')}`);
     }],
   ];
 

@@ -17,6 +17,8 @@ export type OutputType = (typeof OUTPUT_TYPES)[number];
 // semver.org's recommended expression (build metadata allowed, no leading "v").
 const SEMVER =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+/** A version as semver (the library that orders versions) accepts it: at most 256 characters; kits get 128. */
+const semverString = () => z.string().max(128, 'a version has at most 128 characters').regex(SEMVER, 'must be a semantic version such as 1.2.0');
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const DOTTED_PATH = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
 const FOR_EACH_PATH = /^(?:@(?:spec|plan|discovery)(?:\.[A-Za-z_$][\w$]*)*|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$/;
@@ -56,7 +58,7 @@ const outputSchema = z.strictObject({
 
 const componentSchema = z.strictObject({
   kitId: z.string().max(64).regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
-  version: z.string().regex(SEMVER, 'must be a semantic version such as 1.2.0').optional(),
+  version: semverString().optional(),
   prefix: z.string().regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
 });
 
@@ -72,7 +74,7 @@ export const kitManifestSchema = z
         .regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens')
         .refine((id) => !RESERVED_KIT_IDS.includes(id), { error: (issue) => `"${String(issue.input)}" is reserved: the registry's routes use it; choose another id` }),
       displayName: z.string().min(1).max(200),
-      version: z.string().regex(SEMVER, 'must be a semantic version such as 1.2.0'),
+      version: semverString(),
       description: z.string().max(5000),
       author: z.string().min(1).max(200),
       kitType: z.enum(KIT_TYPES),

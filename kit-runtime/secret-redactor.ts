@@ -1,8 +1,12 @@
 /**
  * Opened credentials enter a run only for APPLY, but a hook can still echo them into a log line or
- * an error message. Every text the run reports passes through `redact`, which blanks any secret
- * value the run has seen.
+ * an error message. Every text the run reports passes through `redact` before anything else touches
+ * it (cleaning collapses line breaks and truncates, which would hide a secret from an exact match),
+ * and blanks any secret value the run has seen. Each secret is also remembered as the message
+ * cleaner would render it and line by line, so a multi-line key (PEM) echoed one line at a time, or
+ * text cleaned before it was redacted, is still caught.
  */
+import { normaliseGuestText } from './errors.ts';
 
 const MIN_SECRET_LENGTH = 4;
 const REDACTED = '[redacted]';
@@ -14,11 +18,16 @@ export type SecretRedactor = {
 
 export function createSecretRedactor(): SecretRedactor {
   const secrets = new Set<string>();
+  const add = (text: string) => {
+    if (text.length >= MIN_SECRET_LENGTH) secrets.add(text);
+  };
   const remember = (value: unknown): void => {
     if (typeof value === 'string') {
-      if (value.length >= MIN_SECRET_LENGTH) secrets.add(value);
-    } else if (typeof value === 'number' && String(value).length >= MIN_SECRET_LENGTH) {
-      secrets.add(String(value));
+      add(value);
+      add(normaliseGuestText(value));
+      for (const line of value.split(/\r\n|\r|\n/)) add(line.trim());
+    } else if (typeof value === 'number') {
+      add(String(value));
     } else if (value !== null && typeof value === 'object') {
       for (const inner of Object.values(value)) remember(inner);
     }

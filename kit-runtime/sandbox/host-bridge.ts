@@ -95,7 +95,7 @@ export class HostBridge {
     this.logs.push({
       phase: this.phase,
       level: typeof level === 'string' && LOG_LEVELS.includes(level) ? (level as KitLogLevel) : 'info',
-      message: this.#redact(cleanGuestMessage(typeof message === 'string' ? message : String(message))),
+      message: cleanGuestMessage(typeof message === 'string' ? message : String(message), this.#redact),
     });
     return null;
   }

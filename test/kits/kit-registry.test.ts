@@ -83,6 +83,15 @@ describe('publishing kits', () => {
     expect([await count('kits'), await count('kit_versions')]).toEqual(before);
   });
 
+  it('refuses a version longer than semver allows, so later versions of the kit can still be published', async () => {
+    const long = await publish(sampleKit({ id: 'long-version', version: `1.0.0-${'a'.repeat(300)}` }));
+    expect(long.status, long.text).toBe(400);
+    expect(long.body.error.code).toBe('VALIDATION_ERROR');
+    expect(long.body.error.details.problems).toEqual([{ file: 'kit.json', message: expect.stringContaining('metadata.version') }]);
+    expect((await publish(sampleKit({ id: 'long-version', version: '1.0.0' }))).status).toBe(201);
+    expect((await publish(sampleKit({ id: 'long-version', version: '1.0.1' }))).status).toBe(201);
+  });
+
   it('refuses kit ids that name the routes beside GET /kits/{kitId}, where the kit could never be read', async () => {
     const before = [await count('kits'), await count('kit_versions')];
     for (const id of ['executions', 'credentials']) {
