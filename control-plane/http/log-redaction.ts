@@ -10,8 +10,11 @@ const secretPathSegments: RegExp[] = [/(\/customer-invitations\/)[^/?#]+/gi, /(\
 const secretTrpcProcedures = ['customerInvitations.'];
 
 export function redactUrl(url: string): string {
-  let redacted = url;
-  for (const pattern of secretPathSegments) redacted = redacted.replace(pattern, '$1[redacted]');
+  // A percent-encoded route name (`/customer-invitation%73/<token>`) hides the pattern but not the
+  // token: such a URL is logged decoded, with the secret blanked.
+  let redacted = blankSecretSegments(url);
+  const decoded = decodedOrRaw(redacted);
+  if (blankSecretSegments(decoded) !== decoded) redacted = blankSecretSegments(decoded);
   const [path = '', query] = redacted.split('?', 2);
   // tRPC decodes its path before finding procedures: `customerInvitations%2Eget` is the same one.
   const procedures = decodedOrRaw(path);
@@ -19,6 +22,10 @@ export function redactUrl(url: string): string {
     return `${path}?[redacted]`;
   }
   return redacted;
+}
+
+function blankSecretSegments(url: string): string {
+  return secretPathSegments.reduce((text, pattern) => text.replace(pattern, '$1[redacted]'), url);
 }
 
 function decodedOrRaw(path: string): string {

@@ -338,6 +338,9 @@ describe('secrets in logs', () => {
     const encoded = await call(app.url, `/trpc/customerInvitations%2Eget?input=${encodeURIComponent(JSON.stringify({ token: created.token }))}`);
     expect(encoded.status).toBe(200);
     await accept(created.token, { name: 'Quiet', password: PASSWORD });
+    // A mistyped, percent-encoded path routes nowhere, but the token it carries is still good.
+    await call(app.url, `/api/customer-invitation%73/${created.token}`);
+    await call(app.url, `/api/%63ustomer-invitations/${created.token}/accept`, { body: {} });
     const log = app.rawLog.join('\n');
     expect(log).toContain('/api/customer-invitations/[redacted]');
     expect(log).not.toContain(created.token);
