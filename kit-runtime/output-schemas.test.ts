@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compileOutputSchema, createKitAjv, resolveStaticDynamicRefs } from './output-schemas.ts';
+import { compileOutputSchema, createKitAjv, MAX_PATTERN_STEPS_PER_OUTPUT, MAX_SCHEMA_PATTERN_INSTRUCTIONS, resolveStaticDynamicRefs } from './output-schemas.ts';
 
 const meta = {
   $defs: {
@@ -51,5 +51,54 @@ describe('kit output schemas', () => {
     delete noIn.paths['/things/{id}'].parameters[0].in;
     expect(validate(noIn).join('\n')).toMatch(/must have required property 'in'/);
     expect(validate({ ...document, openapi: '3.0.3' })).toContain('/openapi: must match pattern "^3\\.1\\.\\d+(-.+)?$"');
+  });
+
+  it('runs patterns on RE2: ECMA-262 syntax, linear time, code points, no lookaround', () => {
+    const validate = compileOutputSchema(createKitAjv(), JSON.stringify({
+      type: 'object',
+      properties: {
+        evil: { type: 'string', pattern: '^(a|aa)+$' },
+        word: { type: 'string', pattern: '^\\p{Lu}\\p{Ll}+$' },
+        escape: { type: 'string', pattern: '^\\u00e9\\/.$' },
+        named: { type: 'string', pattern: '^(?<major>\\d+)\\.\\d+$' },
+      },
+      propertyNames: { pattern: '^[a-z]+$' },
+    }));
+    expect(validate({ evil: 'a'.repeat(100_000), word: 'Émile', escape: 'é/😀', named: '3.1' })).toEqual([]);
+    expect(validate({ evil: `${'a'.repeat(100_000)}b`, word: 'émile', escape: 'e/xy', named: '3', Bad: 1 })).toEqual([
+      '(root): must match pattern "^[a-z]+$"',
+      '(root): property name must be valid',
+      '/evil: must match pattern "^(a|aa)+$"',
+      '/word: must match pattern "^\\p{Lu}\\p{Ll}+$"',
+      '/escape: must match pattern "^\\u00e9\\/.$"',
+      '/named: must match pattern "^(?<major>\\d+)\\.\\d+$"',
+    ]);
+    expect(() => compileOutputSchema(createKitAjv(), '{"pattern": "^(?=.*\\\\d)"}')).toThrow(/^pattern "\^\(\?=\.\*\\d\)" is not supported by RE2/);
+  });
+
+  it('keeps ajv-formats working', () => {
+    const validate = compileOutputSchema(createKitAjv(), JSON.stringify({ properties: { id: { format: 'uuid' }, at: { format: 'date-time' }, re: { format: 'regex' } } }));
+    expect(validate({ id: '0b7ad1a2-3c4d-4e5f-8a9b-0c1d2e3f4a5b', at: '2025-01-02T03:04:05Z', re: '^(?=a)' })).toEqual([]);
+    expect(validate({ id: 'nope', at: 'yesterday', re: '(' })).toEqual([
+      '/id: must match format "uuid"',
+      '/at: must match format "date-time"',
+      '/re: must match format "regex"',
+    ]);
+  });
+
+  it('caps what patterns may cost: instructions per schema at compile time, matching steps per output', () => {
+    const huge = Array.from({ length: 150 }, (_, i) => ({ pattern: `^[a-z]{${850 + i}}$` }));
+    expect(() => compileOutputSchema(createKitAjv(), JSON.stringify({ anyOf: huge }))).toThrow(
+      `makes the schema's patterns larger than ${MAX_SCHEMA_PATTERN_INSTRUCTIONS} RE2 instructions`,
+    );
+    const heavy = compileOutputSchema(createKitAjv(), JSON.stringify({ items: { pattern: '[\\p{L}]{1000}[\\p{N}]' } }));
+    expect(heavy(['a'.repeat(500)])).toEqual(['/0: must match pattern "[\\p{L}]{1000}[\\p{N}]"']);
+    const tooCostly = `would exceed ${MAX_PATTERN_STEPS_PER_OUTPUT} steps of pattern matching for one output`;
+    expect(() => heavy(['a'.repeat(30_000)])).toThrow(`checking pattern "[\\p{L}]{1000}[\\p{N}]" against a string of 30000 characters ${tooCostly}`);
+    // Steps add up over the whole document, and the next document starts afresh.
+    const cheap = compileOutputSchema(createKitAjv(), JSON.stringify({ items: { pattern: '^b' } }));
+    const megabyte = 'a'.repeat(1 << 20);
+    expect(() => cheap(Array.from({ length: 50 }, () => megabyte))).toThrow(tooCostly);
+    expect(cheap([megabyte])).toEqual(['/0: must match pattern "^b"']);
   });
 });

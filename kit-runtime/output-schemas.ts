@@ -2,10 +2,16 @@
  * JSON Schemas that kits ship for their json/yaml outputs, compiled with ajv (2020-12 + formats).
  * One ajv instance per kit version: `$id`s from different kits never collide, and a kit version's
  * compiled validators are cached for as long as the runtime keeps the version warm.
+ *
+ * Validation runs on the host, outside the isolate's time limit, so a schema's `pattern`s and
+ * `patternProperties` run on RE2 (re2js), whose matching time is linear in the input, instead of
+ * V8's backtracking engine, where `^(a+)+$` takes hours on forty characters.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import addFormatsModule from 'ajv-formats';
+import { RE2JS } from 're2js';
 
 const addFormats = addFormatsModule.default;
 
@@ -13,13 +19,28 @@ const addFormats = addFormatsModule.default;
 // shallow (deep schemas can overflow ajv's compiler stack, huge ones make compiling slow).
 export const MAX_SCHEMA_DEPTH = 64;
 export const MAX_SCHEMA_BYTES = 512 * 1024;
+// Linear is not free: RE2 matches in (string length × program size) steps. Compiling costs about
+// one step per instruction, so one schema's patterns may compile to this many instructions …
+export const MAX_SCHEMA_PATTERN_INSTRUCTIONS = 100_000;
+// … and checking one output may take this many steps (a second or two at worst, milliseconds usually).
+export const MAX_PATTERN_STEPS_PER_OUTPUT = 20_000_000;
 
 export type OutputSchemaValidator = (value: unknown) => string[];
 
 export function createKitAjv(): Ajv2020 {
   // logger: false — ajv would print "unknown format ignored" to the worker's console; unknown
   // formats are documented as ignored instead.
-  const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: true, loadSchema: undefined, logger: false });
+  // allowMatchingProperties: strict mode would otherwise test patternProperties against property
+  // names with V8's RegExp while compiling.
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: false,
+    allowMatchingProperties: true,
+    validateFormats: true,
+    loadSchema: undefined,
+    logger: false,
+    code: { regExp: createLinearRegExpEngine() },
+  });
   addFormats(ajv);
   return ajv;
 }
@@ -40,12 +61,97 @@ export function compileOutputSchema(ajv: Ajv2020, source: string): OutputSchemaV
   }
   if (jsonDepth(schema) > MAX_SCHEMA_DEPTH) throw new Error(`schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
   let validate: ValidateFunction;
+  budget.instructionsLeft = MAX_SCHEMA_PATTERN_INSTRUCTIONS;
   try {
     validate = ajv.compile(resolveStaticDynamicRefs(schema) as object);
   } catch (error) {
+    if (error instanceof UnsupportedPatternError) throw error;
     throw new Error(`not a valid JSON Schema: ${(error as Error).message}`);
+  } finally {
+    budget.instructionsLeft = Infinity;
   }
-  return (value) => (validate(value) ? [] : formatAjvErrors(validate.errors ?? []));
+  return (value) => {
+    budget.stepsLeft = MAX_PATTERN_STEPS_PER_OUTPUT;
+    try {
+      return validate(value) ? [] : formatAjvErrors(validate.errors ?? []);
+    } finally {
+      budget.stepsLeft = Infinity;
+    }
+  };
+}
+
+export class UnsupportedPatternError extends Error {}
+
+// Compiling and validating are synchronous, so one meter serves every ajv instance; outside
+// compileOutputSchema and its validators nothing is metered.
+const budget = { instructionsLeft: Infinity, stepsLeft: Infinity };
+
+/**
+ * ajv's `code.regExp` hook: JSON Schema patterns are ECMA-262 regular expressions, so a pattern
+ * must parse as one (with the `u` flag, as ajv uses it) and then compile as RE2 after re2js's
+ * JavaScript-to-RE2 translation. What RE2 cannot do in linear time (lookaround, backreferences)
+ * is refused, and so the kit is refused at publish.
+ */
+function createLinearRegExpEngine(): RegExpEngine {
+  const compiled = new Map<string, RegExpLike>();
+  const engine = (pattern: string): RegExpLike => {
+    let regExp = compiled.get(pattern);
+    if (!regExp) compiled.set(pattern, (regExp = compileLinearRegExp(pattern)));
+    return regExp;
+  };
+  // Only ajv's standalone code generation reads `code`; kits never use it.
+  return Object.assign(engine, { code: 'kitLinearRegExp' });
+}
+
+function compileLinearRegExp(pattern: string): RegExpLike {
+  const refuse = (reason: string): never => {
+    throw new UnsupportedPatternError(`pattern "${pattern}" ${reason}`);
+  };
+  try {
+    new RegExp(pattern, 'u'); // parses only; V8 compiles a RegExp on its first match
+  } catch (error) {
+    refuse(`is not an ECMA-262 regular expression: ${(error as Error).message}`);
+  }
+  // With the u flag \1-\9 and \k are only ever backreferences, which re2js would read as literals.
+  if (/\\[1-9k]/.test(pattern.replace(/\\\\/g, ''))) refuse('uses a backreference, which RE2 does not support');
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(RE2JS.translateRegExp(pattern));
+  } catch (error) {
+    return refuse(`is not supported by RE2, the linear-time engine that checks outputs: ${(error as Error).message}`);
+  }
+  const size = re.programSize();
+  if (size > budget.instructionsLeft) {
+    refuse(`makes the schema's patterns larger than ${MAX_SCHEMA_PATTERN_INSTRUCTIONS} RE2 instructions`);
+  }
+  budget.instructionsLeft -= size;
+  return new LinearRegExp(pattern, re, size);
+}
+
+class LinearRegExp implements RegExpLike {
+  readonly pattern: string;
+  readonly re: RE2JS;
+  readonly size: number;
+
+  constructor(pattern: string, re: RE2JS, size: number) {
+    this.pattern = pattern;
+    this.re = re;
+    this.size = size;
+  }
+
+  test(input: string): boolean {
+    const steps = (input.length + 1) * this.size;
+    if (steps > budget.stepsLeft) {
+      throw new Error(`checking pattern "${this.pattern}" against a string of ${input.length} characters would exceed ${MAX_PATTERN_STEPS_PER_OUTPUT} steps of pattern matching for one output`);
+    }
+    budget.stepsLeft -= steps;
+    return this.re.test(input);
+  }
+
+  /** ajv keys compiled patterns by this. */
+  toString(): string {
+    return `/${this.pattern}/u`;
+  }
 }
 
 export function formatAjvErrors(errors: readonly ErrorObject[]): string[] {
