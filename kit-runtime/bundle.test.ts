@@ -45,7 +45,37 @@ describe('buildOutputBundle', () => {
         { outputId: 'a', filename: 'a.txt', content: '1', status: 'valid' },
         { outputId: 'b', filename: './a.txt', content: '2', status: 'warning' },
       ]),
-    ).rejects.toThrow('two bundle entries would be named "a.txt"');
+    ).rejects.toThrow('cannot bundle output "b": filename "a.txt" is already used by output "a"');
     await expect(buildOutputBundle([{ outputId: 'm', filename: 'manifest.json', content: '{}', status: 'valid' }])).rejects.toThrow(BundleError);
+  });
+
+  // Stored rows may predate these rules: every entry of a bundle must unpack beside the others.
+  it.each([
+    ['A.md', 'a.md', 'differs only in letter case from "A.md"'],
+    ['docs', 'docs/x.md', 'needs a directory "docs"'],
+    ['docs/x.md', 'docs', 'is a directory of "docs/x.md"'],
+    ['x.md', 'MANIFEST.JSON', 'differs only in letter case from "manifest.json", reserved for the bundle manifest'],
+  ])('refuses %j beside %j, or leaves the later one out when asked to', async (first, second, reason) => {
+    const outputs = [
+      { outputId: 'a', filename: first, content: '1', status: 'valid' as const },
+      { outputId: 'b', filename: second, content: '2', status: 'valid' as const },
+    ];
+    await expect(buildOutputBundle(outputs)).rejects.toThrow(reason);
+    const bundle = await buildOutputBundle(outputs, { leaveOutUnbundleable: true });
+    expect(bundle.leftOut).toEqual([{ outputId: 'b', filename: second, reason: expect.stringContaining(reason) }]);
+    expect(Object.keys(unzipSync(new Uint8Array(bundle.buffer))).sort()).toEqual([first, 'manifest.json'].sort());
+    expect(bundle.entries.map((e) => e.outputId)).toEqual(['a']);
+  });
+
+  it('leaves out an output whose stored name is unsafe when asked to', async () => {
+    const bundle = await buildOutputBundle(
+      [
+        { outputId: 'a', filename: '../evil.sh', content: '1', status: 'valid' },
+        { outputId: 'b', filename: 'ok.md', content: '2', status: 'valid' },
+      ],
+      { leaveOutUnbundleable: true },
+    );
+    expect(bundle.leftOut).toEqual([{ outputId: 'a', filename: '../evil.sh', reason: 'unsafe path "../evil.sh": must not contain ".." segments' }]);
+    expect(bundle.entries.map((e) => e.name)).toEqual(['ok.md']);
   });
 });

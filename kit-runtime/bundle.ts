@@ -1,18 +1,30 @@
 /**
  * A bundle is a ZIP of an execution's usable outputs plus `manifest.json` listing each file with
  * its size and sha256. archiver keeps `../` inside entry names, so every name goes through the
- * safe-path gate here, even though outputs were normalised when rendered: a bundle may be built
- * from stored rows long after the run.
+ * safe-path gate and the bundle's name rules (BundleNames) here, even though rendering applied
+ * both: a bundle may be built from stored rows long after the run, under older rules.
  */
 import { createHash } from 'node:crypto';
 import { ZipArchive } from 'archiver';
 import { BUNDLE_MANIFEST_NAME } from './kit-package.ts';
-import { safeKitPath } from './safe-path.ts';
+import { BundleNames, safeKitPath } from './safe-path.ts';
 
 export type BundleOutput = { filename: string; content: string; status: 'valid' | 'warning' | 'invalid'; outputId?: string };
 export type BundleEntry = { name: string; sizeBytes: number; sha256: string; outputId: string | null };
-export type OutputBundle = { buffer: Buffer; sizeBytes: number; sha256: string; entries: BundleEntry[] };
-export type BundleInfo = { kitRef?: string; executionId?: string; createdAt?: Date };
+export type OutputBundle = { buffer: Buffer; sizeBytes: number; sha256: string; entries: BundleEntry[]; leftOut: LeftOutOutput[] };
+export type BundleInfo = {
+  kitRef?: string;
+  executionId?: string;
+  createdAt?: Date;
+  /**
+   * Leave out (and list in `leftOut`) an output whose name the bundle cannot hold, instead of
+   * failing with BundleError: for a caller that must end with a bundle, such as a job that would
+   * otherwise fail the same way on every retry.
+   */
+  leaveOutUnbundleable?: boolean;
+};
+/** An output a bundle built with `leaveOutUnbundleable` does not hold, and why. */
+export type LeftOutOutput = { outputId: string | null; filename: string; reason: string };
 
 export class BundleError extends Error {
   override name = 'BundleError';
@@ -21,20 +33,36 @@ export class BundleError extends Error {
 // A fixed timestamp keeps the archive byte-for-byte reproducible for the same outputs.
 const ENTRY_DATE = new Date('2000-01-01T00:00:00Z');
 
+/** The names one bundle may hold, its own manifest.json taken: every output's name is checked against these. */
+export function newBundleNames(): BundleNames {
+  const names = new BundleNames();
+  names.reserve(BUNDLE_MANIFEST_NAME, 'the bundle manifest');
+  return names;
+}
+
 /** Bundles outputs whose status is valid or warning; invalid ones are left out. */
 export async function buildOutputBundle(outputs: readonly BundleOutput[], info: BundleInfo = {}): Promise<OutputBundle> {
   const files: Array<{ entry: BundleEntry; data: Buffer }> = [];
-  const names = new Set<string>([BUNDLE_MANIFEST_NAME]);
+  const leftOut: LeftOutOutput[] = [];
+  const names = newBundleNames();
   for (const output of outputs) {
     if (output.status === 'invalid') continue;
+    const owner = output.outputId === undefined ? '(unnamed)' : `output "${output.outputId}"`;
     let name: string;
+    let problem: string | null;
     try {
       name = safeKitPath(output.filename);
+      problem = names.problem(name);
     } catch (error) {
-      throw new BundleError(`cannot bundle output ${output.outputId ?? '(unnamed)'}: ${(error as Error).message}`);
+      name = output.filename;
+      problem = (error as Error).message;
     }
-    if (names.has(name)) throw new BundleError(`two bundle entries would be named "${name}"`);
-    names.add(name);
+    if (problem !== null) {
+      if (!info.leaveOutUnbundleable) throw new BundleError(`cannot bundle ${owner}: ${problem}`);
+      leftOut.push({ outputId: output.outputId ?? null, filename: output.filename, reason: problem });
+      continue;
+    }
+    names.add(name, owner);
     const data = Buffer.from(output.content, 'utf8');
     files.push({ entry: { name, sizeBytes: data.length, sha256: sha256(data), outputId: output.outputId ?? null }, data });
   }
@@ -66,7 +94,7 @@ export async function buildOutputBundle(outputs: readonly BundleOutput[], info: 
   await archive.finalize();
   await finished;
   const buffer = Buffer.concat(chunks);
-  return { buffer, sizeBytes: buffer.length, sha256: sha256(buffer), entries };
+  return { buffer, sizeBytes: buffer.length, sha256: sha256(buffer), entries, leftOut };
 }
 
 function sha256(data: Buffer): string {

@@ -128,6 +128,44 @@ describe('composite kits', () => {
     expect((await runtime.execute(composite([{ kitId: 'docs', prefix: 'd' }]), { tenantId: 't', input })).message).toMatch(/needs the caller to resolve its components/);
   });
 
+  it('keeps output ids unique when a forEach output of the composite collides with a component output', async () => {
+    const zero = fileKit('zero-x', { outputs: [{ id: '0', filename: 'zero.md', template: 't/readme.hbs', outputType: 'markdown' }] });
+    const kit = composite([{ kitId: 'zero-x', version: '1.0.0', prefix: 'a' }], {
+      phases: ['PLAN'],
+      hooks: {},
+      outputs: [{ id: 'a', filename: 'own-{{@output.index}}.md', template: 't/index.hbs', outputType: 'markdown', forEach: 'discoveryAnswers.list' }],
+    });
+    const result = await runtime.execute(kit, { tenantId: 't', input: { projectId: 'p', discoveryAnswers: { list: [1, 2] } }, resolveKit: async () => zero });
+    expect(result.outputs.map((o) => [o.outputId, o.filename, o.status])).toEqual([
+      ['a.0', 'own-0.md', 'valid'],
+      ['a.1', 'own-1.md', 'valid'],
+      ['a.0~2', 'a/zero.md', 'invalid'],
+    ]);
+    expect(result.outputs[2]!.validationErrors).toEqual(['output id "a.0" is already used by another output of this run, so this one is kept as "a.0~2"']);
+    expect(result.outputs[2]!.content).toBe('# p from zero-x\n');
+    expect(new Set(result.outputs.map((o) => o.outputId)).size).toBe(result.outputs.length);
+    expect([result.status, result.message]).toEqual(['partial', 'some outputs are invalid: a.0~2']);
+  });
+
+  it('refuses a component output whose name cannot unpack beside an earlier one: a file where it needs a directory, or only letter case apart', async () => {
+    const kit = composite([{ kitId: 'docs', prefix: 'docs' }, { kitId: 'api', prefix: 'api' }], {
+      outputs: [
+        { id: 'index', filename: 'INDEX.md', template: 't/index.hbs', outputType: 'markdown' },
+        { id: 'docs-file', filename: 'docs', template: 't/index.hbs', outputType: 'text' },
+        { id: 'api-upper', filename: 'API/OPENAPI.YAML', template: 't/index.hbs', outputType: 'text' },
+      ],
+    });
+    const result = await runtime.execute(kit, { tenantId: 't', input, resolveKit });
+    expect(result.outputs.map((o) => [o.outputId, o.status, o.validationErrors])).toEqual([
+      ['index', 'valid', []],
+      ['docs-file', 'valid', []],
+      ['api-upper', 'valid', []],
+      ['docs.readme', 'invalid', ['filename "docs/README.md" needs a directory "docs", but "docs" is a file used by output "docs-file"']],
+      ['api.spec', 'invalid', ['filename "api/openapi.yaml" differs only in letter case from "API/OPENAPI.YAML", used by output "api-upper"']],
+    ]);
+    expect(result.status).toBe('partial');
+  });
+
   it('keeps components to composite kits and composites to kits with components', () => {
     const base = fileKit('x').manifest;
     expect(parseKitManifest({ ...base, components: [{ kitId: 'docs', prefix: 'd' }] })).toEqual({ ok: false, errors: ['components: only kits of kitType composite have components'] });

@@ -11,7 +11,7 @@ import type { KitLimits } from './limits.ts';
 import type { KitExecutionResult } from './execution-result.ts';
 import type { KitOutputRecord } from './render-outputs.ts';
 import { KitLimitError, KitPhaseError } from './errors.ts';
-import { BUNDLE_MANIFEST_NAME } from './kit-package.ts';
+import { newBundleNames } from './bundle.ts';
 
 /** Finds the kit a component names; null when there is none. `version` absent means the latest. */
 export type KitResolver = (component: { kitId: string; version?: string }) => Promise<KitPackage | null>;
@@ -37,7 +37,14 @@ export async function composeComponents(args: {
   if (ancestry.length >= MAX_COMPOSITION_DEPTH) throw new KitPhaseError(`composite kits nest deeper than ${MAX_COMPOSITION_DEPTH} levels`);
   const records: KitComponentRecord[] = [];
   const merged: KitOutputRecord[] = [];
-  const usedNames = new Set(args.ownOutputs.map((o) => o.filename).filter((name) => name !== ''));
+  // The composite's own outputs come first; a component output that collides with an earlier
+  // output, by id or by name, is the one refused, as rendering refuses the later of two names.
+  const usedNames = newBundleNames();
+  const usedIds = new Set<string>();
+  for (const own of args.ownOutputs) {
+    usedIds.add(own.outputId);
+    if (own.filename !== '') usedNames.add(own.filename, `output "${own.outputId}"`);
+  }
   let totalBytes = args.ownOutputs.reduce((sum, o) => sum + o.contentSizeBytes, 0);
 
   for (const component of components) {
@@ -61,18 +68,26 @@ export async function composeComponents(args: {
     if (result.status === 'failed') throw new KitPhaseError(`component "${component.prefix}" (${kit.ref}) failed: ${result.message ?? 'unknown error'}`);
 
     for (const output of result.outputs) {
+      const outputId = `${component.prefix}.${output.outputId}`;
       const record: KitOutputRecord = {
         ...output,
-        outputId: `${component.prefix}.${output.outputId}`,
+        outputId: usedIds.has(outputId) ? unusedId(outputId, usedIds) : outputId,
         filename: output.filename === '' ? '' : `${component.prefix}/${output.filename}`,
         validationErrors: [...output.validationErrors],
         validationWarnings: [...output.validationWarnings],
       };
-      if (record.filename !== '' && (usedNames.has(record.filename) || record.filename === BUNDLE_MANIFEST_NAME)) {
-        record.validationErrors.push(`filename "${record.filename}" is already used by another output`);
+      usedIds.add(record.outputId);
+      if (record.outputId !== outputId) {
+        record.validationErrors.push(`output id "${outputId}" is already used by another output of this run, so this one is kept as "${record.outputId}"`);
         record.status = 'invalid';
       }
-      usedNames.add(record.filename);
+      const nameProblem = record.filename === '' ? null : usedNames.problem(record.filename);
+      if (nameProblem !== null) {
+        record.validationErrors.push(nameProblem);
+        record.status = 'invalid';
+      } else if (record.filename !== '') {
+        usedNames.add(record.filename, `output "${record.outputId}"`);
+      }
       totalBytes += record.contentSizeBytes;
       if (totalBytes > args.limits.maxTotalOutputBytes) {
         throw new KitLimitError('output-size', `kit exceeded its total output size limit of ${args.limits.maxTotalOutputBytes} bytes (with its components)`);
@@ -81,4 +96,11 @@ export async function composeComponents(args: {
     }
   }
   return { outputs: merged, components: records };
+}
+
+/** `<id>~2`, `<id>~3`, …: ids a manifest gives are slugs joined by dots, so "~" marks a renamed one. */
+function unusedId(outputId: string, used: ReadonlySet<string>): string {
+  let n = 2;
+  while (used.has(`${outputId}~${n}`)) n++;
+  return `${outputId}~${n}`;
 }

@@ -3,11 +3,12 @@
  * (a call costs far more than a small template), then each rendered filename goes through the
  * safe-path gate and each content through the built-in validation.
  */
-import { BUNDLE_MANIFEST_NAME, type KitPackage } from './kit-package.ts';
+import type { KitPackage } from './kit-package.ts';
+import { newBundleNames } from './bundle.ts';
 import type { KitOutputDeclaration, OutputType } from './manifest.schema.ts';
 import type { KitLimits } from './limits.ts';
 import { KitLimitError, KitHookError, KitPhaseError, cleanGuestMessage, type KitLimitKind } from './errors.ts';
-import { explainUnsafePath, safeKitPath, describePath } from './safe-path.ts';
+import { explainUnsafePath, type BundleNames, safeKitPath, describePath } from './safe-path.ts';
 import { validateOutput, type KitOutputStatus, type OutputValidators } from './validate-outputs.ts';
 import type { KitSandbox } from './sandbox/kit-sandbox.ts';
 
@@ -58,7 +59,7 @@ export async function renderOutputs(args: {
 
   const byId = new Map(answer.results.map((r) => [r.outputId, r]));
   const schemaValidators = args.validators.forKit(args.kit);
-  const usedNames = new Map<string, string>();
+  const usedNames = newBundleNames();
   let totalBytes = 0;
   return planned.map(({ outputId, declaration }) => {
     const rendered = byId.get(outputId);
@@ -87,13 +88,14 @@ export async function renderOutputs(args: {
       record.validationErrors.push(`template failed: ${cleanGuestMessage(rendered.error)}`);
       return record;
     }
+    // Checked against the names of the earlier outputs, so the later of two colliding ones is refused.
     const nameProblem = filenameProblem(rendered.filename, usedNames);
     if (nameProblem) {
       record.validationErrors.push(nameProblem);
       return record;
     }
     record.filename = safeKitPath(rendered.filename);
-    usedNames.set(record.filename, outputId);
+    usedNames.add(record.filename, `output "${outputId}"`);
     const validator = declaration.schema === undefined ? undefined : schemaValidators.get(declaration.schema);
     Object.assign(record, validateOutput(declaration, content, validator));
     return record;
@@ -137,14 +139,10 @@ function resolveForEach(path: string, input: unknown, meta: TemplateMeta): unkno
   return value;
 }
 
-function filenameProblem(filename: unknown, used: Map<string, string>): string | null {
+function filenameProblem(filename: unknown, used: BundleNames): string | null {
   const unsafe = explainUnsafePath(filename);
   if (unsafe !== null) return `filename ${describePath(filename)} is unsafe: ${unsafe}`;
-  const normalised = safeKitPath(filename);
-  if (normalised === BUNDLE_MANIFEST_NAME) return `filename "${BUNDLE_MANIFEST_NAME}" is reserved for the bundle manifest`;
-  const owner = used.get(normalised);
-  if (owner !== undefined) return `filename "${normalised}" is already used by output "${owner}"`;
-  return null;
+  return used.problem(safeKitPath(filename));
 }
 
 const CONTENT_TYPES: Record<OutputType, string> = {

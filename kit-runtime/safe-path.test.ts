@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { safeKitPath, UnsafePathError } from './safe-path.ts';
+import { BundleNames, safeKitPath, UnsafePathError } from './safe-path.ts';
 
 describe('safeKitPath', () => {
   it('normalises harmless relative paths', () => {
@@ -23,6 +23,9 @@ describe('safeKitPath', () => {
     ['a/nul.txt', 'reserved device name'],
     ['file.txt:stream', ': * ?'],
     ['trailing. ', 'ending in'],
+    // Storage turns a lone surrogate into U+FFFD, so these two would be stored under one name.
+    ['x\uD800.md', 'unpaired UTF-16 surrogates'],
+    ['x\uDC00.md', 'unpaired UTF-16 surrogates'],
   ])('rejects %j', (path, reason) => {
     expect(() => safeKitPath(path)).toThrow(UnsafePathError);
     expect(() => safeKitPath(path)).toThrow(reason);
@@ -35,5 +38,36 @@ describe('safeKitPath', () => {
       expect((error as Error).message).not.toContain('\u0000');
       expect((error as Error).message).toContain('"x\\u0000y"');
     }
+  });
+});
+
+describe('BundleNames', () => {
+  const names = () => {
+    const set = new BundleNames();
+    set.reserve('manifest.json', 'the bundle manifest');
+    set.add('docs/guide.md', 'output "guide"');
+    set.add('README.md', 'output "readme"');
+    return set;
+  };
+
+  it('accepts names that unpack side by side on every file system', () => {
+    for (const name of ['docs/api.md', 'Docs/other.md', 'README.txt', 'docs-guide.md', 'sub/manifest.json', 'x\u00e9.md']) {
+      expect(names().problem(name), name).toBeNull();
+    }
+  });
+
+  it.each([
+    ['README.md', 'filename "README.md" is already used by output "readme"'],
+    ['readme.MD', 'filename "readme.MD" differs only in letter case from "README.md", used by output "readme"'],
+    ['DOCS/Guide.md', 'filename "DOCS/Guide.md" differs only in letter case from "docs/guide.md", used by output "guide"'],
+    ['manifest.json', 'filename "manifest.json" is reserved for the bundle manifest'],
+    ['MANIFEST.JSON', 'filename "MANIFEST.JSON" differs only in letter case from "manifest.json", reserved for the bundle manifest'],
+    ['docs', 'filename "docs" is a directory of "docs/guide.md", used by output "guide"'],
+    ['Docs', 'filename "Docs" is a directory of "docs/guide.md", used by output "guide"'],
+    ['README.md/x.md', 'filename "README.md/x.md" needs a directory "README.md", but "README.md" is a file used by output "readme"'],
+    ['docs/guide.md/x', 'filename "docs/guide.md/x" needs a directory "docs/guide.md", but "docs/guide.md" is a file used by output "guide"'],
+    ['Manifest.json/x.md', 'filename "Manifest.json/x.md" needs a directory "Manifest.json", but "manifest.json" is a file reserved for the bundle manifest'],
+  ])('refuses %j', (name, message) => {
+    expect(names().problem(name)).toBe(message);
   });
 });

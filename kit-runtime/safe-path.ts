@@ -31,6 +31,8 @@ export function explainUnsafePath(path: unknown): string | null {
   if (path.length === 0) return 'must not be empty';
   if (path.length > MAX_PATH_LENGTH) return `must be at most ${MAX_PATH_LENGTH} characters`;
   if (hasControlCharacter(path)) return 'must not contain NUL or other control characters';
+  // Storage would turn each into U+FFFD, so two different names could be stored as one.
+  if (!path.isWellFormed()) return 'must not contain unpaired UTF-16 surrogates';
   if (path.includes('\\')) return 'must use "/" as separator, not "\\"';
   if (path.startsWith('/')) return 'must be relative, not absolute';
   if (/^[a-zA-Z]:/.test(path)) return 'must be relative, not a drive path';
@@ -69,4 +71,63 @@ export function describePath(path: unknown): string {
   if (typeof path !== 'string') return `(${typeof path})`;
   const shown = path.length > 80 ? `${path.slice(0, 80)}…` : path;
   return JSON.stringify(shown);
+}
+
+type NameEntry = { name: string; owner: string; reserved: boolean; isFile: boolean; file: string };
+
+/**
+ * The file names of one bundle, compared the way the file systems that unpack it compare them: a
+ * ZIP is as likely to be extracted on a case-insensitive file system (Windows, macOS) as on Linux,
+ * and no file system holds a file and a directory of the same name. A name is refused when it
+ * equals an earlier one, differs from one only in letter case, or is a file where an earlier name
+ * needs a directory (or the reverse), so every bundle unpacks side by side, everywhere.
+ * Names are expected normalised (`safeKitPath`).
+ */
+export class BundleNames {
+  readonly #entries = new Map<string, NameEntry>();
+
+  /** `owner` says who holds the name in messages: `output "readme"`, `the bundle manifest`. */
+  reserve(name: string, owner: string): void {
+    this.#record(name, owner, true);
+  }
+
+  add(name: string, owner: string): void {
+    this.#record(name, owner, false);
+  }
+
+  /** Why `name` cannot join the names so far, or null. */
+  problem(name: string): string | null {
+    const same = this.#entries.get(foldCase(name));
+    if (same?.isFile) {
+      if (same.name === name) return same.reserved ? `filename "${name}" is ${heldBy(same)}` : `filename "${name}" is already ${heldBy(same)}`;
+      return `filename "${name}" differs only in letter case from "${same.name}", ${heldBy(same)}`;
+    }
+    if (same) return `filename "${name}" is a directory of "${same.file}", ${heldBy(same)}`;
+    const segments = name.split('/');
+    for (let end = 1; end < segments.length; end++) {
+      const directory = segments.slice(0, end).join('/');
+      const file = this.#entries.get(foldCase(directory));
+      if (file?.isFile) return `filename "${name}" needs a directory "${directory}", but "${file.name}" is a file ${heldBy(file)}`;
+    }
+    return null;
+  }
+
+  #record(name: string, owner: string, reserved: boolean): void {
+    this.#entries.set(foldCase(name), { name, owner, reserved, isFile: true, file: name });
+    const segments = name.split('/');
+    for (let end = 1; end < segments.length; end++) {
+      const directory = segments.slice(0, end).join('/');
+      const key = foldCase(directory);
+      if (!this.#entries.has(key)) this.#entries.set(key, { name: directory, owner, reserved, isFile: false, file: name });
+    }
+  }
+}
+
+function heldBy(entry: NameEntry): string {
+  return `${entry.reserved ? 'reserved for' : 'used by'} ${entry.owner}`;
+}
+
+/** Both mappings, so pairs like "ß"/"SS" or "ſ"/"s" that some file system folds together count as one. */
+function foldCase(name: string): string {
+  return name.toUpperCase().toLowerCase();
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { buildOutputBundle } from '../../../kit-runtime/index.ts';
 import { defineJob } from '../../jobs/job-definition.ts';
+import { markLeftOutOfBundle } from './kit-bundle.repository.ts';
 import { attachBundle, bundleableOutputs, insertBlob } from './kit-execution-worker.repository.ts';
 
 /**
@@ -17,6 +18,10 @@ export function getsBundle(counts: { valid: number; warnings: number }): boolean
  * Builds an execution's bundle after the execution has finished: a ZIP of its valid and warning
  * outputs plus a checksum manifest, stored as a blob. Enqueued in the transaction that finishes
  * the execution; idempotent (a bundle, once attached, is never rebuilt).
+ *
+ * A stored name the bundle cannot hold (rows from before the current filename rules) would fail
+ * every retry alike, leaving bundleStatus "building" for good; instead that output is marked
+ * invalid with the reason and left out, so the bundle ends "ready" — or "none" when nothing is left.
  */
 export const bundleExecutionJob = defineJob({
   name: 'kits.bundle_execution',
@@ -24,15 +29,19 @@ export const bundleExecutionJob = defineJob({
   async run({ executionId, tenantId, kitRef }, { ownerDb, log }) {
     const outputs = await bundleableOutputs(ownerDb, tenantId, executionId);
     if (outputs.length === 0) return;
-    const bundle = await buildOutputBundle(outputs, { kitRef, executionId });
+    const bundle = await buildOutputBundle(outputs, { kitRef, executionId, leaveOutUnbundleable: true });
+    const leftOut = bundle.leftOut.map(({ outputId, reason }) => ({ outputId: outputId as string, reason }));
     await ownerDb.transaction().execute(async (trx) => {
+      if (leftOut.length > 0) await markLeftOutOfBundle(trx, tenantId, executionId, leftOut);
+      if (bundle.entries.length === 0) return;
       const blob = await insertBlob(trx, { tenantId, contentType: 'application/zip', content: bundle.buffer, sha256: bundle.sha256 });
       const attached = await attachBundle(trx, executionId, { blobId: blob.id, path: `executions/${executionId}/bundle.zip`, sizeBytes: bundle.sizeBytes });
       if (!attached) throw new BundleAlreadyAttached();
     }).catch((error) => {
       if (!(error instanceof BundleAlreadyAttached)) throw error;
     });
-    log.info({ executionId, sizeBytes: bundle.sizeBytes }, 'execution bundle built');
+    if (leftOut.length > 0) log.warn({ executionId, leftOut }, 'outputs left out of the execution bundle');
+    log.info({ executionId, sizeBytes: bundle.sizeBytes, entries: bundle.entries.length }, 'execution bundle built');
   },
 });
 

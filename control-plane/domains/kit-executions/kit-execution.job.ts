@@ -1,3 +1,4 @@
+import type { Job } from 'graphile-worker';
 import { z } from 'zod';
 import { createGitCapabilities, loadKitPackage, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
 import { addJob } from '../../jobs/add-job.ts';
@@ -14,7 +15,7 @@ function kitPackageFor(version: { id: string; manifest: unknown; files: Record<s
   if (cached) return cached;
   const loaded = loadKitPackage({ manifest: version.manifest, files: version.files });
   // Published versions were checked at publish time; failing here means the runtime changed.
-  if (!loaded.ok) throw new Error(`Kit version ${version.id} no longer loads: ${loaded.problems.map((p) => `${p.file}: ${p.message}`).join('; ')}`);
+  if (!loaded.ok) throw new KitVersionUnloadable(`Kit version ${version.id} no longer loads: ${loaded.problems.map((p) => `${p.file}: ${p.message}`).join('; ')}`);
   if (packages.size >= MAX_CACHED_PACKAGES) packages.delete(packages.keys().next().value!);
   packages.set(version.id, loaded.kit);
   return loaded.kit;
@@ -47,42 +48,106 @@ export const executeKitJob = defineJob({
       log.info({ executionId }, 'execution already taken or finished; nothing to do');
       return;
     }
-    const version = await findKitVersionForRun(ownerDb, claimed.kit_version_id);
-    const kit = kitPackageFor(version);
-    // Credentials of this project and kit only, and only those the kit declares: the git
-    // capabilities open them host-side with whatever id the kit's hook names.
-    const declared = new Set((kit.manifest.credentials ?? []).map((credential) => credential.id));
-    const openCredential = async (credentialId: string) =>
-      declared.has(credentialId) ? deps.credentials.openForExecution({ tenantId, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId }) : null;
-    const result = await deps.kitRuntime.execute(kit, {
-      tenantId,
-      input: claimed.input,
-      options: { dryRun: claimed.options.dryRun === true, skipApply: claimed.options.skipApply === true },
-      openCredential,
-      capabilities: { ...createGitCapabilities({ openCredential, isAllowedRemote: deps.isAllowedGitRemote }), ...deps.kitCapabilities },
-      resolveKit: async (component) => {
-        const found = await findComponentVersion(ownerDb, { tenantId, organizationId: claimed.organization_id }, component);
-        return found ? kitPackageFor(found) : null;
-      },
-    });
-    const outcome = outcomeOf(result);
-
-    const finished = await ownerDb.transaction().execute(async (trx) => {
-      await replaceOutputs(trx, tenantId, executionId, result.outputs);
-      const stored = await finishExecution(trx, executionId, deps.workerProcessId, outcome);
-      // The reaper gave up on this run meanwhile: keep its verdict, and none of these outputs.
-      if (!stored) throw new ExecutionTakenAway();
-      // The bundle is built by its own job, so zipping never holds up (or fails) the execution.
-      if (getsBundle(outcome.counts)) {
-        await addJob(trx, 'kits.bundle_execution', { executionId, tenantId, kitRef: result.kitRef }, { jobKey: `kit-bundle:${executionId}` });
-      }
-      return stored;
-    }).catch((error) => {
-      if (error instanceof ExecutionTakenAway) return false;
-      throw error;
-    });
-    log.info({ executionId, status: result.status, stored: finished, ms: Math.round(result.executionTimeMs) }, 'kit execution finished');
+    const ran: { outcome?: ExecutionOutcome } = {};
+    try {
+      await runClaimedExecution(claimed, { executionId, tenantId }, deps, ran);
+    } catch (error) {
+      // A run whose outcome can never be stored would otherwise stay "running" through every retry.
+      const why = whyNotToRetry(error, helpers.job);
+      if (why === null) throw error;
+      log.error({ err: error, executionId }, 'kit execution could not be recorded; failing it');
+      await failUnrecordedExecution(deps, { executionId, tenantId }, why, ran.outcome);
+    }
   },
 });
 
+type ClaimedExecution = NonNullable<Awaited<ReturnType<typeof claimExecution>>>;
+
+/** Runs the kit and stores its outcome; `ran.outcome` is set once the kit has run. */
+async function runClaimedExecution(claimed: ClaimedExecution, { executionId, tenantId }: { executionId: string; tenantId: string }, deps: JobDeps, ran: { outcome?: ExecutionOutcome }) {
+  const { ownerDb, log } = deps;
+  const version = await findKitVersionForRun(ownerDb, claimed.kit_version_id);
+  const kit = kitPackageFor(version);
+  // Credentials of this project and kit only, and only those the kit declares: the git
+  // capabilities open them host-side with whatever id the kit's hook names.
+  const declared = new Set((kit.manifest.credentials ?? []).map((credential) => credential.id));
+  const openCredential = async (credentialId: string) =>
+    declared.has(credentialId) ? deps.credentials.openForExecution({ tenantId, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId }) : null;
+  const result = await deps.kitRuntime.execute(kit, {
+    tenantId,
+    input: claimed.input,
+    options: { dryRun: claimed.options.dryRun === true, skipApply: claimed.options.skipApply === true },
+    openCredential,
+    capabilities: { ...createGitCapabilities({ openCredential, isAllowedRemote: deps.isAllowedGitRemote }), ...deps.kitCapabilities },
+    resolveKit: async (component) => {
+      const found = await findComponentVersion(ownerDb, { tenantId, organizationId: claimed.organization_id }, component);
+      return found ? kitPackageFor(found) : null;
+    },
+  });
+  const outcome = outcomeOf(result);
+  ran.outcome = outcome;
+
+  const finished = await ownerDb.transaction().execute(async (trx) => {
+    await replaceOutputs(trx, tenantId, executionId, result.outputs);
+    const stored = await finishExecution(trx, executionId, deps.workerProcessId, outcome);
+    // The reaper gave up on this run meanwhile: keep its verdict, and none of these outputs.
+    if (!stored) throw new ExecutionTakenAway();
+    // The bundle is built by its own job, so zipping never holds up (or fails) the execution.
+    if (getsBundle(outcome.counts)) {
+      await addJob(trx, 'kits.bundle_execution', { executionId, tenantId, kitRef: result.kitRef }, { jobKey: `kit-bundle:${executionId}` });
+    }
+    return stored;
+  }).catch((error) => {
+    if (error instanceof ExecutionTakenAway) return false;
+    throw error;
+  });
+  log.info({ executionId, status: result.status, stored: finished, ms: Math.round(result.executionTimeMs) }, 'kit execution finished');
+}
+
+/**
+ * SQLSTATE classes whose errors come back the same on every retry of the same statement with the
+ * same values; anything else (lost connections, deadlocks, serialization failures, shutdowns,
+ * exhausted resources) may pass, so the job is retried.
+ */
+const PERMANENT_SQLSTATE_CLASSES: Readonly<Record<string, string>> = {
+  '22': 'a value it cannot hold',
+  '23': 'a rule it enforces',
+  '42': 'a statement it cannot run',
+  '54': 'one of its limits',
+};
+
+/** Constraints whose violation says something plainer than its name. */
+const CONSTRAINT_MEANINGS: Readonly<Record<string, string>> = {
+  kit_outputs_execution_output_key: 'two outputs have the same id',
+};
+
+/** Why retrying this job cannot help, or null when it may (and attempts are left). */
+export function whyNotToRetry(error: unknown, job: Pick<Job, 'attempts' | 'max_attempts'>): string | null {
+  if (error instanceof KitVersionUnloadable) return 'its kit version no longer loads in this server';
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  const refused = typeof code === 'string' ? PERMANENT_SQLSTATE_CLASSES[code.slice(0, 2)] : undefined;
+  if (refused !== undefined) {
+    const meaning = typeof constraint === 'string' ? CONSTRAINT_MEANINGS[constraint] : undefined;
+    if (meaning !== undefined) return meaning;
+    return `the database refused its outcome: ${refused} (SQLSTATE ${code}${typeof constraint === 'string' ? `, constraint ${constraint}` : ''})`;
+  }
+  if (job.attempts >= job.max_attempts) return `recording it failed on each of ${job.attempts} attempts`;
+  return null;
+}
+
+/** Ends the execution failed, keeping none of its outputs; a failure here leaves the job to retry. */
+async function failUnrecordedExecution(deps: JobDeps, { executionId, tenantId }: { executionId: string; tenantId: string }, why: string, outcome?: ExecutionOutcome) {
+  await deps.ownerDb.transaction().execute(async (trx) => {
+    await replaceOutputs(trx, tenantId, executionId, []);
+    await finishExecution(trx, executionId, deps.workerProcessId, {
+      status: 'failed',
+      errorMessage: `This execution could not be recorded: ${why}. No outputs were kept; start a new execution.`,
+      executionTimeMs: outcome?.executionTimeMs ?? 0,
+      phases: outcome?.phases ?? [],
+      counts: { valid: 0, warnings: 0, failed: 0 },
+    });
+  });
+}
+
+class KitVersionUnloadable extends Error {}
 class ExecutionTakenAway extends Error {}

@@ -1,0 +1,33 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/database.ts';
+
+/**
+ * Marks the outputs a bundle could not hold invalid, each with the reason, and recounts the
+ * execution's outputs, so the outputs, the bundle's contents and bundleStatus tell one story: an
+ * output is in the bundle exactly when it is not invalid. Only stored rows older than the current
+ * filename rules need this; rendering refuses such names now.
+ */
+export async function markLeftOutOfBundle(db: Kysely<Database>, tenantId: string, executionId: string, leftOut: ReadonlyArray<{ outputId: string; reason: string }>) {
+  for (const { outputId, reason } of leftOut) {
+    await db
+      .updateTable('kit_outputs')
+      .set({ status: 'invalid', validation_errors: sql`validation_errors || jsonb_build_array(${`left out of the bundle: ${reason}`}::text)` })
+      .where('tenant_id', '=', tenantId)
+      .where('execution_id', '=', executionId)
+      .where('output_id', '=', outputId)
+      .execute();
+  }
+  const countOf = (status: 'valid' | 'warning' | 'invalid') =>
+    db
+      .selectFrom('kit_outputs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('execution_id', '=', executionId)
+      .where('status', '=', status);
+  await db
+    .updateTable('kit_executions')
+    .set({ outputs_valid: countOf('valid'), outputs_warnings: countOf('warning'), outputs_failed: countOf('invalid') })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', executionId)
+    .execute();
+}
