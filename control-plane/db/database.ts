@@ -123,6 +123,7 @@ export interface AgencyProjectAssignmentsTable {
 export type KitType = 'file' | 'platform' | 'api' | 'hybrid' | 'composite';
 export type KitStatus = 'active' | 'deprecated' | 'draft';
 export type KitExecutionStatus = 'pending' | 'running' | 'completed' | 'failed' | 'partial';
+export type KitExecutionLogEntry = { phase: string; level: 'debug' | 'info' | 'warn' | 'error'; message: string };
 
 export interface KitsTable {
   id: Generated<string>;
@@ -176,6 +177,7 @@ export interface KitExecutionsTable {
   locked_by: string | null;
   error_message: string | null;
   phases: JsonWithDefault<Array<{ phase: string; status: string; durationMs: number }>>;
+  logs: JsonWithDefault<KitExecutionLogEntry[]>;
   started_at: Date | null;
   completed_at: Date | null;
   execution_time_ms: number | null;

@@ -195,6 +195,27 @@ async function apply(context, kit) {
     expect((await call(app.url, `${base()}/${credentialId}`, { method: 'DELETE', apiKey: key })).status).toBe(404);
   });
 
+  it("keep the kit's log lines with the execution, secrets redacted", async () => {
+    const loggingApply = `
+      function apply(context, kit) {
+        kit.log('info', 'deploying with ' + context.credentials.deploy.token);
+        kit.log('warn', 'second line');
+        return { applied: true };
+      }`;
+    const kit = sampleKit({ id: 'chatty-deployer', credentials: [{ id: 'deploy', description: 'Deploy token', required: true }], applyHook: loggingApply });
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    expect((await call(app.url, base(), { apiKey: key, body: { projectId, kitId: 'chatty-deployer', credentialType: 'deploy', credentials: { token: SECRET } } })).status).toBe(201);
+    const started = await call(app.url, `/api/${orgId}/kits/chatty-deployer/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    const execution = await waitForExecution(app.url, key, orgId, started.body.data.executionId);
+    expect(execution.status, execution.errorMessage).toBe('completed');
+    expect(execution.logs).toEqual(
+      expect.arrayContaining([
+        { phase: 'APPLY', level: 'info', message: 'deploying with [redacted]' },
+        { phase: 'APPLY', level: 'warn', message: 'second line' },
+      ]),
+    );
+  });
+
   it('never show a secret in a response, a log line or a job payload', async () => {
     for (const secret of [SECRET, CLIENT_SECRET]) {
       expect(recordedResponses.filter((r) => r.text.includes(secret)).map((r) => r.path)).toEqual([]);

@@ -66,6 +66,8 @@ describe('executing a kit', () => {
     });
     expect(done.outputs.map((o: { outputId: string; status: string }) => `${o.outputId}:${o.status}`).sort()).toEqual(['compose:valid', 'openapi:valid', 'readme:valid']);
     expect(done.phases.map((p: { phase: string }) => p.phase)).toContain('VERIFY');
+    // The example kit's SPEC hook logs one line.
+    expect(done.logs).toEqual([{ phase: 'SPEC', level: 'info', message: 'building spec for Acme Rockets' }]);
     const listed = await call(app.url, `/api/${orgId}/kits/executions?projectId=${projectId}&status=completed`, { apiKey: key });
     expect(listed.body.data.executions.map((e: { id: string }) => e.id)).toContain(executionId);
   });
@@ -117,6 +119,17 @@ describe('executing a kit', () => {
 });
 
 describe('execution outcomes', () => {
+  it('keeps the first 200 log lines and says how many more there were', async () => {
+    const kit = sampleKit({ id: 'chatty', applyHook: "function apply(c, kit) { for (var i = 0; i < 250; i++) kit.log('debug', 'line ' + i); return null; }" });
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    const started = await execute('chatty', sampleExecutionBody(projectId));
+    const done = await waitForExecution(app.url, key, orgId, started.body.data.executionId);
+    const applyLogs = done.logs.filter((entry: { phase: string }) => entry.phase === 'APPLY');
+    expect(done.logs).toHaveLength(201);
+    expect(applyLogs.at(0)).toEqual({ phase: 'APPLY', level: 'debug', message: 'line 0' });
+    expect(done.logs.at(-1)).toEqual({ phase: 'APPLY', level: 'warn', message: '51 more log lines were not kept' });
+  });
+
   it('is partial when some outputs are invalid, with their validation errors', async () => {
     const kit = sampleKit({ id: 'half-broken' });
     kit.files['templates/compose.yml.hbs'] = 'services: not-a-map\n';

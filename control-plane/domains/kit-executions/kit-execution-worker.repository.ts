@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database, KitExecutionStatus, OutputStatus } from '../../db/database.ts';
+import type { Database, KitExecutionLogEntry, KitExecutionStatus, OutputStatus } from '../../db/database.ts';
 
 /**
  * Takes a pending execution for this run of its job. The job that was enqueued with the row may
@@ -98,7 +98,19 @@ export interface ExecutionOutcome {
   errorMessage: string | null;
   executionTimeMs: number;
   phases: Array<{ phase: string; status: string; durationMs: number }>;
+  /** What the hooks logged, already redacted by the runtime. */
+  logs: KitExecutionLogEntry[];
   counts: { valid: number; warnings: number; failed: number };
+}
+
+/** Log lines kept per execution: the first ones, then one line saying how many more there were. */
+export const MAX_STORED_LOG_ENTRIES = 200;
+
+function storableLogs(logs: KitExecutionLogEntry[]): KitExecutionLogEntry[] {
+  const kept = logs.slice(0, MAX_STORED_LOG_ENTRIES).map((entry) => ({ ...entry, message: storable(entry.message) }));
+  const dropped = logs.length - kept.length;
+  if (dropped > 0) kept.push({ phase: logs.at(-1)!.phase, level: 'warn', message: `${dropped} more log lines were not kept` });
+  return kept;
 }
 
 export async function bundleableOutputs(db: Kysely<Database>, tenantId: string, executionId: string) {
@@ -134,6 +146,7 @@ export async function finishExecution(db: Kysely<Database>, executionId: string,
       completed_at: new Date(),
       execution_time_ms: outcome.executionTimeMs,
       phases: JSON.stringify(outcome.phases),
+      logs: JSON.stringify(storableLogs(outcome.logs)),
       outputs_valid: outcome.counts.valid,
       outputs_warnings: outcome.counts.warnings,
       outputs_failed: outcome.counts.failed,

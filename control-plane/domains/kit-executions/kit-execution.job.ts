@@ -28,6 +28,7 @@ function outcomeOf(result: KitExecutionResult): ExecutionOutcome {
     errorMessage: result.status === 'completed' ? null : result.message,
     executionTimeMs: Math.round(result.executionTimeMs),
     phases: result.phases.map((phase) => ({ phase: phase.phase, status: phase.status, durationMs: Math.round(phase.durationMs) })),
+    logs: result.logs,
     counts: { valid: count('valid'), warnings: count('warning'), failed: count('invalid') },
   };
 }
@@ -144,6 +145,7 @@ async function failUnrecordedExecution(deps: JobDeps, { executionId, tenantId }:
       errorMessage: `This execution could not be recorded: ${why}. No outputs were kept; start a new execution.`,
       executionTimeMs: outcome?.executionTimeMs ?? 0,
       phases: outcome?.phases ?? [],
+      logs: outcome?.logs ?? [],
       counts: { valid: 0, warnings: 0, failed: 0 },
     });
   });

@@ -36,10 +36,11 @@ export async function listExecutions(
 }
 
 export async function findExecution(db: Kysely<Database>, tenantId: string, organizationId: string, executionId: string) {
-  return executions(db, tenantId, organizationId).select(executionColumns).where('e.id', '=', executionId).executeTakeFirst();
+  return executions(db, tenantId, organizationId).select([...executionColumns, 'e.logs']).where('e.id', '=', executionId).executeTakeFirst();
 }
 
-export type ExecutionRow = NonNullable<Awaited<ReturnType<typeof findExecution>>>;
+/** A listed execution; the detail (`findExecution`) adds its logs. */
+export type ExecutionRow = Awaited<ReturnType<typeof listExecutions>>['rows'][number];
 
 export async function listOutputSummaries(db: Kysely<Database>, tenantId: string, executionId: string) {
   return db

@@ -55,6 +55,9 @@ export const executionOutputSummary = z.object({
 export const executionDetailOutput = executionSummaryOutput.extend({
   options: z.object({ dryRun: z.boolean(), skipApply: z.boolean() }),
   phases: z.array(z.object({ phase: z.string(), status: z.string(), durationMs: z.number() })),
+  logs: z
+    .array(z.object({ phase: z.string(), level: z.enum(['debug', 'info', 'warn', 'error']), message: z.string() }))
+    .describe("What the kit's hooks logged (kit.log, console.*), oldest first: secrets redacted, the first 200 lines kept"),
   outputs: z.array(executionOutputSummary),
   tokenUsage: z.object({ prompt: z.number().int(), completion: z.number().int(), total: z.number().int() }),
   bundleStatus: z.enum(['none', 'building', 'ready']).describe('ready: GET …/bundle answers with a link; building: shortly after the execution ends'),

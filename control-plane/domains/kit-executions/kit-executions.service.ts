@@ -112,6 +112,7 @@ export async function getKitExecution(db: Kysely<Database>, principal: Principal
     ...executionRowToSummary(row),
     options: { dryRun: row.options.dryRun === true, skipApply: row.options.skipApply === true },
     phases: row.phases,
+    logs: row.logs,
     outputs: outputs.map((output) => ({
       id: output.id,
       outputId: output.output_id,
