@@ -95,4 +95,78 @@ describe('loadKitPackage', () => {
       { file: 'discovery/questions.json', line: 1, message: expect.stringMatching(/^cannot parse discovery pool: /) },
     ]);
   });
+
+  describe('template expression limits', () => {
+    it('refuses a template with more expressions than one template may hold, naming the file and the limit', () => {
+      expect(problemsOf((f) => { f['templates/readme.md.hbs'] = '{{a}}'.repeat(2001); })).toEqual([
+        { file: 'templates/readme.md.hbs', message: 'template has 2001 expressions, over the limit of 2000 per template' },
+      ]);
+    });
+
+    it('refuses the reported 1.9 MB template by its text alone', () => {
+      expect(problemsOf((f) => { f['templates/readme.md.hbs'] = '{{a}}'.repeat(380_000); })).toEqual([
+        { file: 'templates/readme.md.hbs', message: 'template has more than 5000 expressions, over the limit of 2000 per template' },
+        { file: '(package)', message: expect.stringMatching(/^templates hold more than 5000 expressions in all, over the limit of 5000 per kit \(largest: templates\/readme\.md\.hbs /) },
+      ]);
+    });
+
+    it('refuses a kit whose templates together hold more expressions than a kit may, naming the largest', () => {
+      const problems = problemsOf(
+        (f) => { for (const n of [1, 2, 3]) f[`templates/extra${n}.md.hbs`] = '{{#each items}}{{name}}{{/each}}'.repeat(450); },
+        (m) => { for (const n of [1, 2, 3]) m.outputs.push({ id: `extra${n}`, filename: `extra${n}.md`, template: `templates/extra${n}.md.hbs`, outputType: 'markdown' }); },
+      );
+      expect(problems).toEqual([{
+        file: '(package)',
+        message: expect.stringMatching(/^templates hold \d+ expressions in all, over the limit of 5000 per kit \(largest: templates\/extra1\.md\.hbs 1800, templates\/extra2\.md\.hbs 1800, templates\/extra3\.md\.hbs 1800\)$/),
+      }]);
+    });
+
+    it('counts a template used as output and partial once, and a templated filename against the kit', () => {
+      const problems = problemsOf(
+        (f) => { f['templates/entity-list.hbs'] = '{{a}}'.repeat(1990); },
+        (m) => { m.outputs.push({ id: 'list', filename: 'list-{{a}}.md', template: 'templates/entity-list.hbs', outputType: 'markdown' }); },
+      );
+      expect(problems).toEqual([]);
+    });
+
+    it('still refuses a template that parses but does not compile, naming the file', () => {
+      expect(problemsOf((f) => { f['templates/readme.md.hbs'] = '# Title\n{{> entityList one two}}\n'; })).toEqual([
+        { file: 'templates/readme.md.hbs', line: 2, message: expect.stringContaining('template does not compile: Unsupported number of partial arguments: 2') },
+      ]);
+    });
+  });
+
+  describe('discovery pools', () => {
+    const withPool = (file: string, source: string) =>
+      problemsOf((f) => { f[file] = source; }, (m) => { m.discovery.pools.push(file); });
+
+    it('refuses a YAML pool whose alias refers to a node containing it, naming the file', () => {
+      for (const source of ['questions: &q\n  - *q\n', 'a: &x\n  b:\n    c: *x\n']) {
+        expect(withPool('discovery/loop.yaml', source)).toEqual([
+          { file: 'discovery/loop.yaml', message: 'cannot parse discovery pool: an alias refers to a node that contains it; a pool must be plain data without cycles' },
+        ]);
+      }
+    });
+
+    it('refuses alias expansion bombs and pools nested deeper than 256 levels', () => {
+      const bomb = ['a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+      for (const [previous, name] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e'], ['e', 'f'], ['f', 'g']]) {
+        bomb.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(', ')}]`);
+      }
+      expect(withPool('discovery/bomb.yml', bomb.join('\n'))).toEqual([
+        { file: 'discovery/bomb.yml', message: 'cannot parse discovery pool: Excessive alias count indicates a resource exhaustion attack' },
+      ]);
+      expect(withPool('discovery/deep.json', '['.repeat(300) + ']'.repeat(300))).toEqual([
+        { file: 'discovery/deep.json', message: 'cannot parse discovery pool: nests deeper than 256 levels' },
+      ]);
+    });
+
+    it('keeps aliases that share a node without a cycle', () => {
+      const loaded = loadKitPackage({
+        manifest: { ...exampleManifest(), discovery: { pools: ['discovery/shared.yaml'] } },
+        files: { ...exampleFiles(), 'discovery/shared.yaml': 'base: &b {asked: 1}\nfirst: *b\nsecond: *b\n' },
+      });
+      expect(loaded.ok && loaded.kit.discoveryPools['discovery/shared.yaml']).toEqual({ base: { asked: 1 }, first: { asked: 1 }, second: { asked: 1 } });
+    });
+  });
 });

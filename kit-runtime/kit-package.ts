@@ -10,8 +10,9 @@ import { parse as parseYaml } from 'yaml';
 import { parseKitManifest, type KitManifest } from './manifest.schema.ts';
 import { createKitAjv, compileOutputSchema } from './output-schemas.ts';
 import { explainUnsafePath, safeKitPath, describePath } from './safe-path.ts';
-import { measureTemplateDepth, type HandlebarsAstNode } from './template-depth.ts';
-import { DEFAULT_KIT_LIMITS } from './limits.ts';
+import { countTemplateExpressions, measureTemplateDepth, type HandlebarsAstNode } from './template-depth.ts';
+import { DEFAULT_KIT_LIMITS, KIT_TEMPLATE_LIMITS } from './limits.ts';
+import { nestsDeeperThan } from './json-depth.ts';
 
 export type KitFiles = Readonly<Record<string, string>>;
 export type KitPackageProblem = { file: string; line?: number; message: string };
@@ -37,6 +38,9 @@ export const BUNDLE_MANIFEST_NAME = 'manifest.json';
 const MAX_FILES = 500;
 export const MAX_KIT_FILE_BYTES = 2 * 1024 * 1024;
 const MAX_PACKAGE_BYTES = 10 * 1024 * 1024;
+/** Pools reach hooks and templates as JSON, whose copies nest at most 256 levels. */
+const MAX_POOL_DEPTH = 256;
+const MAX_POOL_ALIASES = 100;
 
 export function loadKitPackage(input: {
   manifest: unknown;
@@ -56,13 +60,21 @@ export function loadKitPackage(input: {
     return contents;
   };
 
+  // Over either expression limit, nothing is parsed: the problems say so without the cost.
+  const expressions = countKitExpressions(manifest, files);
+  const checkTemplate = (file: string, source: string, key = file): KitPackageProblem[] => {
+    const overTemplateLimit = overTemplateExpressionLimit(file, expressions.perTemplate.get(key) ?? 0);
+    if (overTemplateLimit) return [overTemplateLimit];
+    return expressions.overKitLimit ? [] : checkTemplateSource(file, source, maxDepth);
+  };
+
   const ajv = createKitAjv();
   manifest.outputs.forEach((output, index) => {
     const where = `${MANIFEST_FILE} outputs[${index}]`;
     const template = need(output.template, `${where}.template`);
-    if (template !== undefined) problems.push(...checkTemplate(output.template, template, maxDepth));
+    if (template !== undefined) problems.push(...checkTemplate(output.template, template));
     if (output.filename.includes('{{')) {
-      for (const p of checkTemplate(output.template, output.filename, maxDepth)) {
+      for (const p of checkTemplate(output.template, output.filename, filenameKey(index))) {
         problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].filename: ${p.message}` });
       }
     } else if (safeKitPath(output.filename) === BUNDLE_MANIFEST_NAME) {
@@ -83,8 +95,9 @@ export function loadKitPackage(input: {
 
   for (const [name, file] of Object.entries(manifest.partials ?? {})) {
     const template = need(file, `${MANIFEST_FILE} partials.${name}`);
-    if (template !== undefined) problems.push(...checkTemplate(file, template, maxDepth));
+    if (template !== undefined) problems.push(...checkTemplate(file, template));
   }
+  if (expressions.overKitLimit) problems.push(expressions.overKitLimit);
   for (const [phase, file] of Object.entries(manifest.hooks ?? {})) {
     const source = need(file, `${MANIFEST_FILE} hooks.${phase}`);
     if (source !== undefined) problems.push(...checkHookSyntax(file, source));
@@ -139,15 +152,64 @@ function normaliseFiles(raw: KitFiles, problems: KitPackageProblem[]): Map<strin
   return files;
 }
 
-/** Parse and code-generate on the host: neither step runs template code. */
-function checkTemplate(file: string, source: string, maxDepth: number): KitPackageProblem[] {
+// Handlebars' typings leave out its compiler classes, though `Handlebars.precompile` is built on them.
+const OpcodeCompiler = (Handlebars as unknown as { Compiler: new () => { compile(ast: hbs.AST.Program, options: CompileOptions): unknown } }).Compiler;
+
+const filenameKey = (index: number) => `\u0000filename:${index}`;
+// Counting stops past the kit limit, so a count above it is only a lower bound.
+const amount = (n: number) => (n > KIT_TEMPLATE_LIMITS.maxExpressionsPerKit ? `more than ${KIT_TEMPLATE_LIMITS.maxExpressionsPerKit}` : String(n));
+
+function overTemplateExpressionLimit(file: string, expressions: number): KitPackageProblem | undefined {
+  const limit = KIT_TEMPLATE_LIMITS.maxExpressionsPerTemplate;
+  if (expressions <= limit) return undefined;
+  return { file, message: `template has ${amount(expressions)} expressions, over the limit of ${limit} per template` };
+}
+
+/**
+ * Counts every template's expressions from its text (each file once, however often it is used), so
+ * a kit over the caps is refused before Handlebars parses anything: parsing is what costs.
+ */
+function countKitExpressions(manifest: KitManifest, files: ReadonlyMap<string, string>) {
+  const { maxExpressionsPerKit } = KIT_TEMPLATE_LIMITS;
+  const perTemplate = new Map<string, number>();
+  const count = (key: string, source: string | undefined) => {
+    if (source !== undefined && !perTemplate.has(key)) perTemplate.set(key, countTemplateExpressions(source, maxExpressionsPerKit));
+  };
+  manifest.outputs.forEach((output, index) => {
+    count(output.template, files.get(output.template));
+    if (output.filename.includes('{{')) count(filenameKey(index), output.filename);
+  });
+  for (const file of Object.values(manifest.partials ?? {})) count(file, files.get(file));
+  let total = 0;
+  for (const n of perTemplate.values()) total += n;
+  if (total <= maxExpressionsPerKit) return { perTemplate, overKitLimit: undefined };
+  const counted = [...perTemplate.values()].every((n) => n <= maxExpressionsPerKit);
+  const largest = [...perTemplate]
+    .filter(([key]) => !key.startsWith('\u0000'))
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, 3)
+    .map(([file, n]) => `${file} ${amount(n)}`);
+  const overKitLimit: KitPackageProblem = {
+    file: '(package)',
+    message: `templates hold ${counted ? total : amount(total)} expressions in all, over the limit of ${maxExpressionsPerKit} per kit (largest: ${largest.join(', ')})`,
+  };
+  return { perTemplate, overKitLimit };
+}
+
+/**
+ * Parses and compiles on the host without running template code. Only Handlebars' first compile
+ * stage (to opcodes) runs here: it raises the errors a template can cause. The second, generating
+ * JavaScript at ten times the cost and memory, throws only on Handlebars' own inconsistencies; the
+ * isolate runs it, under the run's limits, when it first renders the template.
+ */
+function checkTemplateSource(file: string, source: string, maxDepth: number): KitPackageProblem[] {
   try {
     const ast = Handlebars.parse(source);
     const depth = measureTemplateDepth(ast as unknown as HandlebarsAstNode);
     if (depth > maxDepth) {
       return [{ file, message: `blocks nest ${depth} deep, over the template depth limit of ${maxDepth}` }];
     }
-    Handlebars.precompile(ast, { noEscape: true });
+    new OpcodeCompiler().compile(ast, { noEscape: true, data: true });
     return [];
   } catch (error) {
     const parseLine = /^Parse error on line (\d+)/.exec((error as Error).message ?? '');
@@ -177,10 +239,41 @@ function checkHookSyntax(file: string, source: string): KitPackageProblem[] {
   }
 }
 
+/**
+ * Pools travel to hooks and templates as JSON, so a pool must be a tree: a YAML alias that refers to
+ * a node containing it would make a cycle, which JSON cannot express and every run would trip on.
+ */
 function parsePool(file: string, source: string): unknown {
-  if (file.endsWith('.json')) return JSON.parse(source);
-  if (file.endsWith('.yaml') || file.endsWith('.yml')) return parseYaml(source, { maxAliasCount: 100 });
+  if (file.endsWith('.json')) return checkPoolShape(JSON.parse(source));
+  if (file.endsWith('.yaml') || file.endsWith('.yml')) return checkPoolShape(parseYaml(source, { maxAliasCount: MAX_POOL_ALIASES }));
   return source;
+}
+
+function checkPoolShape(value: unknown): unknown {
+  if (containsCycle(value)) throw new Error('an alias refers to a node that contains it; a pool must be plain data without cycles');
+  if (nestsDeeperThan(value, MAX_POOL_DEPTH)) throw new Error(`nests deeper than ${MAX_POOL_DEPTH} levels`);
+  return value;
+}
+
+/** Walks without recursion, keeping the path from the root; a node met again on its own path is a cycle. */
+function containsCycle(root: unknown): boolean {
+  const onPath = new Set<object>();
+  const pending: Array<{ node: unknown; leaving: boolean }> = [{ node: root, leaving: false }];
+  while (pending.length > 0) {
+    const { node, leaving } = pending.pop() as { node: unknown; leaving: boolean };
+    if (node === null || typeof node !== 'object') continue;
+    if (leaving) {
+      onPath.delete(node);
+      continue;
+    }
+    if (onPath.has(node)) return true;
+    // Deeper than any pool may nest: the depth check refuses it, and the walk stops here.
+    if (onPath.size > MAX_POOL_DEPTH) return false;
+    onPath.add(node);
+    pending.push({ node, leaving: true });
+    for (const child of Object.values(node)) pending.push({ node: child, leaving: false });
+  }
+  return false;
 }
 
 function lineOf(source: string, error: unknown): { line?: number } {

@@ -32,3 +32,16 @@ export function resolveKitLimits(overrides: Partial<KitLimits> = {}): KitLimits 
   if (limits.memoryMb < 8) throw new RangeError('kit limit memoryMb must be at least 8');
   return limits;
 }
+
+/**
+ * What one kit package may hold, checked when it is loaded (at publish, by `kit validate`, and when
+ * a worker loads a version). Handlebars' parser costs tens of microseconds per expression on the
+ * host, and compiling to JavaScript (done in the isolate) about ten times that and ~24 KB of heap,
+ * so expressions are counted from the text (`countTemplateExpressions`) and capped before any parse.
+ */
+export const KIT_TEMPLATE_LIMITS = Object.freeze({
+  /** Expressions in one template (an output's template, its filename, or a partial). */
+  maxExpressionsPerTemplate: 2000,
+  /** Expressions in all of a kit's templates together. */
+  maxExpressionsPerKit: 5000,
+});
