@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { createKitRuntime } from './kit-runtime.ts';
 import { HostCapabilityError } from './errors.ts';
-import { exampleFiles, exampleInput, exampleKit, exampleManifest, loadOrThrow } from './test-support/kits.ts';
+import { exampleFiles, exampleInput, exampleKit, exampleManifest, hostileKit, loadOrThrow } from './test-support/kits.ts';
 
 const runtime = createKitRuntime({ limits: { timeoutMs: 3000 } });
 afterAll(() => runtime.close());
@@ -129,6 +129,19 @@ describe('executeKit', () => {
     expect(result.outputs.map((o) => o.status)).toEqual(['valid', 'invalid', 'warning']);
     expect(result.error).toEqual({ code: 'PHASE_FAILED', phase: 'VERIFY', message: 'VERIFY failed: endpoint /rockets answered 500' });
     expect(result.verifyWarnings).toEqual(['slow']);
+  });
+
+  it('writes adjacent values side by side as text, never adds them up', async () => {
+    // Handlebars with noEscape emitted `a + b` where a program (the template, a block) starts with two values.
+    const kit = hostileKit({
+      template: '{{discoveryAnswers.major}}{{discoveryAnswers.minor}} {{#if discoveryAnswers.on}}{{discoveryAnswers.on}}{{discoveryAnswers.on}}{{/if}} {{discoveryAnswers.none}}{{discoveryAnswers.major}} <{{discoveryAnswers.tag}}> {{html discoveryAnswers.tag}}',
+      filename: '{{discoveryAnswers.major}}{{discoveryAnswers.minor}}.txt',
+    });
+    const input = { ...exampleInput, discoveryAnswers: { major: 1, minor: 2, on: true, none: null, tag: '<b>' } };
+    const result = await runtime.execute(kit, { tenantId: 't', input });
+    expect(result.status, result.message ?? '').toBe('completed');
+    expect(result.outputs[0]!.content).toBe('12 truetrue 1 <<b>> &lt;b&gt;');
+    expect(result.outputs[0]!.filename).toBe('12.txt');
   });
 
   describe('APPLY', () => {

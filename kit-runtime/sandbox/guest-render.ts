@@ -39,7 +39,15 @@ hb.registerHelper('json', function (value, indent) {
 hb.registerHelper('html', (value) => hb.escapeExpression(value));
 hb.registerHelper('eq', (a, b) => a === b);
 
-const COMPILE_OPTIONS = { noEscape: true };
+// Outputs are not HTML: every value is written as its text, unescaped. Not with noEscape, whose
+// generated code writes a + b where a program starts with two values ({{major}}{{minor}} of 1
+// and 2 gave "3"): templates escape as usual, through an escapeExpression that only makes text.
+// hb.escapeExpression (the html helper's) keeps the real one; compiled templates read Utils'.
+hb.Utils.escapeExpression = function asText(value) {
+  if (typeof value === 'string') return value;
+  return value === null || value === undefined ? '' : String(value);
+};
+const COMPILE_OPTIONS = {};
 function compile(source) {
   const ast = hb.parse(source);
   const depth = measureTemplateDepth(ast);
