@@ -1,10 +1,20 @@
 import { z } from 'zod';
 
+const WHOLE_NUMBER = /^(0|[1-9]\d{0,14})$/;
+
+/**
+ * A whole number in a query: REST sends it as text, so a string of decimal digits is read as its
+ * number; anything else must already be a number (`true`, `[3]`, `"0x10"` and `" 12 "` are refused,
+ * where z.coerce would read 1, 3, 16 and 12). Typed as a number for TypeScript callers.
+ */
+export function queryInteger(min: number, max: number) {
+  return z.preprocess((value: number) => (typeof value === 'string' && WHOLE_NUMBER.test(value) ? Number(value) : value), z.number().int().min(min).max(max));
+}
+
 /** Variant B paging: `limit` (default 50, max 200) and `offset`; lists report `total`. */
-// Coerced, because REST sends them as query strings; typed as numbers for TypeScript callers.
 export const pagingInput = z.object({
-  limit: z.coerce.number<number>().int().min(1).max(200).default(50),
-  offset: z.coerce.number<number>().int().min(0).default(0),
+  limit: queryInteger(1, 200).default(50),
+  offset: queryInteger(0, Number.MAX_SAFE_INTEGER).default(0),
 });
 
 export type Paging = z.infer<typeof pagingInput>;

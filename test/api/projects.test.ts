@@ -84,6 +84,20 @@ describe('GET /api/projects', () => {
     expect((await call(app.url, '/api/projects?limit=201', { apiKey: tenant.apiKey })).status).toBe(400);
     expect((await call(app.url, '/api/projects?status=deleted', { apiKey: tenant.apiKey })).status).toBe(400);
   });
+
+  it('reads paging as whole numbers: decimal digits in a query, numbers in JSON, nothing else', async () => {
+    for (const query of ['limit=0x10', 'limit=1e2', 'limit=%2012%20', 'offset=1.5', 'limit=-1']) {
+      const response = await call(app.url, `/api/projects?${query}`, { apiKey: key });
+      expect([response.status, response.body.error?.code], query).toEqual([400, 'VALIDATION_ERROR']);
+    }
+    expect((await call(app.url, '/api/projects?limit=7&offset=0', { apiKey: key })).body.data).toMatchObject({ limit: 7, offset: 0 });
+    const trpc = (input: unknown) => call(app.url, `/trpc/projects.list?input=${encodeURIComponent(JSON.stringify(input))}`, { apiKey: key });
+    for (const input of [{ limit: true }, { offset: [3] }, { limit: '0x10' }, { limit: null }]) {
+      const response = await trpc(input);
+      expect([response.status, response.body.error?.data?.code], JSON.stringify(input)).toEqual([400, 'VALIDATION_ERROR']);
+    }
+    expect((await trpc({ limit: 7 })).body.result.data).toMatchObject({ limit: 7, offset: 0 });
+  });
 });
 
 describe('GET /api/projects/{projectId}', () => {
