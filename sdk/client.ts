@@ -11,6 +11,9 @@ export interface SpecwrightClientOptions {
   fetch?: typeof globalThis.fetch;
 }
 
+const MAX_BATCH_URL_LENGTH = 8_000;
+const MAX_BATCH_ITEMS = 50;
+
 /**
  * A client whose procedures, inputs and outputs are inferred from the server's router type; no
  * code generation. `client.me.get.query()`, `client.apiKeys.create.mutate({ name })`, …
@@ -21,7 +24,17 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
   if (options.bearerToken) headers.authorization = `Bearer ${options.bearerToken}`;
   if (options.tenantId) headers['x-tenant-id'] = options.tenantId;
   return createTRPCClient<AppRouter>({
-    links: [httpBatchLink({ url: `${options.url.replace(/\/+$/, '')}/trpc`, headers, ...(options.fetch ? { fetch: options.fetch } : {}) })],
+    links: [
+      httpBatchLink({
+        url: `${options.url.replace(/\/+$/, '')}/trpc`,
+        headers,
+        // Calls made together go out together, but in batches the server reads whole: a batch's
+        // inputs travel in its URL, and Node refuses request heads over 16 KiB (431, no body).
+        maxURLLength: MAX_BATCH_URL_LENGTH,
+        maxItems: MAX_BATCH_ITEMS,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+      }),
+    ],
   });
 }
 

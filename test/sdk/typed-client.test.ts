@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '100000' } });
 });
 afterAll(() => app?.stop());
 
@@ -28,6 +28,14 @@ describe('the typed client', () => {
     const invalid = await client.apiKeys.create.mutate({ name: '' }).catch((error) => error);
     expect(errorCodeOf(invalid)).toBe('VALIDATION_ERROR');
     expect(invalid.data.details.issues[0].field).toBe('name');
+  });
+
+  it('splits many concurrent calls into batches the server reads whole', async () => {
+    const client = createSpecwrightClient({ url: app.url, apiKey: app.bootstrap.apiKey });
+    const project = await client.projects.create.mutate({ name: 'Read by many' });
+    // One batch of 300 GETs would carry a URL past the server's 16 KiB header limit (431, no body).
+    const reads = await Promise.all(Array.from({ length: 300 }, () => client.projects.get.query({ projectId: project.id })));
+    expect(reads.every((read) => read.id === project.id)).toBe(true);
   });
 
   it('rejects wrong inputs and unknown procedures at compile time, and infers outputs', async () => {
