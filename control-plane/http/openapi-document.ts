@@ -2,7 +2,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { errorCodes } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import { SERVICE_VERSION } from '../version.ts';
-import { errorResponsesByProcedurePath, successStatusByProcedurePath } from './procedure-meta.ts';
+import { errorResponsesByProcedurePath, strictInputProcedurePaths, successStatusByProcedurePath } from './procedure-meta.ts';
 
 const DESCRIPTION = [
   'Specwright turns a product idea into a software specification and then into generated artifacts:',
@@ -84,11 +84,14 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
   const byOperationId = <T>(byPath: Map<string, T>) => new Map([...byPath].map(([path, value]) => [path.replace(/\./g, '-'), value]));
   const statusByOperation = byOperationId(successStatusByProcedurePath(router));
   const errorsByOperation = byOperationId(errorResponsesByProcedurePath(router));
+  const strictOperations = new Set([...strictInputProcedurePaths(router)].map((path) => path.replace(/\./g, '-')));
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       if (!operation?.responses) continue;
       if (operation.security) operation.security = [{ bearerAuth: [] }, { apiKeyAuth: [] }];
       const operationId = operation.operationId ?? '';
+      const body = (operation.requestBody as { content?: Record<string, { schema?: { type?: string; additionalProperties?: unknown } }> } | undefined)?.content?.['application/json']?.schema;
+      if (body?.type === 'object' && strictOperations.has(operationId)) body.additionalProperties = false;
       wrapResponses(operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, errorsByOperation.get(operationId)));
     }
   }

@@ -29,3 +29,20 @@ export function errorResponsesByProcedurePath(router: AnyRouter): Map<string, Ma
   }
   return byPath;
 }
+
+type ZodInternals = { _zod?: { def?: { type?: string; catchall?: ZodInternals } } };
+type InputsOf = { _def: { inputs?: ZodInternals[] } };
+
+/**
+ * Procedure paths whose input is a strict object (unknown fields refused). trpc-to-openapi rebuilds
+ * a refined object's body schema from its shape, which loses the strictness; the document puts it back.
+ */
+export function strictInputProcedurePaths(router: AnyRouter): Set<string> {
+  const strict = new Set<string>();
+  for (const [path, procedure] of Object.entries(router._def.procedures)) {
+    const inputs = (procedure as InputsOf)._def.inputs ?? [];
+    const def = inputs.length === 1 ? inputs[0]?._zod?.def : undefined;
+    if (def?.type === 'object' && def.catchall?._zod?.def?.type === 'never') strict.add(path);
+  }
+  return strict;
+}

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '100000' } });
 });
 afterAll(() => app?.stop());
 
@@ -29,6 +29,25 @@ describe('GET /api/openapi.json', () => {
     expect(Object.keys(document.components.schemas).filter((name) => name.startsWith('error.'))).toEqual([]);
     expect(document.paths['/health'].get.security).toBeUndefined();
     expect(create.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }]);
+  });
+
+  it('says which bodies refuse unknown fields, and the server agrees on every operation', async () => {
+    const { body: document } = await call(app.url, '/api/openapi.json');
+    const disagreements: string[] = [];
+    let bodies = 0;
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { additionalProperties?: unknown } }> } }>>)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const schema = operation.requestBody?.content['application/json']?.schema;
+        if (!schema) continue;
+        bodies += 1;
+        const filled = path.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000');
+        const response = await call(app.url, `/api${filled}`, { method: method.toUpperCase(), apiKey: app.bootstrap.apiKey, body: { zzUnknownField: 1 } });
+        const refused = (response.body.error?.details?.issues ?? []).some((issue: { field: string }) => issue.field === 'zzUnknownField');
+        if (refused !== (schema.additionalProperties === false)) disagreements.push(`${method} ${path}: document ${schema.additionalProperties === false ? 'refuses' : 'allows'}, server ${refused ? 'refuses' : 'allows'}`);
+      }
+    }
+    expect(bodies).toBeGreaterThan(15);
+    expect(disagreements).toEqual([]);
   });
 });
 
