@@ -11,9 +11,11 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { createLoginThrottle } from '../domains/users/login-throttle.ts';
 import { toWireError } from '../errors/coerce-error.ts';
+import { httpStatusFor } from '../errors/error-catalog.ts';
 import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
+import { rememberRequestId } from '../trpc/init.ts';
 import { redactRequestForLog } from './log-redaction.ts';
 import { bodyReadFailure } from './body-read-errors.ts';
 import type { DownloadLinks } from './download-links.ts';
@@ -100,16 +102,22 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes }));
 
   // tRPC reads a body that express has parsed (and treats one without a content type as JSON).
-  app.use('/trpc', express.json({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseDeepBodies);
+  app.use('/trpc', express.json({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseDeepBodies, labelUntypedBodyAsJson);
   app.use(
     '/trpc',
     createExpressMiddleware({
       router: appRouter,
       createContext,
       maxBodySize: deps.config.bodyLimitBytes,
+      // The SDK's batches hold at most this many calls (sdk/client.ts).
+      maxBatchSize: 50,
       onError: ({ error, req }) => {
+        rememberRequestId(error, String(req.id));
         if (toWireError(error).code === 'INTERNAL_ERROR') req.log.error({ err: error.cause ?? error }, 'unexpected error');
       },
+      // One call's failure answers the catalog's status for its code, as on /api (a method the
+      // procedure does not take is NOT_FOUND there, not tRPC's 405); batches keep 207.
+      responseMeta: ({ errors, paths }) => (errors.length === 1 && (paths?.length ?? 1) <= 1 ? { status: httpStatusFor(toWireError(errors[0]).code) } : {}),
     }),
   );
 
@@ -126,6 +134,12 @@ function refuseUnauthenticated(req: Request, res: Response, next: () => void): v
     res.setHeader('Connection', 'close');
     return sendSurfaceError(req, res, toWireError(error));
   }
+  next();
+}
+
+/** tRPC re-reads a parsed body as a fetch Request, which would label an untyped one text/plain. */
+function labelUntypedBodyAsJson(req: Request, _res: Response, next: () => void): void {
+  if (req.method === 'POST' && req.headers['content-type'] === undefined) req.headers['content-type'] = 'application/json';
   next();
 }
 

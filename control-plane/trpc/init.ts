@@ -1,7 +1,17 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { toWireError } from '../errors/coerce-error.ts';
+import { httpStatusFor } from '../errors/error-catalog.ts';
 import type { Context } from './context.ts';
+
+/**
+ * The request id of errors raised before a context exists (a malformed batch, a GET of a mutation):
+ * the adapter's onError sees the request, the formatter only the error.
+ */
+const requestIdOfError = new WeakMap<object, string>();
+export function rememberRequestId(error: object, requestId: string): void {
+  requestIdOfError.set(error, requestId);
+}
 
 export type ProcedureMeta = {
   /** HTTP status of a successful REST call (201 for creates); 200 when absent. */
@@ -20,10 +30,10 @@ export const t = initTRPC
         message: wire.message,
         data: {
           code: wire.code,
-          httpStatus: shape.data.httpStatus,
+          httpStatus: httpStatusFor(wire.code),
           path: shape.data.path,
           details: wire.details,
-          requestId: ctx?.requestId,
+          requestId: ctx?.requestId ?? requestIdOfError.get(error),
         },
       };
     },

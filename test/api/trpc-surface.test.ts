@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/** /trpc answers like /api does: catalog statuses, a request id on every error, JSON without ceremony. */
+let app: TestApp;
+let key: string;
+beforeAll(async () => {
+  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '100000' } });
+  key = app.bootstrap.apiKey;
+});
+afterAll(() => app?.stop());
+
+const input = (value: unknown) => encodeURIComponent(JSON.stringify(value));
+
+describe('errors raised before a procedure runs', () => {
+  it.each([
+    ['a GET of a mutation', 'GET', '/trpc/projects.create', 404, 'NOT_FOUND'],
+    ['a POST of a query', 'POST', '/trpc/me.get', 404, 'NOT_FOUND'],
+    ['malformed input', 'GET', '/trpc/projects.list?input=%7Bnot-json', 400, 'VALIDATION_ERROR'],
+    ['a query and a mutation in one batch', 'GET', `/trpc/me.get,projects.create?batch=1&input=${input({})}`, 400, 'VALIDATION_ERROR'],
+    ['a batch larger than 50 calls', 'GET', `/trpc/${Array(51).fill('me.get').join(',')}?batch=1&input=${input({})}`, 400, 'VALIDATION_ERROR'],
+  ])('%s answers its catalog status, with the request id', async (_case, method, path, status, code) => {
+    const response = await call(app.url, path, { method, apiKey: key, ...(method === 'POST' ? { body: {} } : {}) });
+    expect(response.status, response.text).toBe(status);
+    const error = Array.isArray(response.body) ? response.body[0].error : response.body.error;
+    expect(error.data).toMatchObject({ code, httpStatus: status, requestId: response.headers.get('x-request-id') });
+  });
+
+  it('a batch of 50 calls is served', async () => {
+    const response = await call(app.url, `/trpc/${Array(50).fill('me.get').join(',')}?batch=1&input=${input({})}`, { apiKey: key });
+    expect(response.status).toBe(200);
+    expect(response.body).toHaveLength(50);
+  });
+});
+
+describe('a JSON body without a Content-Type', () => {
+  it('is read as JSON, as tRPC clients send it', async () => {
+    // Bytes, so that fetch adds no Content-Type of its own.
+    const response = await fetch(`${app.url}/trpc/projects.create`, { method: 'POST', headers: { 'x-api-key': key }, body: new TextEncoder().encode(JSON.stringify({ name: 'Untyped' })) });
+    const body = (await response.json()) as { result?: { data: { name: string } } };
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    expect(body.result?.data.name).toBe('Untyped');
+  });
+});
