@@ -95,7 +95,31 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
       wrapResponses(operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, errorsByOperation.get(operationId)));
     }
   }
+  document.paths = { ...document.paths, '/downloads/{token}': { get: downloadOperation() } };
   return document;
+}
+
+/** The one route outside the router: the bytes behind a signed download link (http/downloads.ts). */
+function downloadOperation() {
+  const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } });
+  return {
+    operationId: 'downloads-get',
+    summary: 'The file a download link names (an execution bundle ZIP)',
+    description: 'No other authentication: the signed link, handed out by GET …/bundle and valid for 15 minutes, is the credential.',
+    tags: ['kits'],
+    parameters: [{ in: 'path', name: 'token', required: true, schema: { type: 'string' } }],
+    responses: {
+      '200': {
+        description: 'The file, with Content-Disposition (its name) and Digest (sha-256)',
+        content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
+      },
+      '400': error('VALIDATION_ERROR: the link is not valid URL encoding'),
+      '403': error('FORBIDDEN: the link was altered or has expired'),
+      '404': error('NOT_FOUND: the file behind the link no longer exists'),
+      '429': error(errorDescriptions[429]!),
+      '500': error(errorDescriptions[500]!),
+    },
+  };
 }
 
 /**

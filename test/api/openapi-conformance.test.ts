@@ -48,6 +48,11 @@ async function conform(method: string, template: string, path: string, options: 
     problems.push(`${operationName}: answered ${response.status} (${response.body?.error?.code ?? 'success'}), which the document does not list`);
     return response;
   }
+  const mediaType = response.headers.get('content-type')?.split(';')[0] ?? '';
+  if (mediaType !== 'application/json') {
+    if (!documented.content?.[mediaType]) problems.push(`${operationName} ${response.status}: answered ${mediaType}, which the document does not list`);
+    return response;
+  }
   const schemaKey = `${operationName} ${response.status}`;
   let validate = validators.get(schemaKey);
   if (!validate) {
@@ -144,6 +149,11 @@ describe('every documented operation, called for real', () => {
     const started = (await conform('POST', '/{orgId}/kits/{kitId}/execute', `/${orgId}/kits/conformance-kit/execute`, { body: sampleExecutionBody(project.id) })).body.data;
     await conform('POST', '/{orgId}/kits/{kitId}/execute', `/${orgId}/kits/no-such-kit/execute`, { body: sampleExecutionBody(project.id) });
     await conform('GET', '/{orgId}/kits/executions/{executionId}/bundle', `/${orgId}/kits/executions/${started.executionId}/bundle`);
+    await waitForBundle(app.url, key, orgId, started.executionId);
+    const bundle = (await conform('GET', '/{orgId}/kits/executions/{executionId}/bundle', `/${orgId}/kits/executions/${started.executionId}/bundle`)).body.data;
+    const token = new URL(bundle.downloadUrl, app.url).pathname.split('/').pop()!;
+    expect((await conform('GET', '/downloads/{token}', `/downloads/${token}`, { apiKey: undefined })).status).toBe(200);
+    expect((await conform('GET', '/downloads/{token}', `/downloads/${token.slice(0, -2)}xx`, { apiKey: undefined })).status).toBe(403);
     await waitForBundle(app.url, key, orgId, started.executionId);
     await conform('GET', '/{orgId}/kits/executions', `/${orgId}/kits/executions?projectId=${project.id}`);
     await conform('GET', '/{orgId}/kits/executions/{executionId}', `/${orgId}/kits/executions/${started.executionId}`);
