@@ -84,9 +84,15 @@ describe('loadKitPackage', () => {
     ]);
   });
 
-  it('reserves manifest.json for the bundle', () => {
+  it('reserves manifest.json for the bundle, in any letter case and as a directory', () => {
     expect(problemsOf(() => {}, (m) => { m.outputs[0].filename = 'manifest.json'; })).toEqual([
-      { file: 'kit.json', message: 'outputs[0].filename: "manifest.json" is reserved for the bundle manifest' },
+      { file: 'kit.json', message: 'outputs[0].filename: filename "manifest.json" is reserved for the bundle manifest' },
+    ]);
+    expect(problemsOf(() => {}, (m) => { m.outputs[0].filename = 'MANIFEST.JSON'; })).toEqual([
+      { file: 'kit.json', message: expect.stringContaining('differs only in letter case from "manifest.json"') },
+    ]);
+    expect(problemsOf(() => {}, (m) => { m.outputs[0].filename = 'manifest.json/openapi.json'; })).toEqual([
+      { file: 'kit.json', message: expect.stringContaining('needs a directory "manifest.json"') },
     ]);
   });
 

@@ -9,7 +9,7 @@ import Handlebars from 'handlebars';
 import { parse as parseYaml } from 'yaml';
 import { parseKitManifest, type KitManifest } from './manifest.schema.ts';
 import { createKitAjv, compileOutputSchema } from './output-schemas.ts';
-import { explainUnsafePath, safeKitPath, describePath } from './safe-path.ts';
+import { BundleNames, explainUnsafePath, safeKitPath, describePath } from './safe-path.ts';
 import { countTemplateExpressions, measureTemplateDepth, type HandlebarsAstNode } from './template-depth.ts';
 import { DEFAULT_KIT_LIMITS, KIT_TEMPLATE_LIMITS } from './limits.ts';
 import { nestsDeeperThan } from './json-depth.ts';
@@ -35,6 +35,11 @@ export type LoadKitPackageResult = { ok: true; kit: KitPackage } | { ok: false; 
 export const MANIFEST_FILE = 'kit.json';
 /** Reserved: a bundle writes its own manifest.json at the archive root. */
 export const BUNDLE_MANIFEST_NAME = 'manifest.json';
+const bundleManifestName = () => {
+  const names = new BundleNames();
+  names.reserve(BUNDLE_MANIFEST_NAME, 'the bundle manifest');
+  return names;
+};
 const MAX_FILES = 500;
 export const MAX_KIT_FILE_BYTES = 2 * 1024 * 1024;
 const MAX_PACKAGE_BYTES = 10 * 1024 * 1024;
@@ -77,8 +82,10 @@ export function loadKitPackage(input: {
       for (const p of checkTemplate(output.template, output.filename, filenameKey(index))) {
         problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].filename: ${p.message}` });
       }
-    } else if (safeKitPath(output.filename) === BUNDLE_MANIFEST_NAME) {
-      problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].filename: "${BUNDLE_MANIFEST_NAME}" is reserved for the bundle manifest` });
+    } else {
+      // In any letter case, or as a directory: what the bundle would refuse at every run.
+      const clash = bundleManifestName().problem(safeKitPath(output.filename));
+      if (clash) problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].filename: ${clash}` });
     }
     if (output.schema === undefined) return;
     if (output.outputType !== 'json' && output.outputType !== 'yaml') {
