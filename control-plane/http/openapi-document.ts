@@ -107,7 +107,7 @@ function downloadOperation() {
     summary: 'The file a download link names (an execution bundle ZIP)',
     description: 'No other authentication: the signed link, handed out by GET …/bundle and valid for 15 minutes, is the credential.',
     tags: ['kits'],
-    parameters: [{ in: 'path', name: 'token', required: true, schema: { type: 'string' } }],
+    parameters: [{ in: 'path' as const, name: 'token', required: true, schema: { type: 'string' as const } }],
     responses: {
       '200': {
         description: 'The file, with Content-Disposition (its name) and Digest (sha-256)',
