@@ -27,3 +27,23 @@ export function isUnstorableText(error: unknown): boolean {
   const code = (error as PgErrorLike)?.code;
   return code === pgErrorCodes.characterNotInRepertoire || code === pgErrorCodes.untranslatableCharacter;
 }
+
+/**
+ * SQLSTATE classes whose errors come back the same on every retry of the same statement with the
+ * same values, with what each says; anything else (lost connections, deadlocks, serialization
+ * failures, shutdowns, exhausted resources) may pass on a retry.
+ */
+const permanentClasses: Readonly<Record<string, string>> = {
+  '22': 'a value it cannot hold',
+  '23': 'a rule it enforces',
+  '42': 'a statement it cannot run',
+  '54': 'one of its limits',
+};
+
+/** What a database error that no retry can cure says, or undefined for one that may pass. */
+export function permanentRefusalOf(error: unknown): { code: string; constraint?: string; refused: string } | undefined {
+  const { code, constraint } = (error ?? {}) as PgErrorLike;
+  const refused = typeof code === 'string' ? permanentClasses[code.slice(0, 2)] : undefined;
+  if (refused === undefined || code === undefined) return undefined;
+  return typeof constraint === 'string' ? { code, constraint, refused } : { code, refused };
+}

@@ -1,6 +1,7 @@
 import type { Job } from 'graphile-worker';
 import { z } from 'zod';
 import { createGitCapabilities, loadKitPackage, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
+import { permanentRefusalOf } from '../../db/postgres-errors.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
 import { getsBundle } from './kit-bundle.job.ts';
@@ -105,18 +106,6 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
   log.info({ executionId, status: result.status, stored: finished, ms: Math.round(result.executionTimeMs) }, 'kit execution finished');
 }
 
-/**
- * SQLSTATE classes whose errors come back the same on every retry of the same statement with the
- * same values; anything else (lost connections, deadlocks, serialization failures, shutdowns,
- * exhausted resources) may pass, so the job is retried.
- */
-const PERMANENT_SQLSTATE_CLASSES: Readonly<Record<string, string>> = {
-  '22': 'a value it cannot hold',
-  '23': 'a rule it enforces',
-  '42': 'a statement it cannot run',
-  '54': 'one of its limits',
-};
-
 /** Constraints whose violation says something plainer than its name. */
 const CONSTRAINT_MEANINGS: Readonly<Record<string, string>> = {
   kit_outputs_execution_output_key: 'two outputs have the same id',
@@ -125,12 +114,11 @@ const CONSTRAINT_MEANINGS: Readonly<Record<string, string>> = {
 /** Why retrying this job cannot help, or null when it may (and attempts are left). */
 export function whyNotToRetry(error: unknown, job: Pick<Job, 'attempts' | 'max_attempts'>): string | null {
   if (error instanceof KitVersionUnloadable) return 'its kit version no longer loads in this server';
-  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-  const refused = typeof code === 'string' ? PERMANENT_SQLSTATE_CLASSES[code.slice(0, 2)] : undefined;
-  if (refused !== undefined) {
-    const meaning = typeof constraint === 'string' ? CONSTRAINT_MEANINGS[constraint] : undefined;
+  const permanent = permanentRefusalOf(error);
+  if (permanent) {
+    const meaning = permanent.constraint === undefined ? undefined : CONSTRAINT_MEANINGS[permanent.constraint];
     if (meaning !== undefined) return meaning;
-    return `the database refused its outcome: ${refused} (SQLSTATE ${code}${typeof constraint === 'string' ? `, constraint ${constraint}` : ''})`;
+    return `the database refused its outcome: ${permanent.refused} (SQLSTATE ${permanent.code}${permanent.constraint ? `, constraint ${permanent.constraint}` : ''})`;
   }
   if (job.attempts >= job.max_attempts) return `recording it failed on each of ${job.attempts} attempts`;
   return null;
