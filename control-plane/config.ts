@@ -29,11 +29,22 @@ const trustProxy = z
     return entries;
   });
 
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** Decimal digits only: `0x10`, `1e3` and `2.5` are not what an operator meant by a count. */
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a whole number (decimal digits)')
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+const positiveInt = (fallback: number) => wholeNumber(1, Number.MAX_SAFE_INTEGER).default(fallback);
+/** What setTimeout can wait: Node fires a longer timer after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+const milliseconds = (fallback: number) => wholeNumber(1, MAX_TIMER_MS).default(fallback);
 
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const environmentSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  PORT: wholeNumber(0, 65_535).default(3000),
   HOST: z.string().default('0.0.0.0'),
   TRUST_PROXY: trustProxy,
   DATABASE_URL: z.url().optional(),
@@ -51,7 +62,7 @@ const environmentSchema = z.object({
   RATE_LIMIT_AGENT_PER_MINUTE: positiveInt(10),
   RATE_LIMIT_COMPILATION_PER_MINUTE: positiveInt(5),
   RATE_LIMIT_DISCOVERY_CHAT_PER_MINUTE: positiveInt(30),
-  RATE_LIMIT_PER_HOUR: z.coerce.number().int().positive().optional(),
+  RATE_LIMIT_PER_HOUR: wholeNumber(1, Number.MAX_SAFE_INTEGER).optional(),
   LOGIN_FAILURES_PER_EMAIL_AND_ADDRESS: positiveInt(5),
   LOGIN_FAILURES_PER_ADDRESS: positiveInt(20),
   LOGIN_FAILURES_PER_EMAIL: positiveInt(25),
@@ -59,10 +70,16 @@ const environmentSchema = z.object({
   BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
   UPLOAD_LIMIT_BYTES: positiveInt(10 * 1024 * 1024),
   WORKER_CONCURRENCY: positiveInt(2),
-  WORKER_HEARTBEAT_MS: positiveInt(10_000),
+  WORKER_HEARTBEAT_MS: milliseconds(10_000),
   KIT_GIT_ALLOWED_REMOTES: z.string().optional(),
-  WORKER_STALE_AFTER_MS: positiveInt(30_000),
-  SHUTDOWN_GRACE_MS: positiveInt(15_000),
+  WORKER_STALE_AFTER_MS: milliseconds(30_000),
+  SHUTDOWN_GRACE_MS: milliseconds(15_000),
+}).superRefine((e, ctx) => {
+  // A worker beats every WORKER_HEARTBEAT_MS and is dead after WORKER_STALE_AFTER_MS of silence:
+  // without room for a late beat or two, a live worker's executions would be failed under it.
+  if (e.WORKER_HEARTBEAT_MS * 2 > e.WORKER_STALE_AFTER_MS) {
+    ctx.addIssue({ code: 'custom', path: ['WORKER_HEARTBEAT_MS'], message: `must be at most half of WORKER_STALE_AFTER_MS (${e.WORKER_STALE_AFTER_MS}), or a live worker reads as dead` });
+  }
 });
 
 export type RateLimitClass = 'general' | 'agent' | 'compilation' | 'discoveryChat';
@@ -104,7 +121,9 @@ export class ConfigError extends Error {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = environmentSchema.safeParse(env);
+  // An empty variable (PORT= in a compose file) is an unset one: its default applies.
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
+  const parsed = environmentSchema.safeParse(set);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
