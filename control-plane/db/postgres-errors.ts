@@ -47,3 +47,23 @@ export function permanentRefusalOf(error: unknown): { code: string; constraint?:
   if (refused === undefined || code === undefined) return undefined;
   return typeof constraint === 'string' ? { code, constraint, refused } : { code, refused };
 }
+
+const unreachableNodeCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+// node-postgres reports a lost or refused connection in words, without a code.
+const unreachableMessages = [/^Connection terminated/, /timeout exceeded when trying to connect/, /is not queryable/];
+
+/**
+ * The database cannot be reached or will not take this connection: refused, lost, timed out, shutting
+ * down (SQLSTATE 57P01–57P03), a connection exception (class 08), or a login it refuses (class 28).
+ * Nothing the caller sent caused it, and it may pass: SERVICE_UNAVAILABLE, not INTERNAL_ERROR.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const { code } = (error ?? {}) as PgErrorLike;
+  if (typeof code === 'string') {
+    if (unreachableNodeCodes.has(code)) return true;
+    if (/^(08|28)/.test(code) || ['57P01', '57P02', '57P03'].includes(code)) return true;
+  }
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable);
+  const message = error instanceof Error ? error.message : '';
+  return unreachableMessages.some((pattern) => pattern.test(message));
+}

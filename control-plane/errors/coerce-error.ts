@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
-import { isUnstorableText } from '../db/postgres-errors.ts';
+import { isDatabaseUnavailable, isUnstorableText } from '../db/postgres-errors.ts';
 import { AppError } from './app-error.ts';
 import type { ErrorCode } from './error-catalog.ts';
 
@@ -60,6 +60,9 @@ export function toWireError(thrown: unknown): WireError {
       details: { issues: zodIssuesToFields(error) },
     };
   }
+  if (isDatabaseUnavailable(error)) {
+    return { code: 'SERVICE_UNAVAILABLE', message: 'The database cannot be reached; try again shortly' };
+  }
   if (isUnstorableText(error)) {
     return { code: 'VALIDATION_ERROR', message: 'The request carries text that cannot be stored (a NUL character or an unpaired surrogate)' };
   }
@@ -78,4 +81,14 @@ function unwrapTrpc(error: TRPCError): unknown {
     return new ZodError((cause as ZodError).issues);
   }
   return error.code === 'INTERNAL_SERVER_ERROR' ? cause : error;
+}
+
+/**
+ * Failures that are the service's, not the caller's, go to the log at error level (the caller gets
+ * only the request id): a bug (INTERNAL_ERROR) or a database that cannot be reached (SERVICE_UNAVAILABLE).
+ */
+export function logServerFault(log: { error(object: object, message: string): void }, thrown: unknown, wire: WireError = toWireError(thrown)): void {
+  const cause = thrown instanceof TRPCError && thrown.cause ? thrown.cause : thrown;
+  if (wire.code === 'INTERNAL_ERROR') log.error({ err: cause }, 'unexpected error');
+  else if (wire.code === 'SERVICE_UNAVAILABLE') log.error({ err: cause }, 'database unavailable');
 }

@@ -9,8 +9,9 @@ import { requirePrincipal, type AuthOutcome, type Authenticator } from '../auth/
 import type { SessionTokens } from '../auth/session-token.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { isDatabaseUnavailable } from '../db/postgres-errors.ts';
 import { createLoginThrottle } from '../domains/users/login-throttle.ts';
-import { toWireError } from '../errors/coerce-error.ts';
+import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import { httpStatusFor } from '../errors/error-catalog.ts';
 import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
@@ -37,6 +38,9 @@ export interface AppDeps {
   sessionTokens: SessionTokens;
   downloadLinks: DownloadLinks;
 }
+
+/** The public health check on each surface. */
+const HEALTH_PATHS = ['/api/health', '/trpc/health.check'];
 
 const header = (req: Request, name: string) => {
   const value = req.headers[name];
@@ -86,6 +90,11 @@ export function createApp(deps: AppDeps): express.Express {
       res.locals.auth = auth;
       applyRateVerdict(res, next);
     } catch (error) {
+      // Health must answer most when the database does not: unauthenticated and uncounted then.
+      if (isDatabaseUnavailable(error) && HEALTH_PATHS.includes(req.path)) {
+        res.locals.auth = { kind: 'anonymous' } satisfies AuthOutcome;
+        return next();
+      }
       next(error);
     }
   });
@@ -113,7 +122,7 @@ export function createApp(deps: AppDeps): express.Express {
       maxBatchSize: 50,
       onError: ({ error, req }) => {
         rememberRequestId(error, String(req.id));
-        if (toWireError(error).code === 'INTERNAL_ERROR') req.log.error({ err: error.cause ?? error }, 'unexpected error');
+        logServerFault(req.log, error);
       },
       // One call's failure answers the catalog's status for its code, as on /api (a method the
       // procedure does not take is NOT_FOUND there, not tRPC's 405); batches keep 207.
@@ -156,6 +165,7 @@ const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   if (error instanceof URIError) {
     return sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'The request path is not valid URL encoding' });
   }
-  req.log.error({ err: error }, 'unexpected error');
-  sendSurfaceError(req, res, toWireError(error));
+  const wire = toWireError(error);
+  logServerFault(req.log, error, wire);
+  sendSurfaceError(req, res, wire);
 };

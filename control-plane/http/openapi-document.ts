@@ -58,7 +58,7 @@ const errorDescriptions: Record<number, string> = {
   415: 'UNSUPPORTED_MEDIA_TYPE: send Content-Type: application/json',
   429: 'RATE_LIMITED: too many requests; retry after Retry-After seconds',
   500: 'INTERNAL_ERROR: unexpected; quote metadata.requestId',
-  503: 'SERVICE_UNAVAILABLE: try again shortly',
+  503: 'SERVICE_UNAVAILABLE: the database cannot be reached; try again shortly',
 };
 
 /**
@@ -118,6 +118,7 @@ function downloadOperation() {
       '404': error('NOT_FOUND: the file behind the link no longer exists'),
       '429': error(errorDescriptions[429]!),
       '500': error(errorDescriptions[500]!),
+      '503': error(errorDescriptions[503]!),
     },
   };
 }
@@ -128,7 +129,7 @@ function downloadOperation() {
  * names in `openapi.errorResponses` (a conflict, a not-found on a create …).
  */
 function errorStatuses(method: string, operation: Operation, declared = new Map<number, string | undefined>()): Map<number, string> {
-  const statuses = new Set([429, 500, ...declared.keys()]);
+  const statuses = new Set([429, 500, 503, ...declared.keys()]);
   const hasInput = Boolean(operation.parameters?.length || operation.requestBody);
   if (operation.security) [401, 403].forEach((status) => statuses.add(status));
   if (hasInput) statuses.add(400);

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
-import { toWireError, type WireError } from '../errors/coerce-error.ts';
+import { logServerFault, toWireError, type WireError } from '../errors/coerce-error.ts';
 import { httpStatusFor } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import type { Context } from '../trpc/context.ts';
@@ -27,7 +27,7 @@ export function createRestHandler(options: {
     onError: ({ error, req }) => {
       const wire = toWireError(error);
       (req as RestRequest).wireError = wire;
-      if (wire.code === 'INTERNAL_ERROR') (req as Request).log.error({ err: error.cause ?? error }, 'unexpected error');
+      logServerFault((req as Request).log, error, wire);
     },
     responseMeta: ({ paths, errors }) => {
       const firstError = errors[0];
