@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from './config.ts';
-import { startService, type RunningService, type ServiceMode } from './service.ts';
+import { ShutdownTimeoutError, startService, type RunningService, type ServiceMode } from './service.ts';
 
 const modes: ServiceMode[] = ['all', 'api', 'worker'];
 const REPEAT_WINDOW_MS = 1000;
@@ -30,7 +30,8 @@ async function main(): Promise<void> {
     service.stop().then(
       () => process.exit(0),
       (error) => {
-        service?.log.error({ err: error }, 'shutdown failed');
+        if (error instanceof ShutdownTimeoutError) service?.log.error(error.message);
+        else service?.log.error({ err: error }, 'shutdown failed');
         process.exit(1);
       },
     );

@@ -1,10 +1,12 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type pg from 'pg';
 import type { DestinationStream } from 'pino';
 import { createAuthenticator } from './auth/authenticate.ts';
 import { createJwtVerifier } from './auth/jwt-verifier.ts';
 import { createSessionTokens } from './auth/session-token.ts';
 import type { Principal } from './auth/principal.ts';
+import { assertClusterServerSecret } from './bootstrap/cluster-secret.ts';
 import { ensureE2eTestUser } from './bootstrap/e2e-test-user.ts';
 import { announceBootstrap, runFirstRun, type FirstRunResult } from './bootstrap/first-run.ts';
 import { resolveServerSecret } from './bootstrap/server-secret.ts';
@@ -50,36 +52,40 @@ export interface RunningService {
 export async function startService(config: Config, options: StartServiceOptions = {}): Promise<RunningService> {
   const mode = options.mode ?? 'all';
   const log = createLogger(config.logLevel, options.logDestination);
-  const cleanups: Array<() => Promise<void>> = [];
-  const stopAll = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => log.error({ err: error }, 'shutdown step failed'));
-  };
+  const cleanups: ShutdownStep[] = [];
+  const stopAll = () => runShutdown(cleanups.splice(0).reverse(), config.shutdownGraceMs + CLOSE_MARGIN_MS, log);
 
   try {
     let ownerUrl = config.databaseUrl;
     if (!ownerUrl) {
       const embedded: EmbeddedDatabase = await startEmbeddedPostgres(config.dataDir);
-      cleanups.push(() => embedded.stop());
+      cleanups.push({ what: 'the embedded PostgreSQL', run: () => embedded.stop() });
       ownerUrl = embedded.ownerUrl;
       log.info({ port: embedded.port, dataDir: config.dataDir }, 'embedded PostgreSQL started');
     }
     const owner = createDatabase(ownerUrl, { max: 4, applicationName: 'specwright-owner' });
-    cleanups.push(() => owner.db.destroy());
+    cleanups.push(poolStep('the owner database connections', owner));
+    // Before anything lands in DATA_DIR: a start that cannot reach its database leaves nothing behind.
+    if (config.databaseUrl) await assertReachable(owner.pool, config.databaseUrl);
 
     const serverSecret = await resolveServerSecret(config.serverSecret, config.dataDir);
     if (serverSecret.source === 'data-dir' && config.databaseUrl) {
       log.warn('SERVER_SECRET is not set: using one kept in DATA_DIR; several API nodes must share one SERVER_SECRET');
     }
-    const firstRun = await withBootLock(owner.pool, async () => {
+    // Requests run as the app role. Without APP_DATABASE_URL its password derives from
+    // SERVER_SECRET, so every node must share that secret (or all set APP_DATABASE_URL).
+    const setsAppRolePassword = mode !== 'worker' && !config.appDatabaseUrl;
+    const { firstRun, appRolePassword } = await withBootLock(owner.pool, async () => {
       await ensureAppRoleExists(owner.db);
+      await assertClusterServerSecret({ owner: owner.db, ownerUrl: ownerUrl!, serverSecret, dataDir: config.dataDir, setsAppRolePassword });
+      const password = setsAppRolePassword ? await enableAppRoleLogin(owner.db, serverSecret.secret) : undefined;
       await migrateToLatest(owner.db, owner.pool);
       await ensureCredentialKey(owner.db, serverSecret.secret);
       const builtIns = await registerBuiltInKits(owner.db, log);
       if (builtIns.length > 0) log.info({ kits: builtIns }, 'built-in kits registered');
-      return runFirstRun(owner.db, config.dataDir);
+      return { firstRun: await runFirstRun(owner.db, config.dataDir), appRolePassword: password };
     });
     if (firstRun.bootstrap && options.announce) announceBootstrap(firstRun.bootstrap, config.dataDir);
-
 
     let worker: WorkerHandle | undefined;
     if (mode !== 'api') {
@@ -94,18 +100,16 @@ export async function startService(config: Config, options: StartServiceOptions 
         kitCapabilities: options.kitCapabilities ?? {},
         gitAllowedRemotes: config.kitGitAllowedRemotes,
       });
-      cleanups.push(() => worker!.stop());
+      cleanups.push({ what: 'the worker (its running jobs)', run: () => worker!.stop() });
     }
 
     let url: string | undefined;
     let app: DatabaseHandle | undefined;
     if (mode !== 'worker') {
-      // Requests run as the app role. Without APP_DATABASE_URL its password derives from
-      // SERVER_SECRET, so every node must share that secret (or all set APP_DATABASE_URL).
-      const appUrl = config.appDatabaseUrl ?? appRoleUrl(ownerUrl, await enableAppRoleLogin(owner.db, serverSecret.secret));
+      const appUrl = config.appDatabaseUrl ?? appRoleUrl(ownerUrl, appRolePassword!);
       const appDatabase = createDatabase(appUrl, { max: 10, applicationName: 'specwright-api', prepareStatements: true });
       app = appDatabase;
-      cleanups.push(() => appDatabase.db.destroy());
+      cleanups.push(poolStep('the API database connections', appDatabase));
       const unchecked = unsetIdpClaims(config);
       if (unchecked.length > 0) {
         const claims = unchecked.map((name) => (name === 'JWT_ISSUER' ? 'issuer' : 'audience')).join(' or ');
@@ -120,7 +124,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       const sessionTokens = createSessionTokens(serverSecret.secret);
       const authenticator = createAuthenticator({ db: appDatabase.db, verifyJwt: createJwtVerifier(config.jwt), sessionTokens, e2eTestUser });
       const server = await listen(createApp({ config, db: appDatabase.db, pool: appDatabase.pool, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret) }), config);
-      cleanups.push(() => closeServer(server, config.shutdownGraceMs));
+      cleanups.push({ what: 'the HTTP server (requests in flight)', run: () => closeServer(server, config.shutdownGraceMs) });
       const address = server.address() as AddressInfo;
       url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;
       log.info({ url }, 'API listening');
@@ -128,9 +132,78 @@ export async function startService(config: Config, options: StartServiceOptions 
 
     return { url, log, owner, app, firstRun, stop: stopAll };
   } catch (error) {
-    await stopAll();
+    await stopAll().catch((shutdownError: Error) => log.error(shutdownError.message));
     throw error;
   }
+}
+
+/** A boot that cannot connect names the variable to fix and where it points, never its password. */
+async function assertReachable(pool: pg.Pool, url: string): Promise<void> {
+  try {
+    await pool.query('select 1');
+  } catch (error) {
+    throw new Error(`cannot connect to the database in DATABASE_URL (${describeDatabaseUrl(url)}): ${(error as Error).message}`);
+  }
+}
+
+function describeDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.username ? `${decodeURIComponent(parsed.username)}@` : ''}${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'not a URL';
+  }
+}
+
+/** Time to close connections and stop the embedded database once the grace period is over. */
+const CLOSE_MARGIN_MS = 5_000;
+
+interface ShutdownStep {
+  what: string;
+  /** What is still open, for the line logged when the step does not finish. */
+  detail?: () => string;
+  run: () => Promise<void>;
+}
+
+/** Thrown when shutdown did not finish in time; its message says what did not close. */
+export class ShutdownTimeoutError extends Error {
+  override name = 'ShutdownTimeoutError';
+}
+
+/**
+ * Runs the steps in order, giving up after `limitMs` (a step waiting on a database that stopped
+ * answering would otherwise wait forever): the process then exits and the OS closes what is left.
+ */
+function runShutdown(steps: ShutdownStep[], limitMs: number, log: Logger): Promise<void> {
+  let current: ShutdownStep | undefined;
+  const remaining = [...steps];
+  const run = async () => {
+    for (const step of steps) {
+      current = step;
+      await step.run().catch((error) => log.error({ err: error }, `shutdown step failed: ${step.what}`));
+      remaining.shift();
+    }
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const pending = remaining.map((step) => (step === current && step.detail ? `${step.what} (${step.detail()})` : step.what));
+      reject(new ShutdownTimeoutError(`shutdown did not finish within ${limitMs / 1000} s; not closed: ${pending.join(', ')}`));
+    }, limitMs);
+    run().then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+function poolStep(what: string, database: DatabaseHandle): ShutdownStep {
+  const { pool } = database;
+  const run = async () => {
+    await database.db.destroy();
+    // Kysely ends the pool only if it used it itself; the rate limiter and boot checks use it directly.
+    if (!pool.ending) await pool.end();
+  };
+  return { what, detail: () => `${pool.totalCount - pool.idleCount} of ${pool.totalCount} still in use`, run };
 }
 
 /** The IdP claims left unchecked because their expected value is not configured (none without an IdP). */

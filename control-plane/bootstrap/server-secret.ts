@@ -9,7 +9,12 @@ const MINIMUM_LENGTH = 32;
  * SERVER_SECRET signs download URLs and derives the app role's password. Several API nodes must
  * share it (set it in the environment); a single node on its own may keep one in DATA_DIR.
  */
-export async function resolveServerSecret(configured: string | undefined, dataDir: string): Promise<{ secret: string; source: 'environment' | 'data-dir' }> {
+export interface ServerSecret {
+  secret: string;
+  source: 'environment' | 'data-dir';
+}
+
+export async function resolveServerSecret(configured: string | undefined, dataDir: string): Promise<ServerSecret> {
   if (configured) return { secret: configured, source: 'environment' };
   const file = join(dataDir, 'server-secret');
   let kept = await readFile(file, 'utf8').then((text) => text.trim(), (error) => {

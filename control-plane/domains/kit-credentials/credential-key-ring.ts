@@ -4,6 +4,14 @@ import type { Kysely } from 'kysely';
 import { generateCredentialKeyPair, type CredentialKeyRing } from '../../../kit-runtime/index.ts';
 import type { Database } from '../../db/database.ts';
 
+/** The key ring was sealed under another SERVER_SECRET. */
+export class KeyRingSecretMismatch extends Error {
+  override name = 'KeyRingSecretMismatch';
+  constructor() {
+    super('A credential key could not be opened: SERVER_SECRET differs from the one the key ring was created with');
+  }
+}
+
 /**
  * The server's X25519 key ring lives in `credential_keys`, private keys sealed (secretbox) with a
  * key derived from SERVER_SECRET: the database alone cannot open a credential, nor can the API
@@ -25,7 +33,7 @@ function openPrivateKey(sealed: string, serverSecret: string): string {
     const key = sodium.crypto_secretbox_open_easy(sodium.from_base64(box!, sodium.base64_variants.ORIGINAL), sodium.from_base64(nonce!, sodium.base64_variants.ORIGINAL), wrappingKey(serverSecret));
     return sodium.to_base64(key, sodium.base64_variants.ORIGINAL);
   } catch {
-    throw new Error('A credential key could not be opened: SERVER_SECRET differs from the one the key ring was created with');
+    throw new KeyRingSecretMismatch();
   }
 }
 

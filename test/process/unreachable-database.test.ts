@@ -1,0 +1,37 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { startMainProcess } from '../helpers/main-process.ts';
+
+const PASSWORD = 'not-to-be-printed-7f3a';
+
+async function failedStart(databaseUrl: string) {
+  const dataDir = join(await mkdtemp(join(tmpdir(), 'specwright-unreachable-')), 'data');
+  const main = startMainProcess('api', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
+  const code = await main.exit;
+  return { code, lines: main.output().trim().split('\n'), dataDir };
+}
+
+describe('a DATABASE_URL the service cannot use at boot', () => {
+  it('refuses in one line naming DATABASE_URL and where it points, without the password, and leaves DATA_DIR alone', async () => {
+    const refused = await failedStart(`postgres://owner:${PASSWORD}@127.0.0.1:1/specwright`);
+    expect(refused.code).toBe(1);
+    expect(refused.lines).toEqual([
+      'Specwright failed to start: cannot connect to the database in DATABASE_URL (owner@127.0.0.1:1/specwright): connect ECONNREFUSED 127.0.0.1:1',
+    ]);
+    expect(existsSync(refused.dataDir)).toBe(false); // no server-secret generated for a start that never began
+  }, 30_000);
+
+  it('says so for a wrong password too', async () => {
+    const url = new URL(inject('postgres').ownerUrl);
+    url.password = PASSWORD;
+    const refused = await failedStart(url.toString());
+    expect(refused.code).toBe(1);
+    expect(refused.lines).toHaveLength(1);
+    expect(refused.lines[0]).toMatch(/^Specwright failed to start: cannot connect to the database in DATABASE_URL \(postgres@127\.0\.0\.1:\d+\/postgres\): password authentication failed for user "postgres"$/);
+    expect(refused.lines[0]).not.toContain(PASSWORD);
+    expect(existsSync(refused.dataDir)).toBe(false);
+  }, 30_000);
+});
