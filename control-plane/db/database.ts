@@ -189,6 +189,8 @@ export interface KitExecutionsTable {
   bundle_blob_id: string | null;
   bundle_path: string | null;
   bundle_size_bytes: number | null;
+  /** Why the bundle could not be built, when no retry would help (bundleStatus "failed"). */
+  bundle_error: ColumnType<string | null, string | null | undefined, string | null>;
   created_by: string | null;
   created_at: CreatedAt;
 }

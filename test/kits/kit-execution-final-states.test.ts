@@ -135,6 +135,29 @@ describe('an outcome the database refuses for good', () => {
   });
 });
 
+describe('a bundle the database refuses for good', () => {
+  it('reads failed with the reason, at once, instead of building through every retry', async () => {
+    // A rule the database enforces on stored bundles: the blob insert fails the same way every time.
+    await sqlAsOwner(`alter table blobs add constraint test_refuses_bundles check (content_type <> 'application/zip') not valid`);
+    try {
+      const executionId = await execute('names-from-plan', { names: 'forbidden' });
+      const done = await waitForBundle(app.url, key, orgId, executionId, 10_000);
+      expect(done).toMatchObject({ status: 'completed', bundleStatus: 'failed' });
+      const bundle = await call(app.url, `/api/${orgId}/kits/executions/${executionId}/bundle`, { apiKey: key });
+      expect(bundle.status).toBe(409);
+      expect(bundle.body.error).toMatchObject({
+        code: 'CONFLICT',
+        message: 'The bundle of this execution could not be built: the database refused it: a rule it enforces (SQLSTATE 23514, constraint test_refuses_bundles). Start a new execution.',
+        details: { bundleStatus: 'failed' },
+      });
+      const jobs = await sqlAsOwner(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.bundle_execution'`);
+      expect(Number(jobs[0].count)).toBe(0);
+    } finally {
+      await sqlAsOwner('alter table blobs drop constraint test_refuses_bundles');
+    }
+  });
+});
+
 describe('whether a failed attempt to record an execution is retried', () => {
   const attempt = (attempts: number) => ({ attempts, max_attempts: 25 });
   // Loaded after the service: the job module and the job list import each other.

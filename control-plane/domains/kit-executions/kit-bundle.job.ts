@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { buildOutputBundle } from '../../../kit-runtime/index.ts';
-import { defineJob } from '../../jobs/job-definition.ts';
-import { markLeftOutOfBundle } from './kit-bundle.repository.ts';
+import type { Job } from 'graphile-worker';
+import { BundleError, buildOutputBundle } from '../../../kit-runtime/index.ts';
+import { permanentRefusalOf } from '../../db/postgres-errors.ts';
+import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
+import { markLeftOutOfBundle, recordBundleFailure } from './kit-bundle.repository.ts';
 import { attachBundle, bundleableOutputs, insertBlob } from './kit-execution-worker.repository.ts';
 
 /**
@@ -22,27 +24,50 @@ export function getsBundle(counts: { valid: number; warnings: number }): boolean
  * A stored name the bundle cannot hold (rows from before the current filename rules) would fail
  * every retry alike, leaving bundleStatus "building" for good; instead that output is marked
  * invalid with the reason and left out, so the bundle ends "ready" — or "none" when nothing is left.
+ * Any other failure no retry can cure (a refusal the database repeats, the last attempt) ends it
+ * "failed", with the reason GET …/bundle gives.
  */
 export const bundleExecutionJob = defineJob({
   name: 'kits.bundle_execution',
   payload: z.object({ executionId: z.uuid(), tenantId: z.uuid(), kitRef: z.string() }),
-  async run({ executionId, tenantId, kitRef }, { ownerDb, log }) {
-    const outputs = await bundleableOutputs(ownerDb, tenantId, executionId);
-    if (outputs.length === 0) return;
-    const bundle = await buildOutputBundle(outputs, { kitRef, executionId, leaveOutUnbundleable: true });
-    const leftOut = bundle.leftOut.map(({ outputId, reason }) => ({ outputId: outputId as string, reason }));
-    await ownerDb.transaction().execute(async (trx) => {
-      if (leftOut.length > 0) await markLeftOutOfBundle(trx, tenantId, executionId, leftOut);
-      if (bundle.entries.length === 0) return;
-      const blob = await insertBlob(trx, { tenantId, contentType: 'application/zip', content: bundle.buffer, sha256: bundle.sha256 });
-      const attached = await attachBundle(trx, executionId, { blobId: blob.id, path: `executions/${executionId}/bundle.zip`, sizeBytes: bundle.sizeBytes });
-      if (!attached) throw new BundleAlreadyAttached();
-    }).catch((error) => {
-      if (!(error instanceof BundleAlreadyAttached)) throw error;
-    });
-    if (leftOut.length > 0) log.warn({ executionId, leftOut }, 'outputs left out of the execution bundle');
-    log.info({ executionId, sizeBytes: bundle.sizeBytes, entries: bundle.entries.length }, 'execution bundle built');
+  async run(payload, deps, helpers) {
+    try {
+      await buildAndAttachBundle(payload, deps);
+    } catch (error) {
+      // A bundle that cannot be built would otherwise read "building" through every retry.
+      const why = whyBundleCannotBeBuilt(error, helpers.job);
+      if (why === null) throw error;
+      deps.log.error({ err: error, executionId: payload.executionId }, 'execution bundle could not be built; marking it failed');
+      await recordBundleFailure(deps.ownerDb, payload.tenantId, payload.executionId, why);
+    }
   },
 });
+
+/** Why retrying cannot help this bundle, or null when it may (and attempts are left). */
+export function whyBundleCannotBeBuilt(error: unknown, job: Pick<Job, 'attempts' | 'max_attempts'>): string | null {
+  const permanent = permanentRefusalOf(error);
+  if (permanent) return `the database refused it: ${permanent.refused} (SQLSTATE ${permanent.code}${permanent.constraint ? `, constraint ${permanent.constraint}` : ''})`;
+  if (error instanceof BundleError) return error.message;
+  if (job.attempts >= job.max_attempts) return `building it failed on each of ${job.attempts} attempts`;
+  return null;
+}
+
+async function buildAndAttachBundle({ executionId, tenantId, kitRef }: { executionId: string; tenantId: string; kitRef: string }, { ownerDb, log }: JobDeps) {
+  const outputs = await bundleableOutputs(ownerDb, tenantId, executionId);
+  if (outputs.length === 0) return;
+  const bundle = await buildOutputBundle(outputs, { kitRef, executionId, leaveOutUnbundleable: true });
+  const leftOut = bundle.leftOut.map(({ outputId, reason }) => ({ outputId: outputId as string, reason }));
+  await ownerDb.transaction().execute(async (trx) => {
+    if (leftOut.length > 0) await markLeftOutOfBundle(trx, tenantId, executionId, leftOut);
+    if (bundle.entries.length === 0) return;
+    const blob = await insertBlob(trx, { tenantId, contentType: 'application/zip', content: bundle.buffer, sha256: bundle.sha256 });
+    const attached = await attachBundle(trx, executionId, { blobId: blob.id, path: `executions/${executionId}/bundle.zip`, sizeBytes: bundle.sizeBytes });
+    if (!attached) throw new BundleAlreadyAttached();
+  }).catch((error) => {
+    if (!(error instanceof BundleAlreadyAttached)) throw error;
+  });
+  if (leftOut.length > 0) log.warn({ executionId, leftOut }, 'outputs left out of the execution bundle');
+  log.info({ executionId, sizeBytes: bundle.sizeBytes, entries: bundle.entries.length }, 'execution bundle built');
+}
 
 class BundleAlreadyAttached extends Error {}

@@ -31,3 +31,14 @@ export async function markLeftOutOfBundle(db: Kysely<Database>, tenantId: string
     .where('id', '=', executionId)
     .execute();
 }
+
+/** Records why the bundle cannot be built, unless one was attached meanwhile (bundleStatus "failed"). */
+export async function recordBundleFailure(db: Kysely<Database>, tenantId: string, executionId: string, why: string) {
+  await db
+    .updateTable('kit_executions')
+    .set({ bundle_error: why })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', executionId)
+    .where('bundle_blob_id', 'is', null)
+    .execute();
+}

@@ -5,7 +5,7 @@ import type { Paging } from '../../http/paging.ts';
 const executionColumns = [
   'e.id', 'e.tenant_id', 'e.organization_id', 'e.project_id', 'e.status', 'e.options', 'e.phases', 'e.error_message',
   'e.started_at', 'e.completed_at', 'e.execution_time_ms', 'e.outputs_valid', 'e.outputs_warnings', 'e.outputs_failed',
-  'e.token_usage', 'e.estimated_cost_usd', 'e.bundle_blob_id', 'e.bundle_path', 'e.bundle_size_bytes', 'e.worker_run_id',
+  'e.token_usage', 'e.estimated_cost_usd', 'e.bundle_blob_id', 'e.bundle_path', 'e.bundle_size_bytes', 'e.bundle_error', 'e.worker_run_id',
   'e.created_at', 'k.kit_id', 'v.version',
 ] as const;
 

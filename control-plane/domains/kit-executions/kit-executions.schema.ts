@@ -60,7 +60,9 @@ export const executionDetailOutput = executionSummaryOutput.extend({
     .describe("What the kit's hooks logged (kit.log, console.*), oldest first: secrets redacted, the first 200 lines kept"),
   outputs: z.array(executionOutputSummary),
   tokenUsage: z.object({ prompt: z.number().int(), completion: z.number().int(), total: z.number().int() }),
-  bundleStatus: z.enum(['none', 'building', 'ready']).describe('ready: GET …/bundle answers with a link; building: shortly after the execution ends'),
+  bundleStatus: z
+    .enum(['none', 'building', 'ready', 'failed'])
+    .describe('ready: GET …/bundle answers with a link; building: shortly after the execution ends; failed: it could not be built (GET …/bundle says why)'),
   bundlePath: z.string().nullable(),
   bundleSizeBytes: z.number().int().nullable(),
 });

@@ -26,9 +26,13 @@ import {
 
 const iso = (value: Date | null) => value?.toISOString() ?? null;
 
-/** "building" from the transaction that ends the execution and enqueues its bundle job — failed ones included. */
-function bundleStatusOf(row: ExecutionRow): 'none' | 'building' | 'ready' {
+/**
+ * "building" from the transaction that ends the execution and enqueues its bundle job — failed ones
+ * included — until the bundle is attached ("ready") or cannot be built ("failed").
+ */
+function bundleStatusOf(row: ExecutionRow): 'none' | 'building' | 'ready' | 'failed' {
   if (row.bundle_blob_id) return 'ready';
+  if (row.bundle_error) return 'failed';
   const ended = row.status !== 'pending' && row.status !== 'running';
   return ended && getsBundle({ valid: row.outputs_valid, warnings: row.outputs_warnings }) ? 'building' : 'none';
 }
@@ -155,6 +159,9 @@ export async function getBundleLink(db: Kysely<Database>, principal: Principal, 
   const blob = row.bundle_blob_id ? await findBlobMeta(db, principal.tenantId, row.bundle_blob_id) : undefined;
   if (!blob) {
     const bundleStatus = bundleStatusOf(row);
+    if (bundleStatus === 'failed') {
+      throw new AppError('CONFLICT', `The bundle of this execution could not be built: ${row.bundle_error}. Start a new execution.`, { status: row.status, bundleStatus });
+    }
     const why =
       row.status === 'pending' || row.status === 'running'
         ? 'has not finished yet'
