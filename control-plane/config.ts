@@ -120,12 +120,20 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/**
+ * Where an empty value most likely means a secret or address that failed to arrive: refused rather
+ * than read as unset (an empty DATABASE_URL must not quietly start an embedded database).
+ */
+const MUST_NOT_BE_EMPTY = ['DATABASE_URL', 'APP_DATABASE_URL', 'SERVER_SECRET', 'JWT_SECRET', 'JWT_JWKS_URL'];
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  // An empty variable (PORT= in a compose file) is an unset one: its default applies.
-  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
+  const empty = Object.keys(env).filter((name) => env[name]?.trim() === '');
+  // Any other empty variable (PORT= in a compose file) is an unset one: its default applies.
+  const set = Object.fromEntries(Object.entries(env).filter(([name]) => !empty.includes(name)));
   const parsed = environmentSchema.safeParse(set);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  const emptyProblems = empty.filter((name) => MUST_NOT_BE_EMPTY.includes(name)).map((name) => `${name}: is set but empty; give it a value or unset it`);
+  if (!parsed.success || emptyProblems.length > 0) {
+    const problems = [...emptyProblems, ...(parsed.error?.issues ?? []).map((issue) => `${issue.path.join('.')}: ${issue.message}`)];
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;

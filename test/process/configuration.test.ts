@@ -8,6 +8,10 @@ describe('configuration', () => {
     expect(config).toMatchObject({ port: 3000, dataDir: './.specwright', host: '0.0.0.0', shutdownGraceMs: 15_000 });
   });
 
+  it.each(['DATABASE_URL', 'APP_DATABASE_URL', 'SERVER_SECRET', 'JWT_SECRET', 'JWT_JWKS_URL'])('refuses an empty %s: a secret or address that failed to arrive, not a request for the default', (name) => {
+    expect(() => loadConfig({ [name]: '' })).toThrow(new RegExp(`${name}: is set but empty`));
+  });
+
   it.each([['PORT', '0x10'], ['PORT', '1e3'], ['WORKER_CONCURRENCY', '2.5'], ['BODY_LIMIT_BYTES', '-1'], ['RATE_LIMIT_PER_HOUR', 'ten']])('refuses %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}: `));
