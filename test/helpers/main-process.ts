@@ -12,12 +12,14 @@ export interface MainProcess {
  * Starts `node control-plane/main.ts <mode>` as `npm start` would, with `env` over this process's
  * environment (minus DATABASE_URL unless given: the embedded database is the default).
  */
-export function startMainProcess(mode: 'all' | 'api' | 'worker', env: Record<string, string>): MainProcess {
+export function startMainProcess(mode: 'all' | 'api' | 'worker', env: Record<string, string>, options: { ownProcessGroup?: boolean } = {}): MainProcess {
   const inherited = { ...process.env };
   delete inherited.DATABASE_URL;
   const child = spawn(process.execPath, ['--no-node-snapshot', 'control-plane/main.ts', mode], {
     env: { ...inherited, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, as a terminal gives a foreground job: `process.kill(-pid)` is Ctrl-C.
+    detached: options.ownProcessGroup === true,
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));

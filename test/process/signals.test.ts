@@ -47,3 +47,18 @@ describe('Ctrl-C under `npm start` (SIGINT twice at once: from the terminal and 
     expect(worker.output()).toMatch(/worker stopped/);
   }, 30_000);
 });
+
+describe('Ctrl-C in the terminal of `npm start` (SIGINT to the whole process group)', () => {
+  it('stops the service in order: the embedded PostgreSQL is not shut down under running work', async () => {
+    const main = startMainProcess('all', { PORT: '0', DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-ctrl-c-')) }, { ownProcessGroup: true });
+    await untilOutput(main, /API listening/);
+    await untilOutput(main, /Worker connected/);
+    process.kill(-main.child.pid!, 'SIGINT');
+    const code = await Promise.race([main.exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 20_000))]);
+    if (code === 'still running') process.kill(-main.child.pid!, 'SIGKILL');
+    expect(code, main.output()).toBe(0);
+    // PostgreSQL used to get the terminal's SIGINT too and cut the worker's connection first.
+    expect(main.output().split('\n').filter((line) => line.includes('"level":50')), main.output()).toEqual([]);
+    expect(main.output()).toMatch(/embedded PostgreSQL stopped|worker stopped/);
+  }, 90_000);
+});
