@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpecwrightClient, errorCodeOf } from '../../sdk/index.ts';
+import { sampleKit } from '../helpers/kit-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let app: TestApp;
@@ -36,6 +37,17 @@ describe('the typed client', () => {
     // One batch of 300 GETs would carry a URL past the server's 16 KiB header limit (431, no body).
     const reads = await Promise.all(Array.from({ length: 300 }, () => client.projects.get.query({ projectId: project.id })));
     expect(reads.every((read) => read.id === project.id)).toBe(true);
+  });
+
+  it('publishes a kit above the 1 MiB JSON limit, up to UPLOAD_LIMIT_BYTES, as REST does', async () => {
+    const client = createSpecwrightClient({ url: app.url, apiKey: app.bootstrap.apiKey });
+    const kit = sampleKit({ id: 'large-over-trpc' });
+    kit.files['docs/notes.md'] = 'x'.repeat(1_500_000);
+    const published = await client.kits.publish.mutate({ orgId: app.bootstrap.organizationId, ...kit } as never);
+    expect(published.kitId).toBe('large-over-trpc');
+    // Only an authenticated caller gets the larger limit.
+    const anonymous = createSpecwrightClient({ url: app.url });
+    expect(errorCodeOf(await anonymous.kits.publish.mutate({ orgId: app.bootstrap.organizationId, ...kit } as never).catch((error) => error))).toBe('UNAUTHORIZED');
   });
 
   it('rejects wrong inputs and unknown procedures at compile time, and infers outputs', async () => {
