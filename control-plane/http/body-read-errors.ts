@@ -14,7 +14,8 @@ export function bodyReadFailure(error: unknown, req: Request): WireError | undef
     case 'entity.too.large':
       return { code: 'PAYLOAD_TOO_LARGE', message: 'The request body exceeds the size limit', details: { limitBytes: limit } };
     case 'entity.parse.failed':
-      return { code: 'VALIDATION_ERROR', message: 'The request body is not valid JSON' };
+      // Also what a bare `null`, `"text"` or `42` gets: valid JSON, but bodies are objects.
+      return { code: 'VALIDATION_ERROR', message: 'The request body is not a JSON object' };
     case 'charset.unsupported':
     case 'encoding.unsupported':
       return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body encoding is not supported' };

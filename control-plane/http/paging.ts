@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-const WHOLE_NUMBER = /^(0|[1-9]\d{0,14})$/;
+const WHOLE_NUMBER = /^\d{1,16}$/;
 
 /**
  * A whole number in a query: REST sends it as text, so a string of decimal digits is read as its
@@ -8,7 +8,10 @@ const WHOLE_NUMBER = /^(0|[1-9]\d{0,14})$/;
  * where z.coerce would read 1, 3, 16 and 12). Typed as a number for TypeScript callers.
  */
 export function queryInteger(min: number, max: number) {
-  return z.preprocess((value: number) => (typeof value === 'string' && WHOLE_NUMBER.test(value) ? Number(value) : value), z.number().int().min(min).max(max));
+  return z.preprocess(
+    (value: number) => (typeof value === 'string' && WHOLE_NUMBER.test(value) ? Number(value) : value),
+    z.number({ error: 'must be a whole number' }).int().min(min).max(max),
+  );
 }
 
 /** Variant B paging: `limit` (default 50, max 200) and `offset`; lists report `total`. */

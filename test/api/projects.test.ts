@@ -91,6 +91,9 @@ describe('GET /api/projects', () => {
       expect([response.status, response.body.error?.code], query).toEqual([400, 'VALIDATION_ERROR']);
     }
     expect((await call(app.url, '/api/projects?limit=7&offset=0', { apiKey: key })).body.data).toMatchObject({ limit: 7, offset: 0 });
+    expect((await call(app.url, '/api/projects?limit=020&offset=9007199254740991', { apiKey: key })).body.data).toMatchObject({ limit: 20, offset: 9007199254740991 });
+    const refused = await call(app.url, '/api/projects?limit=0x10', { apiKey: key });
+    expect(refused.body.error.details.issues).toEqual([{ field: 'limit', issue: 'must be a whole number' }]);
     const trpc = (input: unknown) => call(app.url, `/trpc/projects.list?input=${encodeURIComponent(JSON.stringify(input))}`, { apiKey: key });
     for (const input of [{ limit: true }, { offset: [3] }, { limit: '0x10' }, { limit: null }]) {
       const response = await trpc(input);

@@ -56,6 +56,10 @@ describe('a body that is not an object', () => {
       expect(response.status, response.text).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'The request body must be a JSON object' });
     }
+    for (const rawBody of ['null', '"a name"', '42', '{"name": ']) {
+      const scalar = await call(app.url, '/api/projects', { apiKey: key, rawBody, headers: { 'content-type': 'application/json' } });
+      expect([scalar.status, scalar.body.error.message], rawBody).toEqual([400, 'The request body is not a JSON object']);
+    }
     const create = await call(app.url, '/api/projects', { apiKey: key, rawBody: '[]', headers: { 'content-type': 'application/json' } });
     expect(create.status).toBe(400);
     expect(create.body.error.message).toBe('The request body must be a JSON object');
