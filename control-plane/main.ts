@@ -14,8 +14,9 @@ async function main(): Promise<void> {
   // Handlers go in before anything starts, so a signal during boot still shuts down cleanly.
   let service: RunningService | undefined;
   let stopSignal: string | undefined;
+  let stopExitCode = 0;
   let firstSignalAt = 0;
-  const shutdown = (signal: string) => {
+  const shutdown = (signal: string, exitCode = 0) => {
     if (stopSignal) {
       // Ctrl-C under `npm start` arrives twice at once (from the terminal and forwarded by npm): one stop.
       if (Date.now() - firstSignalAt < REPEAT_WINDOW_MS) return;
@@ -24,11 +25,12 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     stopSignal = signal;
+    stopExitCode = exitCode;
     firstSignalAt = Date.now();
     if (!service) return; // boot finishes first, then stops
     service.log.info({ signal }, 'shutting down: no new requests or jobs; finishing running ones');
     service.stop().then(
-      () => process.exit(0),
+      () => process.exit(exitCode),
       (error) => {
         if (error instanceof ShutdownTimeoutError) service?.log.error(error.message);
         else service?.log.error({ err: error }, 'shutdown failed');
@@ -39,11 +41,15 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
-  service = await startService(loadConfig(), { mode, announce: true });
+  const onFatal = (reason: string) => {
+    service?.log.error(`${reason}; shutting down`);
+    shutdown('fatal', 1);
+  };
+  service = await startService(loadConfig(), { mode, announce: true, onFatal });
   if (stopSignal) {
     const signal = stopSignal;
     stopSignal = undefined;
-    shutdown(signal);
+    shutdown(signal, stopExitCode);
   }
 }
 

@@ -33,6 +33,11 @@ export interface StartServiceOptions {
   announce?: boolean;
   /** Host functions kits may call from APPLY/VERIFY (e.g. committing to a git repository). */
   kitCapabilities?: Record<string, HostCapability>;
+  /**
+   * Called when the service can no longer work and must stop (the embedded PostgreSQL died): the
+   * process should shut down and exit non-zero, so that whatever supervises it starts it again.
+   */
+  onFatal?: (reason: string) => void;
 }
 
 export interface RunningService {
@@ -62,6 +67,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       cleanups.push({ what: 'the embedded PostgreSQL', run: () => embedded.stop() });
       ownerUrl = embedded.ownerUrl;
       log.info({ port: embedded.port, dataDir: config.dataDir }, 'embedded PostgreSQL started');
+      void embedded.lostUnexpectedly.then((why) => options.onFatal?.(`the embedded PostgreSQL stopped unexpectedly (${why})`));
     }
     const owner = createDatabase(ownerUrl, { max: 4, applicationName: 'specwright-owner' });
     cleanups.push(poolStep('the owner database connections', owner));

@@ -13,6 +13,8 @@ export interface EmbeddedDatabase {
   /** Superuser URL of the embedded cluster's `specwright` database. */
   ownerUrl: string;
   port: number;
+  /** Settles when PostgreSQL exits without being asked to (killed, crashed), with what it last said. */
+  lostUnexpectedly: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -192,6 +194,7 @@ async function postgresUserIds(): Promise<{ uid?: number; gid?: number }> {
 }
 
 interface Postmaster {
+  lostUnexpectedly: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -222,8 +225,15 @@ async function startPostmaster(databaseDir: string, port: number, ids: { uid?: n
     child.once('error', failed);
     void exited.then(() => failed(new Error(recentLog.join(' ') || 'PostgreSQL exited before it was ready')));
   });
+  let stopping = false;
   return {
+    lostUnexpectedly: new Promise((lost) => {
+      void exited.then(() => {
+        if (!stopping) lost(`${child.signalCode ? `killed by ${child.signalCode}` : `exit code ${child.exitCode}`}; it last said: ${recentLog.join(' ') || 'nothing'}`);
+      });
+    }),
     async stop() {
+      stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGINT'); // fast shutdown: the service has finished with its connections
       await exited;
@@ -310,6 +320,7 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
     }
     return {
       ownerUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${databaseName}`,
+      lostUnexpectedly: postmaster.lostUnexpectedly,
       port,
       stop: async () => {
         await postmaster.stop();

@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -61,4 +61,22 @@ describe('Ctrl-C in the terminal of `npm start` (SIGINT to the whole process gro
     expect(main.output().split('\n').filter((line) => line.includes('"level":50')), main.output()).toEqual([]);
     expect(main.output()).toMatch(/embedded PostgreSQL stopped|worker stopped/);
   }, 90_000);
+});
+
+describe('the embedded PostgreSQL dying under a running service', () => {
+  it('stops the service with exit code 1 and says why, so a supervisor can start it again — which works', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-pg-dies-'));
+    const main = startMainProcess('all', { PORT: '0', DATA_DIR: dataDir }, { ownProcessGroup: true });
+    await untilOutput(main, /API listening/);
+    const postmasterPid = Number((await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    process.kill(postmasterPid, 'SIGKILL');
+    const code = await Promise.race([main.exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
+    if (code === 'still running') process.kill(-main.child.pid!, 'SIGKILL');
+    expect(code, main.output()).toBe(1);
+    expect(main.output()).toMatch(/the embedded PostgreSQL stopped unexpectedly \(killed by SIGKILL/);
+    const again = startMainProcess('all', { PORT: '0', DATA_DIR: dataDir }, { ownProcessGroup: true });
+    await untilOutput(again, /API listening/);
+    process.kill(-again.child.pid!, 'SIGTERM');
+    expect(await again.exit, again.output()).toBe(0);
+  }, 120_000);
 });
