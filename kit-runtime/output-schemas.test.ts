@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compileOutputSchema, createKitAjv, MAX_PATTERN_STEPS_PER_OUTPUT, MAX_SCHEMA_PATTERN_INSTRUCTIONS, resolveStaticDynamicRefs } from './output-schemas.ts';
+import { compileOutputSchema, createKitAjv, MAX_PATTERN_STEPS_PER_OUTPUT, meterPatternsForRun, MAX_SCHEMA_PATTERN_INSTRUCTIONS, resolveStaticDynamicRefs } from './output-schemas.ts';
 
 const meta = {
   $defs: {
@@ -100,5 +100,24 @@ describe('kit output schemas', () => {
     const megabyte = 'a'.repeat(1 << 20);
     expect(() => cheap(Array.from({ length: 50 }, () => megabyte))).toThrow(tooCostly);
     expect(cheap([megabyte])).toEqual(['/0: must match pattern "^b"']);
+  });
+});
+
+describe('the pattern budget of a run', () => {
+  it('is shared by every output the run checks: once spent, the rest cannot be checked', () => {
+    const validator = compileOutputSchema(createKitAjv(), JSON.stringify({ type: 'string', pattern: '^a+$' }));
+    const validate = (value: string) => {
+      try {
+        return validator(value);
+      } catch (error) {
+        return [(error as Error).message];
+      }
+    };
+    const text = 'a'.repeat(50);
+    const verdicts = meterPatternsForRun(() => [validate(text), validate(text), validate(text)], 2 * 51 * 3);
+    expect(verdicts[0]).toEqual([]);
+    expect(verdicts.at(-1)).toEqual([expect.stringContaining('steps of pattern matching for the run')]);
+    // Outside a run, each output has its own budget again.
+    expect(validate(text)).toEqual([]);
   });
 });

@@ -22,8 +22,10 @@ export const MAX_SCHEMA_BYTES = 512 * 1024;
 // Linear is not free: RE2 matches in (string length × program size) steps. Compiling costs about
 // one step per instruction, so one schema's patterns may compile to this many instructions …
 export const MAX_SCHEMA_PATTERN_INSTRUCTIONS = 100_000;
-// … and checking one output may take this many steps (a second or two at worst, milliseconds usually).
+// … and checking one output may take this many steps (a second or two at worst, milliseconds usually),
 export const MAX_PATTERN_STEPS_PER_OUTPUT = 20_000_000;
+// … and all the outputs of one run this many (up to 500 outputs would otherwise mean minutes).
+export const MAX_PATTERN_STEPS_PER_RUN = 60_000_000;
 
 export type OutputSchemaValidator = (value: unknown) => string[];
 
@@ -84,7 +86,22 @@ export class UnsupportedPatternError extends Error {}
 
 // Compiling and validating are synchronous, so one meter serves every ajv instance; outside
 // compileOutputSchema and its validators nothing is metered.
-const budget = { instructionsLeft: Infinity, stepsLeft: Infinity };
+const budget = { instructionsLeft: Infinity, stepsLeft: Infinity, runStepsLeft: Infinity, runLimit: Infinity };
+
+/**
+ * Checks a run's outputs under one shared pattern budget. `check` must be synchronous (validation
+ * is), so no other run's checks interleave with it.
+ */
+export function meterPatternsForRun<T>(check: () => T, maxSteps = MAX_PATTERN_STEPS_PER_RUN): T {
+  budget.runStepsLeft = maxSteps;
+  budget.runLimit = maxSteps;
+  try {
+    return check();
+  } finally {
+    budget.runStepsLeft = Infinity;
+    budget.runLimit = Infinity;
+  }
+}
 
 /**
  * ajv's `code.regExp` hook: JSON Schema patterns are ECMA-262 regular expressions, so a pattern
@@ -144,7 +161,11 @@ class LinearRegExp implements RegExpLike {
     if (steps > budget.stepsLeft) {
       throw new Error(`checking pattern "${this.pattern}" against a string of ${input.length} characters would exceed ${MAX_PATTERN_STEPS_PER_OUTPUT} steps of pattern matching for one output`);
     }
+    if (steps > budget.runStepsLeft) {
+      throw new Error(`checking pattern "${this.pattern}" against a string of ${input.length} characters would exceed the ${budget.runLimit} steps of pattern matching for the run`);
+    }
     budget.stepsLeft -= steps;
+    budget.runStepsLeft -= steps;
     return this.re.test(input);
   }
 

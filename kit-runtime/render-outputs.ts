@@ -9,6 +9,7 @@ import type { KitOutputDeclaration, OutputType } from './manifest.schema.ts';
 import type { KitLimits } from './limits.ts';
 import { KitLimitError, KitHookError, KitPhaseError, cleanGuestMessage, type KitLimitKind } from './errors.ts';
 import { explainUnsafePath, type BundleNames, safeKitPath, describePath } from './safe-path.ts';
+import { meterPatternsForRun } from './output-schemas.ts';
 import { validateOutput, type KitOutputStatus, type OutputValidators } from './validate-outputs.ts';
 import type { KitSandbox } from './sandbox/kit-sandbox.ts';
 
@@ -61,7 +62,8 @@ export async function renderOutputs(args: {
   const schemaValidators = args.validators.forKit(args.kit);
   const usedNames = newBundleNames();
   let totalBytes = 0;
-  return planned.map(({ outputId, declaration }) => {
+  // Schema patterns run on the host, outside the isolate's time limit: one budget for the whole run.
+  return meterPatternsForRun(() => planned.map(({ outputId, declaration }) => {
     const rendered = byId.get(outputId);
     if (!rendered) throw new KitHookError(`renderer returned no result for output "${outputId}"`);
     const content = typeof rendered.content === 'string' ? rendered.content : '';
@@ -99,7 +101,7 @@ export async function renderOutputs(args: {
     const validator = declaration.schema === undefined ? undefined : schemaValidators.get(declaration.schema);
     Object.assign(record, validateOutput(declaration, content, validator));
     return record;
-  });
+  }));
 }
 
 /** Most outputs a run may produce once `forEach` outputs are expanded. */
