@@ -109,6 +109,15 @@ describe('loadKitPackage', () => {
       ]);
     });
 
+    it('refuses subexpressions nested deeper than templates may nest, before parsing them', () => {
+      const nested = (depth: number) => `{{json ${'(json '.repeat(depth)}x${')'.repeat(depth)}}}`;
+      expect(problemsOf((f) => { f['templates/readme.md.hbs'] = nested(33); })).toEqual([
+        { file: 'templates/readme.md.hbs', message: 'subexpressions nest 33 deep, over the limit of 32' },
+      ]);
+      // Parentheses inside a string literal are text, not nesting.
+      expect(problemsOf((f) => { f['templates/readme.md.hbs'] = `${nested(32)} {{json "${'('.repeat(40)}"}}`; })).toEqual([]);
+    });
+
     it('refuses the reported 1.9 MB template by its text alone', () => {
       expect(problemsOf((f) => { f['templates/readme.md.hbs'] = '{{a}}'.repeat(380_000); })).toEqual([
         { file: 'templates/readme.md.hbs', message: 'template has more than 5000 expressions, over the limit of 2000 per template' },

@@ -10,7 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseKitManifest, type KitManifest } from './manifest.schema.ts';
 import { createKitAjv, compileOutputSchema } from './output-schemas.ts';
 import { BundleNames, explainUnsafePath, safeKitPath, describePath } from './safe-path.ts';
-import { countTemplateExpressions, measureTemplateDepth, type HandlebarsAstNode } from './template-depth.ts';
+import { countTemplateExpressions, deepestSubexpression, measureTemplateDepth, type HandlebarsAstNode } from './template-depth.ts';
 import { DEFAULT_KIT_LIMITS, KIT_TEMPLATE_LIMITS } from './limits.ts';
 import { nestsDeeperThan } from './json-depth.ts';
 
@@ -70,6 +70,8 @@ export function loadKitPackage(input: {
   const checkTemplate = (file: string, source: string, key = file): KitPackageProblem[] => {
     const overTemplateLimit = overTemplateExpressionLimit(file, expressions.perTemplate.get(key) ?? 0);
     if (overTemplateLimit) return [overTemplateLimit];
+    const nesting = deepestSubexpression(source);
+    if (nesting > maxDepth) return [{ file, message: `subexpressions nest ${nesting} deep, over the limit of ${maxDepth}` }];
     return expressions.overKitLimit ? [] : checkTemplateSource(file, source, maxDepth);
   };
 

@@ -95,3 +95,41 @@ function countTagParts(source: string, from: number, to: number): number {
   }
   return parts;
 }
+
+/**
+ * How deep subexpressions nest inside any one tag (`{{a (b (c x))}}` is 2), read from the text:
+ * Handlebars parses deep nesting far more slowly than the expression count suggests, so the package
+ * check caps it before parsing. Parentheses inside string and `[…]` literals are text.
+ */
+export function deepestSubexpression(source: string): number {
+  let deepest = 0;
+  let open = source.indexOf('{{');
+  while (open !== -1) {
+    if (source.startsWith('{{!', open) || source.startsWith('{{~!', open)) {
+      const comment = source.startsWith('--', source.indexOf('!', open) + 1);
+      const close = source.indexOf(comment ? '--}}' : '}}', open + 3);
+      if (close === -1) break;
+      open = source.indexOf('{{', close + 2);
+      continue;
+    }
+    let end = source.indexOf('}}', open + 2);
+    if (end === -1) end = source.length;
+    let depth = 0;
+    for (let i = open + 2; i < end; i++) {
+      const char = source[i] as string;
+      const closer = LITERAL_CLOSERS[char];
+      if (closer !== undefined) {
+        const close = source.indexOf(closer, i + 1);
+        if (close === -1 || close >= end) break;
+        i = close;
+      } else if (char === '(') {
+        depth++;
+        if (depth > deepest) deepest = depth;
+      } else if (char === ')') {
+        depth = Math.max(0, depth - 1);
+      }
+    }
+    open = source.indexOf('{{', end + 2);
+  }
+  return deepest;
+}
