@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll } from 'vitest';
 
 /** `control-plane/main.ts` running in a child process, with everything it printed so far. */
 export interface MainProcess {
@@ -36,4 +37,21 @@ export async function untilOutput(main: MainProcess, pattern: RegExp, timeoutMs 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; output:\n${main.output()}`);
     await sleep(25);
   }
+}
+
+/**
+ * `startMainProcess` for one test file: whatever it started and is still running when the file
+ * ends is stopped (SIGTERM), and the file waits for it to exit.
+ */
+export function mainProcessesStoppedAfterAll(): typeof startMainProcess {
+  const running: MainProcess[] = [];
+  afterAll(async () => {
+    for (const main of running) if (main.child.exitCode === null && main.child.signalCode === null) main.child.kill('SIGTERM');
+    await Promise.all(running.map((main) => main.exit));
+  });
+  return (mode, env, options) => {
+    const main = startMainProcess(mode, env, options);
+    running.push(main);
+    return main;
+  };
 }

@@ -1,41 +1,17 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
 import { call } from '../helpers/http.ts';
-import { startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
+import { mainProcessesStoppedAfterAll, untilOutput, type MainProcess } from '../helpers/main-process.ts';
 
-const running: MainProcess[] = [];
-afterAll(async () => {
-  for (const main of running) if (main.child.exitCode === null) main.child.kill('SIGTERM');
-  await Promise.all(running.map((main) => main.exit));
-});
-
-function startMain(env: Record<string, string>): MainProcess {
-  const main = startMainProcess('all', env);
-  running.push(main);
-  return main;
-}
-
+const startMainProcess = mainProcessesStoppedAfterAll();
+const startMain = (env: Record<string, string>) => startMainProcess('all', env);
 /** `npm start` in a process group of its own, so the whole group (initdb included) can be killed as a container kill would. */
-function startMainInOwnGroup(env: Record<string, string>): MainProcess {
-  const inherited = { ...process.env };
-  delete inherited.DATABASE_URL;
-  const child = spawn(process.execPath, ['--no-node-snapshot', 'control-plane/main.ts', 'all'], {
-    env: { ...inherited, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exit };
-}
+const startMainInOwnGroup = (env: Record<string, string>) => startMainProcess('all', env, { ownProcessGroup: true });
 
 /** The directory initdb is filling inside `dataDir`, once `file` exists in it (wherever the start puts it). */
 async function untilInitdbWrote(main: MainProcess, dataDir: string, file: string): Promise<void> {

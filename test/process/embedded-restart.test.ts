@@ -1,22 +1,13 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
 import { call } from '../helpers/http.ts';
-import { startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
+import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
 
-const running: MainProcess[] = [];
-afterAll(async () => {
-  for (const main of running) if (main.child.exitCode === null) main.child.kill('SIGTERM');
-  await Promise.all(running.map((main) => main.exit));
-});
-
-function startMain(env: Record<string, string>): MainProcess {
-  const main = startMainProcess('all', env);
-  running.push(main);
-  return main;
-}
+const startMainProcess = mainProcessesStoppedAfterAll();
+const startMain = (env: Record<string, string>) => startMainProcess('all', env);
 
 describe('npm start on the embedded database after the previous process was killed', () => {
   it('stops the PostgreSQL the killed process left running and starts again (SIGKILL cannot stop the cluster)', async () => {

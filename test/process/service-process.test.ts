@@ -2,21 +2,14 @@ import { readFile, stat } from 'node:fs/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
 import { call } from '../helpers/http.ts';
-import { startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
+import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
-const running: MainProcess[] = [];
-afterAll(() => running.forEach((main) => main.child.kill('SIGKILL')));
-
-function startMain(mode: 'all' | 'worker', env: Record<string, string>): MainProcess {
-  const main = startMainProcess(mode, env);
-  running.push(main);
-  return main;
-}
+const startMain = mainProcessesStoppedAfterAll();
 
 describe('npm start (control-plane/main.ts all) on the embedded database', () => {
   it('boots PostgreSQL, creates the first-run tenant once, serves API and worker, and stops cleanly on SIGTERM', async () => {
