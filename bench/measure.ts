@@ -1,6 +1,9 @@
 // Shared by the benchmarks: repeated timings, reported as medians, and the report file.
 import { mkdir, writeFile } from 'node:fs/promises';
 
+/** The middle value (the upper of the two middle ones for an even count). */
+export const median = (samples: number[]) => [...samples].sort((x, y) => x - y)[Math.floor(samples.length / 2)]!;
+
 export async function medianMs(runs: number, work: () => Promise<unknown> | unknown): Promise<number> {
   const samples: number[] = [];
   for (let i = 0; i < runs; i += 1) {
@@ -8,8 +11,7 @@ export async function medianMs(runs: number, work: () => Promise<unknown> | unkn
     await work();
     samples.push(performance.now() - started);
   }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)]!;
+  return median(samples);
 }
 
 /**
@@ -31,7 +33,6 @@ export async function interleavedMediansMs(runs: number, a: () => Promise<unknow
     await b();
     samplesB.push(performance.now() - started);
   }
-  const median = (samples: number[]) => samples.sort((x, y) => x - y)[Math.floor(samples.length / 2)]!;
   return { a: median(samplesA), b: median(samplesB) };
 }
 

@@ -49,7 +49,11 @@ export function processTreeCpuMs(rootPid: number): TreeCpuMs | undefined {
   const root = stats.find((stat) => stat.pid === rootPid);
   if (!root) return undefined;
   const children = new Map<number, Stat[]>();
-  for (const stat of stats) children.set(stat.parent, [...(children.get(stat.parent) ?? []), stat]);
+  for (const stat of stats) {
+    const siblings = children.get(stat.parent);
+    if (siblings) siblings.push(stat);
+    else children.set(stat.parent, [stat]);
+  }
   let descendantTicks = root.reapedTicks;
   const pending = [...(children.get(rootPid) ?? [])];
   for (let stat = pending.pop(); stat; stat = pending.pop()) {

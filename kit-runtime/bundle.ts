@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { ZipArchive } from 'archiver';
-import { BUNDLE_MANIFEST_NAME } from './kit-package.ts';
-import { BundleNames, safeKitPath } from './safe-path.ts';
+import { BUNDLE_MANIFEST_NAME, newBundleNames } from './kit-package.ts';
+import { safeKitPath } from './safe-path.ts';
 
 export type BundleOutput = { filename: string; content: string; status: 'valid' | 'warning' | 'invalid'; outputId?: string };
 export type BundleEntry = { name: string; sizeBytes: number; sha256: string; outputId: string | null };
@@ -32,13 +32,6 @@ export class BundleError extends Error {
 
 // A fixed timestamp keeps the archive byte-for-byte reproducible for the same outputs.
 const ENTRY_DATE = new Date('2000-01-01T00:00:00Z');
-
-/** The names one bundle may hold, its own manifest.json taken: every output's name is checked against these. */
-export function newBundleNames(): BundleNames {
-  const names = new BundleNames();
-  names.reserve(BUNDLE_MANIFEST_NAME, 'the bundle manifest');
-  return names;
-}
 
 /** Bundles outputs whose status is valid or warning; invalid ones are left out. */
 export async function buildOutputBundle(outputs: readonly BundleOutput[], info: BundleInfo = {}): Promise<OutputBundle> {

@@ -11,7 +11,7 @@ import type { KitLimits } from './limits.ts';
 import type { KitExecutionResult } from './execution-result.ts';
 import type { KitOutputRecord } from './render-outputs.ts';
 import { KitLimitError, KitPhaseError } from './errors.ts';
-import { newBundleNames } from './bundle.ts';
+import { newBundleNames } from './kit-package.ts';
 
 /** Finds the kit a component names; null when there is none. `version` absent means the latest. */
 export type KitResolver = (component: { kitId: string; version?: string }) => Promise<KitPackage | null>;

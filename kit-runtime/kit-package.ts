@@ -35,11 +35,12 @@ export type LoadKitPackageResult = { ok: true; kit: KitPackage } | { ok: false; 
 export const MANIFEST_FILE = 'kit.json';
 /** Reserved: a bundle writes its own manifest.json at the archive root. */
 export const BUNDLE_MANIFEST_NAME = 'manifest.json';
-const bundleManifestName = () => {
+/** The names one bundle may hold, its own manifest.json taken: every output's name is checked against these. */
+export function newBundleNames(): BundleNames {
   const names = new BundleNames();
   names.reserve(BUNDLE_MANIFEST_NAME, 'the bundle manifest');
   return names;
-};
+}
 const MAX_FILES = 500;
 export const MAX_KIT_FILE_BYTES = 2 * 1024 * 1024;
 const MAX_PACKAGE_BYTES = 10 * 1024 * 1024;
@@ -86,7 +87,7 @@ export function loadKitPackage(input: {
       }
     } else {
       // In any letter case, or as a directory: what the bundle would refuse at every run.
-      const clash = bundleManifestName().problem(safeKitPath(output.filename));
+      const clash = newBundleNames().problem(safeKitPath(output.filename));
       if (clash) problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].filename: ${clash}` });
     }
     if (output.schema === undefined) return;

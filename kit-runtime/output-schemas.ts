@@ -12,6 +12,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import addFormatsModule from 'ajv-formats';
 import { RE2JS } from 're2js';
+import { nestsDeeperThan } from './json-depth.ts';
 
 const addFormats = addFormatsModule.default;
 
@@ -61,7 +62,7 @@ export function compileOutputSchema(ajv: Ajv2020, source: string): OutputSchemaV
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     if (typeof schema !== 'boolean') throw new Error('a JSON Schema must be an object or a boolean');
   }
-  if (jsonDepth(schema) > MAX_SCHEMA_DEPTH) throw new Error(`schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+  if (nestsDeeperThan(schema, MAX_SCHEMA_DEPTH)) throw new Error(`schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
   let validate: ValidateFunction;
   budget.instructionsLeft = MAX_SCHEMA_PATTERN_INSTRUCTIONS;
   try {
@@ -219,16 +220,4 @@ export function resolveStaticDynamicRefs(schema: unknown): unknown {
     return out;
   };
   return rewrite(schema);
-}
-
-function jsonDepth(value: unknown): number {
-  let deepest = 0;
-  const pending: Array<[unknown, number]> = [[value, 1]];
-  while (pending.length > 0) {
-    const [node, depth] = pending.pop() as [unknown, number];
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth > deepest) deepest = depth;
-    for (const child of Object.values(node)) pending.push([child, depth + 1]);
-  }
-  return deepest;
 }

@@ -4,7 +4,7 @@
  * safe-path gate and each content through the built-in validation.
  */
 import type { KitPackage } from './kit-package.ts';
-import { newBundleNames } from './bundle.ts';
+import { newBundleNames } from './kit-package.ts';
 import type { KitOutputDeclaration, OutputType } from './manifest.schema.ts';
 import type { KitLimits } from './limits.ts';
 import { KitLimitError, KitHookError, KitPhaseError, cleanGuestMessage, type KitLimitKind } from './errors.ts';
@@ -91,12 +91,12 @@ export async function renderOutputs(args: {
       return record;
     }
     // Checked against the names of the earlier outputs, so the later of two colliding ones is refused.
-    const nameProblem = filenameProblem(rendered.filename, usedNames);
-    if (nameProblem) {
-      record.validationErrors.push(nameProblem);
+    const checked = checkedFilename(rendered.filename, usedNames);
+    if ('problem' in checked) {
+      record.validationErrors.push(checked.problem);
       return record;
     }
-    record.filename = safeKitPath(rendered.filename);
+    record.filename = checked.name;
     usedNames.add(record.filename, `output "${outputId}"`);
     const validator = declaration.schema === undefined ? undefined : schemaValidators.get(declaration.schema);
     Object.assign(record, validateOutput(declaration, content, validator));
@@ -141,10 +141,12 @@ function resolveForEach(path: string, input: unknown, meta: TemplateMeta): unkno
   return value;
 }
 
-function filenameProblem(filename: unknown, used: BundleNames): string | null {
+function checkedFilename(filename: unknown, used: BundleNames): { name: string } | { problem: string } {
   const unsafe = explainUnsafePath(filename);
-  if (unsafe !== null) return `filename ${describePath(filename)} is unsafe: ${unsafe}`;
-  return used.problem(safeKitPath(filename));
+  if (unsafe !== null) return { problem: `filename ${describePath(filename)} is unsafe: ${unsafe}` };
+  const name = safeKitPath(filename);
+  const problem = used.problem(name);
+  return problem === null ? { name } : { problem };
 }
 
 const CONTENT_TYPES: Record<OutputType, string> = {

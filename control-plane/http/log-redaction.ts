@@ -4,6 +4,8 @@
  * URL never takes a secret into the log. Add a pattern when a new route carries one. Routing
  * ignores case, so the patterns do too.
  */
+import { decodeOrKeep } from './decode-or-keep.ts';
+
 const secretPathSegments: RegExp[] = [/(\/customer-invitations\/)[^/?#]+/gi, /(\/downloads\/)[^/?#]+/gi];
 
 /** tRPC procedures whose input holds a secret: their query string is dropped from the log. */
@@ -13,11 +15,12 @@ export function redactUrl(url: string): string {
   // A percent-encoded route name (`/customer-invitation%73/<token>`) hides the pattern but not the
   // token: such a URL is logged decoded, with the secret blanked.
   let redacted = blankSecretSegments(url);
-  const decoded = decodedOrRaw(redacted);
-  if (blankSecretSegments(decoded) !== decoded) redacted = blankSecretSegments(decoded);
+  const decoded = decodeOrKeep(redacted);
+  const blankedDecoded = blankSecretSegments(decoded);
+  if (blankedDecoded !== decoded) redacted = blankedDecoded;
   const [path = '', query] = redacted.split('?', 2);
   // tRPC decodes its path before finding procedures: `customerInvitations%2Eget` is the same one.
-  const procedures = decodedOrRaw(path);
+  const procedures = decodeOrKeep(path);
   if (query !== undefined && procedures.startsWith('/trpc/') && secretTrpcProcedures.some((name) => procedures.includes(name))) {
     return `${path}?[redacted]`;
   }
@@ -28,13 +31,6 @@ function blankSecretSegments(url: string): string {
   return secretPathSegments.reduce((text, pattern) => text.replace(pattern, '$1[redacted]'), url);
 }
 
-function decodedOrRaw(path: string): string {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
-}
 
 interface SerializedRequest {
   url?: string;

@@ -5,6 +5,7 @@ import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitClass } from '../config.ts';
 import type { Config } from '../config.ts';
 import { clientAddressOf } from './client-address.ts';
+import { decodeOrKeep } from './decode-or-keep.ts';
 import { sendRateLimited } from './surface-errors.ts';
 
 /** DESIGN §5.9: which requests count against which budget. Works for REST paths and tRPC paths. */
@@ -42,17 +43,8 @@ export function clientAddressKey(req: Request): string {
 }
 
 /** Points a request costs: one per procedure, so a tRPC batch (`/trpc/a,b,c?batch=1`) pays for each call. */
-export function rateLimitCostOf(path: string): number {
+function rateLimitCostOf(path: string): number {
   return path.startsWith('/trpc/') ? path.slice('/trpc/'.length).split(',').length : 1;
-}
-
-/** The path as the routers see it: tRPC decodes its path before splitting a batch (`a%2Cb` is two calls). */
-function decodedPath(path: string): string {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
 }
 
 /**
@@ -87,7 +79,8 @@ export function createRequestCounter(pool: pg.Pool, limits: Config['rateLimits']
 
   /** Counts the request; resolves to a function that writes the verdict (headers, or the 429). */
   return async function countRequest(req: Request, key = rateLimitCallerKey(req)): Promise<(res: Response, next: NextFunction) => void> {
-    const path = decodedPath(req.path);
+    // The path as the routers see it: tRPC decodes it before splitting a batch (`a%2Cb` is two calls).
+    const path = decodeOrKeep(req.path);
     const points = rateLimitCostOf(path);
     const classResult = await consume(perClass[rateLimitClassFor(path)], key, points);
     const hourlyResult = classResult.allowed && hourly ? await consume(hourly, key, points) : undefined;

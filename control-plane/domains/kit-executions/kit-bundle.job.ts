@@ -44,9 +44,9 @@ export const bundleExecutionJob = defineJob({
 });
 
 /** Why retrying cannot help this bundle, or null when it may (and attempts are left). */
-export function whyBundleCannotBeBuilt(error: unknown, job: Pick<Job, 'attempts' | 'max_attempts'>): string | null {
+function whyBundleCannotBeBuilt(error: unknown, job: Pick<Job, 'attempts' | 'max_attempts'>): string | null {
   const permanent = permanentRefusalOf(error);
-  if (permanent) return `the database refused it: ${permanent.refused} (SQLSTATE ${permanent.code}${permanent.constraint ? `, constraint ${permanent.constraint}` : ''})`;
+  if (permanent) return `the database refused it: ${permanent.description}`;
   if (error instanceof BundleError) return error.message;
   if (job.attempts >= job.max_attempts) return `building it failed on each of ${job.attempts} attempts`;
   return null;

@@ -104,7 +104,7 @@ export interface ExecutionOutcome {
 }
 
 /** Log lines kept per execution: the first ones, then one line saying how many more there were. */
-export const MAX_STORED_LOG_ENTRIES = 200;
+const MAX_STORED_LOG_ENTRIES = 200;
 
 function storableLogs(logs: KitExecutionLogEntry[]): KitExecutionLogEntry[] {
   const kept = logs.slice(0, MAX_STORED_LOG_ENTRIES).map((entry) => ({ ...entry, message: storable(entry.message) }));

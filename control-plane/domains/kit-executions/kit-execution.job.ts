@@ -118,7 +118,7 @@ export function whyNotToRetry(error: unknown, job: Pick<Job, 'attempts' | 'max_a
   if (permanent) {
     const meaning = permanent.constraint === undefined ? undefined : CONSTRAINT_MEANINGS[permanent.constraint];
     if (meaning !== undefined) return meaning;
-    return `the database refused its outcome: ${permanent.refused} (SQLSTATE ${permanent.code}${permanent.constraint ? `, constraint ${permanent.constraint}` : ''})`;
+    return `the database refused its outcome: ${permanent.description}`;
   }
   if (job.attempts >= job.max_attempts) return `recording it failed on each of ${job.attempts} attempts`;
   return null;
