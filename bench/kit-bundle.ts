@@ -1,5 +1,6 @@
-// Benchmark: bundling an execution's outputs (archiver + checksum manifest, kit-runtime's
-// buildOutputBundle) against fflate.zipSync of the same files at the same level (9), in one run.
+// Benchmark: bundling an execution's outputs (archiver with small entries deflated inline, plus the
+// checksum manifest: kit-runtime's buildOutputBundle) against fflate.zipSync of the same files at the
+// same level (9), in one run.
 // Target: ≤ 1.5× the baseline.
 //
 //   node --no-node-snapshot bench/kit-bundle.ts

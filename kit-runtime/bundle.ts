@@ -5,9 +5,9 @@
  * both: a bundle may be built from stored rows long after the run, under older rules.
  */
 import { createHash } from 'node:crypto';
-import { ZipArchive } from 'archiver';
 import { BUNDLE_MANIFEST_NAME, newBundleNames } from './kit-package.ts';
 import { safeKitPath } from './safe-path.ts';
+import { BundleZipArchive } from './zip-archive.ts';
 
 export type BundleOutput = { filename: string; content: string; status: 'valid' | 'warning' | 'invalid'; outputId?: string };
 export type BundleEntry = { name: string; sizeBytes: number; sha256: string; outputId: string | null };
@@ -74,7 +74,7 @@ export async function buildOutputBundle(outputs: readonly BundleOutput[], info: 
     )}\n`,
   );
 
-  const archive = new ZipArchive({ zlib: { level: 9 } });
+  const archive = new BundleZipArchive({ zlib: { level: 9 } });
   const chunks: Buffer[] = [];
   archive.on('data', (chunk: Buffer) => chunks.push(chunk));
   const finished = new Promise<void>((resolve, reject) => {
