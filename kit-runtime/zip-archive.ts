@@ -1,3 +1,4 @@
+/// <reference path="./zip-stream.d.ts" />
 /**
  * archiver's ZIP writer with one change: a small entry is deflated on the calling thread.
  *
