@@ -24,15 +24,17 @@ export function withTenant<T>(db: Kysely<Database>, tenantId: string, work: (trx
  */
 function beginForTenant(tenantId: string, readOnly: boolean) {
   if (!UUID.test(tenantId)) throw new Error('A tenant id must be a uuid');
-  return sql.raw(`begin${readOnly ? ' read only' : ''}; select set_config('app.tenant_id', '${tenantId}', true)`);
+  return sql.raw(`begin${readOnly ? ' isolation level repeatable read, read only' : ''}; select set_config('app.tenant_id', '${tenantId}', true)`);
 }
 
 /**
  * The request transaction: `work` runs on one connection inside BEGIN … COMMIT with the tenant
  * set; an error rolls everything back (jobs added through the connection included).
  *
- * Read-only work (`readOnly`) cannot write, so its outcome is final once `work` returns: the
- * caller gets it at once and the COMMIT follows before the connection goes back to the pool.
+ * Read-only work (`readOnly`) reads one snapshot (REPEATABLE READ), so a page and its `total`,
+ * read by two statements, agree with each other while other requests write. It cannot write, so
+ * its outcome is final once `work` returns: the caller gets it at once and the COMMIT follows
+ * before the connection goes back to the pool.
  */
 export function inTenantTransaction<T>(db: Kysely<Database>, tenantId: string, options: { readOnly: boolean }, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {

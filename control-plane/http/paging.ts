@@ -10,7 +10,11 @@ const WHOLE_NUMBER = /^\d{1,16}$/;
 export function queryInteger(min: number, max: number) {
   return z.preprocess(
     (value: number) => (typeof value === 'string' && WHOLE_NUMBER.test(value) ? Number(value) : value),
-    z.number({ error: 'must be a whole number' }).int().min(min).max(max),
+    z
+      .number({ error: 'must be a whole number' })
+      .int({ error: 'must be a whole number' })
+      .min(min, { error: `must be at least ${min}` })
+      .max(max, { error: `must be at most ${max}` }),
   );
 }
 

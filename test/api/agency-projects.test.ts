@@ -170,6 +170,12 @@ describe('DELETE /api/agency-projects/{id}', () => {
 
     const again = await call(app.url, `/api/agency-projects/${row.id}`, { method: 'DELETE', apiKey: admin.apiKey });
     expect([again.status, again.body.error.code]).toEqual([404, 'NOT_FOUND']);
+
+    // Of several concurrent deletes of one assignment, one deletes it; the others find nothing.
+    const assigned = await call(app.url, '/api/agency-projects', { apiKey: admin.apiKey, body: { projectId: project, customerUserId: customer.userId, organizationId: orgId } });
+    expect(assigned.status, assigned.text).toBe(201);
+    const racers = await Promise.all(Array.from({ length: 6 }, () => call(app.url, `/api/agency-projects/${assigned.body.data.id}`, { method: 'DELETE', apiKey: admin.apiKey })));
+    expect(racers.map((r) => r.status).sort()).toEqual([200, 404, 404, 404, 404, 404]);
     expect((await call(app.url, '/api/agency-projects/not-a-uuid', { method: 'DELETE', apiKey: admin.apiKey })).status).toBe(400);
   });
 });

@@ -243,6 +243,20 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
     expect(await sqlAsOwner('select role from organization_members where organization_id = $1 and user_id = $2', [orgId, invitee.userId])).toEqual([{ role: 'member' }]);
   });
 
+  it('is revoked when the invitee is added as a member directly, so it cannot bring them back after a removal', async () => {
+    const invitee = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Rita');
+    const created = await invite({ email: invitee.email.toUpperCase() });
+    const added = await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: admin.apiKey, body: { userId: invitee.userId, role: 'member' } });
+    expect(added.status, added.text).toBe(201);
+    expect(await sqlAsOwner('select status from customer_invitations where id = $1', [created.id])).toEqual([{ status: 'revoked' }]);
+
+    const removed = await call(app.url, `/api/organizations/${orgId}/members/${invitee.userId}`, { method: 'DELETE', apiKey: admin.apiKey });
+    expect(removed.status, removed.text).toBe(200);
+    const response = await accept(created.token, { userId: invitee.userId }, invitee.apiKey);
+    expect([response.status, response.body.error?.code, response.body.error?.message]).toEqual([409, 'CONFLICT', 'The invitation has been revoked']);
+    expect(await count('select count(*) from organization_members where organization_id = $1 and user_id = $2', [orgId, invitee.userId])).toBe(0);
+  });
+
   it('refuses a user of another tenant even with the invited email', async () => {
     const created = await invite({ email: foreign.email });
     const response = await accept(created.token, { userId: foreign.userId }, foreign.apiKey);

@@ -160,4 +160,49 @@ describe('members', () => {
     expect(after.status).toBe(403);
     expect(after.body.error.code).toBe('ORG_NOT_MEMBER');
   });
+
+  // Each request was checked before the other's removal committed: both used to succeed, leaving
+  // neither of the two, which no one-after-the-other order allows.
+  it.each([
+    ['remove', (id: string) => ({ path: `/api/organizations/${id}/members`, method: 'DELETE', body: undefined })],
+    ['demote', (id: string) => ({ path: `/api/organizations/${id}/members`, method: 'PUT', body: { role: 'member' } })],
+  ] as const)('owners who %s each other at the same moment: one succeeds, the other is refused', async (_kind, request) => {
+    for (let round = 0; round < 3; round += 1) {
+      const first = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Fay');
+      const second = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Sam');
+      const created = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Standoff', slug: `standoff-${_kind}-${round}` } });
+      const id = created.body.data.id;
+      for (const actor of [first, second]) {
+        expect((await call(app.url, `/api/organizations/${id}/members`, { apiKey: owner.apiKey, body: { userId: actor.userId, role: 'owner' } })).status).toBe(201);
+      }
+      const { path, method, body } = request(id);
+      const [a, b] = await Promise.all([
+        call(app.url, `${path}/${second.userId}`, { method, apiKey: first.apiKey, ...(body ? { body } : {}) }),
+        call(app.url, `${path}/${first.userId}`, { method, apiKey: second.apiKey, ...(body ? { body } : {}) }),
+      ]);
+      expect([a.status, b.status].sort(), `${a.text} ${b.text}`).toEqual([200, 403]);
+      const loser = a.status === 200 ? b : a;
+      expect(['ORG_NOT_MEMBER', 'FORBIDDEN']).toContain(loser.body.error.code);
+      const roles = await sqlAsOwner('select user_id, role from organization_members where organization_id = $1 and user_id = any($2)', [id, [first.userId, second.userId]]);
+      expect(roles.filter((r) => r.role === 'owner')).toHaveLength(1);
+    }
+  });
+
+  it('hand ownerId to the longest-standing owner when the owner it names leaves or is demoted', async () => {
+    const [founder, heir, third] = [owner, await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Hal'), await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Tia')];
+    const created = await call(app.url, '/api/organizations', { apiKey: founder.apiKey, body: { name: 'Succession', slug: 'succession' } });
+    const id = created.body.data.id;
+    for (const actor of [heir, third]) {
+      expect((await call(app.url, `/api/organizations/${id}/members`, { apiKey: founder.apiKey, body: { userId: actor.userId, role: 'owner' } })).status).toBe(201);
+    }
+    const ownerIdOf = async () => (await call(app.url, `/api/organizations/${id}`, { apiKey: third.apiKey })).body.data.ownerId;
+    // Demoting another owner leaves ownerId alone.
+    expect((await call(app.url, `/api/organizations/${id}/members/${third.userId}`, { method: 'PUT', apiKey: founder.apiKey, body: { role: 'admin' } })).status).toBe(200);
+    expect(await ownerIdOf()).toBe(founder.userId);
+    expect((await call(app.url, `/api/organizations/${id}/members/${founder.userId}`, { method: 'DELETE', apiKey: founder.apiKey })).status).toBe(200);
+    expect(await ownerIdOf()).toBe(heir.userId);
+    expect((await call(app.url, `/api/organizations/${id}/members/${third.userId}`, { method: 'PUT', apiKey: heir.apiKey, body: { role: 'owner' } })).status).toBe(200);
+    expect((await call(app.url, `/api/organizations/${id}/members/${heir.userId}`, { method: 'PUT', apiKey: heir.apiKey, body: { role: 'member' } })).status).toBe(200);
+    expect(await ownerIdOf()).toBe(third.userId);
+  });
 });

@@ -9,7 +9,8 @@ let key: string;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // The snapshot test below sends a few hundred requests in a burst.
+  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '100000' } });
   key = app.bootstrap.apiKey;
 });
 afterAll(() => app?.stop());
@@ -94,12 +95,40 @@ describe('GET /api/projects', () => {
     expect((await call(app.url, '/api/projects?limit=020&offset=9007199254740991', { apiKey: key })).body.data).toMatchObject({ limit: 20, offset: 9007199254740991 });
     const refused = await call(app.url, '/api/projects?limit=0x10', { apiKey: key });
     expect(refused.body.error.details.issues).toEqual([{ field: 'limit', issue: 'must be a whole number' }]);
+    // A whole number out of range is told its range, not that it is no whole number.
+    for (const [field, value, issue] of [['limit', '0', 'must be at least 1'], ['limit', '201', 'must be at most 200'], ['offset', '99999999999999999', 'must be a whole number']] as const) {
+      const response = await call(app.url, `/api/projects?${field}=${value}`, { apiKey: key });
+      expect(response.body.error.details.issues, value).toEqual([{ field, issue }]);
+    }
     const trpc = (input: unknown) => call(app.url, `/trpc/projects.list?input=${encodeURIComponent(JSON.stringify(input))}`, { apiKey: key });
     for (const input of [{ limit: true }, { offset: [3] }, { limit: '0x10' }, { limit: null }]) {
       const response = await trpc(input);
       expect([response.status, response.body.error?.data?.code], JSON.stringify(input)).toEqual([400, 'VALIDATION_ERROR']);
     }
     expect((await trpc({ limit: 7 })).body.result.data).toMatchObject({ limit: 7, offset: 0 });
+  });
+});
+
+describe('GET /api/projects while projects are being created', () => {
+  it('reads a page and its total from one snapshot, so the two always agree', async () => {
+    const organizationId = app.bootstrap.organizationId;
+    const reader = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Reader');
+    expect((await call(app.url, `/api/organizations/${organizationId}/members`, { apiKey: key, body: { userId: reader.userId, role: 'member' } })).status).toBe(201);
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing && i < 150; i += 1) await Promise.all([1, 2, 3].map((n) => createProject({ name: `Churn ${i}.${n}` })));
+    })();
+    const mismatches: string[] = [];
+    try {
+      for (let i = 0; i < 40; i += 1) {
+        const page = (await call(app.url, '/api/projects?limit=200', { apiKey: reader.apiKey })).body.data;
+        if (page.total <= 200 && page.projects.length !== page.total) mismatches.push(`${page.projects.length} rows, total ${page.total}`);
+      }
+    } finally {
+      writing = false;
+      await writer;
+    }
+    expect(mismatches).toEqual([]);
   });
 });
 

@@ -23,8 +23,10 @@ export async function insertAssignment(db: Kysely<Database>, values: { tenantId:
     .executeTakeFirstOrThrow();
 }
 
-export async function deleteAssignment(db: Kysely<Database>, tenantId: string, id: string): Promise<void> {
-  await db.deleteFrom('agency_project_assignments').where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+/** Whether this call deleted it: of two concurrent deletes, one finds nothing left. */
+export async function deleteAssignment(db: Kysely<Database>, tenantId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('agency_project_assignments').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
 }
 
 /**

@@ -60,6 +60,6 @@ export async function unassignProject(db: Kysely<Database>, principal: Principal
   const assignment = await findAssignment(db, principal.tenantId, id);
   if (!assignment) throw notFound('The assignment');
   await requireOrganizationRole(db, principal, assignment.organization_id, 'admin');
-  await deleteAssignment(db, principal.tenantId, id);
+  if (!(await deleteAssignment(db, principal.tenantId, id))) throw notFound('The assignment');
   return { id, deleted: true as const };
 }

@@ -119,6 +119,18 @@ export async function markRevoked(db: Kysely<Database>, tenantId: string, id: st
     .executeTakeFirstOrThrow();
 }
 
+/** Closes the organization's pending invitations to `email` (any letter case), as revoked. */
+export async function revokePendingInvitations(db: Kysely<Database>, tenantId: string, organizationId: string, email: string): Promise<void> {
+  await db
+    .updateTable('customer_invitations')
+    .set({ status: 'revoked', revoked_at: sql<Date>`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('organization_id', '=', organizationId)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .where('status', '=', 'pending')
+    .execute();
+}
+
 /** What the public page shows: the organization's names and the inviter's name, nothing more. */
 export async function findPublicInvitation(db: Kysely<Database>, tenantId: string, id: string) {
   return db

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { conflict, forbidden, notFound } from '../../errors/app-error.ts';
 import { insertMembership } from '../tenants/tenants.repository.ts';
 import { findUserInTenant } from '../users/users.repository.ts';
+import { lockInvitee, revokePendingInvitations } from '../invitations/invitations.repository.ts';
 import { outranks, requireOrganizationRole } from './organization-access.ts';
 import type { Member } from './organizations.schema.ts';
 import {
@@ -12,6 +13,7 @@ import {
   deleteAssignmentsOfCustomer,
   deleteMembership,
   findMemberWithUser,
+  keepOwnerIdOnAnOwner,
   listMembers,
   lockMemberships,
   setMemberRole,
@@ -33,14 +35,30 @@ function assertMayGrant(actorRole: OrganizationRole, role: OrganizationRole): vo
   if (role === 'owner' && actorRole !== 'owner') throw forbidden('Only an owner can make someone an owner');
 }
 
+/**
+ * Locks the organization's memberships, then reads the caller's role: a change to memberships
+ * acts on the caller's standing as it is once no other change can be running. Reading it first
+ * let two owners remove (or demote) each other at once, each checked as an owner while the other
+ * was removing them.
+ */
+async function lockMembershipsAsMember(db: Kysely<Database>, principal: Principal, organizationId: string, minimum: OrganizationRole) {
+  await lockMemberships(db, principal.tenantId, organizationId);
+  return requireOrganizationRole(db, principal, organizationId, minimum);
+}
+
 export async function addOrganizationMember(
   db: Kysely<Database>,
   principal: Principal,
   input: { id: string; userId: string; role: OrganizationRole },
 ): Promise<Member> {
-  const { role: actorRole } = await requireOrganizationRole(db, principal, input.id, 'admin');
+  const { role: actorRole } = await lockMembershipsAsMember(db, principal, input.id, 'admin');
   assertMayGrant(actorRole, input.role);
-  if (!(await findUserInTenant(db, principal.tenantId, input.userId))) throw notFound('The user');
+  const user = await findUserInTenant(db, principal.tenantId, input.userId);
+  if (!user) throw notFound('The user');
+  // Membership and a pending invitation exclude each other: the invitation is closed, or it
+  // would let the user back in after a removal.
+  await lockInvitee(db, input.id, user.email);
+  await revokePendingInvitations(db, principal.tenantId, input.id, user.email);
   try {
     await insertMembership(db, { tenantId: principal.tenantId, organizationId: input.id, userId: input.userId, role: input.role });
   } catch (error) {
@@ -55,8 +73,7 @@ export async function changeOrganizationMemberRole(
   principal: Principal,
   input: { id: string; userId: string; role: OrganizationRole },
 ): Promise<Member> {
-  const { role: actorRole } = await requireOrganizationRole(db, principal, input.id, 'admin');
-  await lockMemberships(db, principal.tenantId, input.id);
+  const { role: actorRole } = await lockMembershipsAsMember(db, principal, input.id, 'admin');
   const target = await findMemberWithUser(db, principal.tenantId, input.id, input.userId);
   if (!target) throw notFound('The member');
   if (target.user_id === principal.userId && outranks(input.role, target.role)) throw forbidden('Nobody can raise their own role');
@@ -66,6 +83,7 @@ export async function changeOrganizationMemberRole(
     throw conflict('The last owner cannot be demoted; make someone else an owner first');
   }
   await setMemberRole(db, principal.tenantId, input.id, input.userId, input.role);
+  if (target.role === 'owner') await keepOwnerIdOnAnOwner(db, principal.tenantId, input.id);
   return memberRowToMember({ ...target, role: input.role });
 }
 
@@ -75,8 +93,7 @@ export async function changeOrganizationMemberRole(
  */
 export async function removeOrganizationMember(db: Kysely<Database>, principal: Principal, input: { id: string; userId: string }) {
   const leaving = input.userId === principal.userId;
-  const { role: actorRole } = await requireOrganizationRole(db, principal, input.id, leaving ? 'customer' : 'admin');
-  await lockMemberships(db, principal.tenantId, input.id);
+  const { role: actorRole } = await lockMembershipsAsMember(db, principal, input.id, leaving ? 'customer' : 'admin');
   const target = await findMemberWithUser(db, principal.tenantId, input.id, input.userId);
   if (!target) throw notFound('The member');
   if (!leaving && target.role === 'owner' && actorRole !== 'owner') throw forbidden('Only an owner can remove an owner');
@@ -85,5 +102,6 @@ export async function removeOrganizationMember(db: Kysely<Database>, principal: 
   }
   await deleteAssignmentsOfCustomer(db, principal.tenantId, input.id, input.userId);
   await deleteMembership(db, principal.tenantId, input.id, input.userId);
+  if (target.role === 'owner') await keepOwnerIdOnAnOwner(db, principal.tenantId, input.id);
   return { removed: true as const, userId: input.userId };
 }

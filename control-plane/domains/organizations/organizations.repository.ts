@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database, OrganizationRole, OrganizationUpdate } from '../../db/database.ts';
 import type { Paging } from '../../http/paging.ts';
 
@@ -52,6 +52,22 @@ export async function lockMemberships(db: Kysely<Database>, tenantId: string, or
     .where('tenant_id', '=', tenantId)
     .where('organization_id', '=', organizationId)
     .forUpdate()
+    .execute();
+}
+
+/**
+ * Keeps `organizations.owner_id` naming an owner: when the user it names is no longer one (demoted
+ * or gone), the longest-standing owner takes it. The last owner can never leave, so one remains.
+ */
+export async function keepOwnerIdOnAnOwner(db: Kysely<Database>, tenantId: string, organizationId: string): Promise<void> {
+  const owners = (eb: ExpressionBuilder<Database, 'organizations'>) =>
+    eb.selectFrom('organization_members').select('user_id').where('tenant_id', '=', tenantId).where('organization_id', '=', organizationId).where('role', '=', 'owner');
+  await db
+    .updateTable('organizations')
+    .set((eb) => ({ owner_id: owners(eb).orderBy('joined_at').orderBy('id').limit(1) }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', organizationId)
+    .where((eb) => eb('owner_id', 'not in', owners(eb)))
     .execute();
 }
 
