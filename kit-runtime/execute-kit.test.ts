@@ -131,6 +131,20 @@ describe('executeKit', () => {
     expect(result.verifyWarnings).toEqual(['slow']);
   });
 
+  it.each([
+    ['throws', "function validate(c) { throw new Error('README lacks the licence section; cannot ship'); }", 'HOOK_FAILED'],
+    ['never returns', 'function validate(c) { for (;;) {} }', 'LIMIT_EXCEEDED'],
+  ])('counts no output as valid when the VALIDATE hook %s: the kit never vouched for them', async (_how, hook, code) => {
+    const kit = kitWith({ manifest: (m) => { m.hooks.VALIDATE = 'hooks/validate.js'; }, files: (f) => { f['hooks/validate.js'] = hook; } });
+    const result = await runtime.execute(kit, { tenantId: 't', input: exampleInput });
+    expect([result.status, result.error?.code, result.error?.phase]).toEqual(['failed', code, 'VALIDATE']);
+    expect(result.outputs.length).toBeGreaterThan(0);
+    for (const output of result.outputs) {
+      expect(output.status).toBe('invalid');
+      expect(output.validationErrors).toContain('not validated: the run failed at VALIDATE before VALIDATE finished');
+    }
+  });
+
   it('writes adjacent values side by side as text, never adds them up', async () => {
     // Handlebars with noEscape emitted `a + b` where a program (the template, a block) starts with two values.
     const kit = hostileKit({
@@ -201,6 +215,25 @@ describe('executeKit', () => {
       for (const piece of secret.split(/\s+/).filter((part) => part.length >= 8 && !part.startsWith('-----'))) {
         expect(reported).not.toContain(piece.slice(0, 8));
       }
+    });
+
+    it('redacts a secret the APPLY hook hands back in its result, in values and keys alike', async () => {
+      const kit = kitWith({
+        manifest: (m) => {
+          m.hooks.APPLY = 'hooks/apply.js';
+          m.credentials = [{ id: 'tok', description: 'token', required: true }];
+        },
+        files: (f) => {
+          f['hooks/apply.js'] = `function apply(c) {
+            var echoed = {}; echoed[c.credentials.tok.key] = 'as a key';
+            return { echoed: c.credentials.tok, nested: [{ url: 'https://x:' + c.credentials.tok.key + '@git.example' }], keyed: echoed };
+          }`;
+        },
+      });
+      const result = await runtime.execute(kit, { tenantId: 't', input: exampleInput, openCredential: async () => ({ key: 'RESULTSECRET-4242' }) });
+      expect(result.status).toBe('completed');
+      expect(result.applyResult).toEqual({ echoed: { key: '[redacted]' }, nested: [{ url: 'https://x:[redacted]@git.example' }], keyed: { '[redacted]': 'as a key' } });
+      expect(JSON.stringify(result)).not.toContain('RESULTSECRET');
     });
 
     it('is skipped on dryRun and skipApply without opening credentials', async () => {

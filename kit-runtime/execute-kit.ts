@@ -185,7 +185,8 @@ export async function executeKit(
       if (result.outputs.some((o) => o.status === 'invalid')) return 'not applied: some outputs are invalid';
       if (manifest.hooks?.APPLY === undefined) return 'no APPLY hook';
       const credentials = await openDeclaredCredentials(manifest.credentials ?? [], request.openCredential, redactor.remember);
-      result.applyResult = (await callHook('APPLY', { credentials })) ?? null;
+      // A hook may hand back what it was given: the result is reported, so it is redacted too.
+      result.applyResult = (redactor.redactJson(await callHook('APPLY', { credentials })) as typeof result.applyResult) ?? null;
     }],
     ['VERIFY', async () => {
       const verdict = await callHook('VERIFY');
@@ -217,7 +218,17 @@ export async function executeKit(
     current = null;
     summariseOutputs(result);
   } catch (error) {
-    failRun(result, current, error, redactor.redact, deps.onInternalError);
+    const failedAt = current;
+    failRun(result, failedAt, error, redactor.redact, deps.onInternalError);
+    // Outputs count as valid only once VALIDATE has run: a run that fails before VALIDATE finishes
+    // (its hook threw or timed out, composing failed) must not ship them as checked.
+    if (!result.phases.some((record) => record.phase === 'VALIDATE' && record.status === 'completed')) {
+      for (const output of result.outputs) {
+        if (output.status === 'invalid') continue;
+        output.status = 'invalid';
+        output.validationErrors.push(`not validated: the run failed at ${failedAt ?? 'start'} before VALIDATE finished`);
+      }
+    }
   } finally {
     hookRun?.release();
     if (sandbox) deps.pool.release(sandbox);

@@ -39,6 +39,24 @@ describe('safeKitPath', () => {
       expect((error as Error).message).toContain('"x\\u0000y"');
     }
   });
+
+  // Each reorders how a name is shown: "evil\u202Egpj.md" reads as "evildm.jpg", a spoofed extension.
+  it.each(['202A', '202B', '202C', '202D', '202E', '2066', '2067', '2068', '2069', '200E', '200F', '061C'])(
+    'rejects the bidirectional control U+%s',
+    (hex) => {
+      const path = `docs/evil${String.fromCharCode(Number.parseInt(hex, 16))}gpj.md`;
+      expect(() => safeKitPath(path)).toThrow(UnsafePathError);
+      expect(() => safeKitPath(path)).toThrow('must not contain Unicode bidirectional controls');
+    },
+  );
+
+  it('never echoes bidirectional controls in its message', () => {
+    expect(() => safeKitPath('evil\u202Egpj.md')).toThrow('unsafe path "evil\\u202egpj.md": must not contain Unicode bidirectional controls');
+  });
+
+  it('keeps right-to-left text that carries no control', () => {
+    expect(safeKitPath('docs/\u05e9\u05dc\u05d5\u05dd.md')).toBe('docs/\u05e9\u05dc\u05d5\u05dd.md');
+  });
 });
 
 describe('BundleNames', () => {

@@ -16,6 +16,10 @@ const MAX_SEGMENT_LENGTH = 255;
 const FORBIDDEN_CHARACTERS = /[:*?"<>|]/;
 // Device names Windows resolves regardless of directory or extension.
 const WINDOWS_DEVICE_NAME = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
+// Bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) reorder how a name
+// is displayed, so "evil\u202Egpj.md" shows as "evildm.jpg" in a file list: a spoofed extension.
+const BIDI_CONTROL = /\p{Bidi_Control}/u;
+const BIDI_CONTROLS = /\p{Bidi_Control}/gu;
 
 function hasControlCharacter(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
@@ -31,6 +35,7 @@ export function explainUnsafePath(path: unknown): string | null {
   if (path.length === 0) return 'must not be empty';
   if (path.length > MAX_PATH_LENGTH) return `must be at most ${MAX_PATH_LENGTH} characters`;
   if (hasControlCharacter(path)) return 'must not contain NUL or other control characters';
+  if (BIDI_CONTROL.test(path)) return 'must not contain Unicode bidirectional controls (such as U+202E)';
   // Storage would turn each into U+FFFD, so two different names could be stored as one.
   if (!path.isWellFormed()) return 'must not contain unpaired UTF-16 surrogates';
   if (path.includes('\\')) return 'must use "/" as separator, not "\\"';
@@ -66,11 +71,15 @@ export function safeKitPath(path: unknown): string {
   return normalized;
 }
 
-/** JSON-quoted and truncated, so NUL bytes or megabytes of path never reach a log line verbatim. */
+/**
+ * JSON-quoted and truncated, so NUL bytes or megabytes of path never reach a log line verbatim.
+ * Bidirectional controls are escaped too (JSON leaves them as they are): echoed, they would reorder
+ * the message that reports them.
+ */
 export function describePath(path: unknown): string {
   if (typeof path !== 'string') return `(${typeof path})`;
   const shown = path.length > 80 ? `${path.slice(0, 80)}…` : path;
-  return JSON.stringify(shown);
+  return JSON.stringify(shown).replace(BIDI_CONTROLS, (control) => `\\u${control.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 type NameEntry = { name: string; owner: string; reserved: boolean; isFile: boolean; file: string };

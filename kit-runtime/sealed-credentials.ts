@@ -184,7 +184,11 @@ export async function createPublicCredentialSealer(publicKey: { keyId: string; k
       if (typeof clientSealed?.keyId !== 'string' || typeof clientSealed.ciphertext !== 'string' || clientSealed.ciphertext === '') {
         throw new CredentialSealError('a client-sealed value needs keyId and ciphertext');
       }
-      fromBase64(clientSealed.ciphertext, 'client-sealed value');
+      // A sealed box carries an ephemeral public key and a MAC (48 bytes) around its plaintext, and
+      // the smallest secret, `{}`, is 2 bytes: anything shorter can never open.
+      if (fromBase64(clientSealed.ciphertext, 'client-sealed value').length < sodium.crypto_box_SEALBYTES + 2) {
+        throw new CredentialSealError(`a client-sealed value is too short to be a crypto_box_seal of a JSON object (at least ${sodium.crypto_box_SEALBYTES + 2} bytes)`);
+      }
       return sealJson({ v: 2, tenantId: binding.tenantId, credentialId: binding.credentialId, clientSealed: { keyId: clientSealed.keyId, ciphertext: clientSealed.ciphertext } });
     },
   };

@@ -4,7 +4,10 @@
  * it (cleaning collapses line breaks and truncates, which would hide a secret from an exact match),
  * and blanks any secret value the run has seen. Each secret is also remembered as the message
  * cleaner would render it and line by line, so a multi-line key (PEM) echoed one line at a time, or
- * text cleaned before it was redacted, is still caught.
+ * text cleaned before it was redacted, is still caught. And each of those forms is remembered
+ * JSON-escaped, once and twice: `kit.log` and `console.*` stringify the objects they are given, so
+ * `console.log(context.credentials)` reports `pa\"ss` for `pa"ss`, and a logged request whose body
+ * is already a JSON string escapes the secret a second time.
  */
 import { normaliseGuestText } from './errors.ts';
 
@@ -14,6 +17,8 @@ const REDACTED = '[redacted]';
 export type SecretRedactor = {
   remember(secret: unknown): void;
   redact(text: string): string;
+  /** A JSON value with every string in it, keys included, redacted. */
+  redactJson(value: unknown): unknown;
 };
 
 export function createSecretRedactor(): SecretRedactor {
@@ -23,9 +28,13 @@ export function createSecretRedactor(): SecretRedactor {
   };
   const remember = (value: unknown): void => {
     if (typeof value === 'string') {
-      add(value);
-      add(normaliseGuestText(value));
-      for (const line of value.split(/\r\n|\r|\n/)) add(line.trim());
+      const lines = value.split(/\r\n|\r|\n/).map((line) => line.trim());
+      for (const form of [value, normaliseGuestText(value), ...lines]) {
+        const escaped = jsonEscaped(form);
+        add(form);
+        add(escaped);
+        add(jsonEscaped(escaped));
+      }
     } else if (typeof value === 'number') {
       add(String(value));
     } else if (value !== null && typeof value === 'object') {
@@ -38,5 +47,16 @@ export function createSecretRedactor(): SecretRedactor {
     for (const secret of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(secret).join(REDACTED);
     return out;
   };
-  return { remember, redact };
+  const redactJson = (value: unknown): unknown => {
+    if (typeof value === 'string') return redact(value);
+    if (Array.isArray(value)) return value.map(redactJson);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [redact(key), redactJson(inner)]));
+    return value;
+  };
+  return { remember, redact, redactJson };
+}
+
+/** The text as it appears inside a JSON string literal (quotes, backslashes, control characters escaped). */
+function jsonEscaped(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
 }

@@ -162,12 +162,14 @@ function isJsonOrUntyped(req: IncomingMessage): boolean {
 
 /** Failures raised before a procedure runs: bodies too large or unreadable, or a bug in middleware. */
 const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
-  const unreadable = bodyReadFailure(error, req);
-  if (unreadable) return sendSurfaceError(req, res, unreadable);
   // The router could not decode a path parameter (`/api/downloads/%E0%A4%A`): the caller's mistake.
+  // Checked first: the router marks it status 400, which bodyReadFailure would take for a body it
+  // could not read. No error from reading a body (parse, inflate, size) is a URIError.
   if (error instanceof URIError) {
     return sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'The request path is not valid URL encoding' });
   }
+  const unreadable = bodyReadFailure(error, req);
+  if (unreadable) return sendSurfaceError(req, res, unreadable);
   const wire = toWireError(error);
   logServerFault(req.log, error, wire);
   sendSurfaceError(req, res, wire);

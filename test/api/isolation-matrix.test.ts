@@ -68,7 +68,8 @@ beforeAll(async () => {
     [owner.tenantId, owner.organizationId, project.body.data.id, customer.userId],
   );
   const [key] = await sqlAsOwner('select id from api_keys where user_id = $1', [owner.userId]);
-  expect((await call(app.url, `/api/${owner.organizationId}/kits`, { apiKey: owner.apiKey, body: sampleKit() })).status).toBe(201);
+  const kit = sampleKit({ credentials: [{ id: 'token', description: 'A token', required: false }] });
+  expect((await call(app.url, `/api/${owner.organizationId}/kits`, { apiKey: owner.apiKey, body: kit })).status).toBe(201);
   const execution = await call(app.url, `/api/${owner.organizationId}/kits/service-starter/execute`, { apiKey: owner.apiKey, body: sampleExecutionBody(project.body.data.id) });
   const credential = await call(app.url, `/api/${owner.organizationId}/kits/credentials`, {
     apiKey: owner.apiKey,

@@ -47,6 +47,16 @@ describe('malformed input on every route', () => {
   }, 120_000);
 });
 
+describe('a path that is not valid URL encoding', () => {
+  it.each(['%E0%A4%A', 'abc%ZZ'])('%s is refused as a bad path, not as an unreadable body (REST and tRPC)', async (bad) => {
+    const rest = await call(app.url, `/api/downloads/${bad}`);
+    expect([rest.status, rest.body?.error]).toEqual([400, { code: 'VALIDATION_ERROR', message: 'The request path is not valid URL encoding' }]);
+    // tRPC decodes its own path and says so in its words; the code and status are the same.
+    const trpc = await call(app.url, `/trpc/projects.get${bad}`, { apiKey: app.bootstrap.apiKey });
+    expect([trpc.status, trpc.body?.error?.data?.code]).toEqual([400, 'VALIDATION_ERROR']);
+  });
+});
+
 /**
  * Text PostgreSQL cannot store (NUL, an unpaired surrogate) in every string field of every request
  * body the document describes, and bodies nested far deeper than any field needs: each is the

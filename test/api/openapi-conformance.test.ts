@@ -140,8 +140,9 @@ describe('every documented operation, called for real', () => {
     await conform('DELETE', '/agency-projects/{id}', `/agency-projects/${assignment.id}`);
 
     // Kits, executions, credentials.
-    await conform('POST', '/{orgId}/kits', `/${orgId}/kits`, { body: sampleKit({ id: 'conformance-kit' }) });
-    await conform('POST', '/{orgId}/kits', `/${orgId}/kits`, { body: sampleKit({ id: 'conformance-kit' }) });
+    const conformanceKit = sampleKit({ id: 'conformance-kit', credentials: [{ id: 'api-key', description: 'An API key', required: false }] });
+    await conform('POST', '/{orgId}/kits', `/${orgId}/kits`, { body: conformanceKit });
+    await conform('POST', '/{orgId}/kits', `/${orgId}/kits`, { body: conformanceKit });
     await conform('GET', '/{orgId}/kits', `/${orgId}/kits?limit=100`);
     await conform('GET', '/{orgId}/kits/{kitId}', `/${orgId}/kits/conformance-kit`);
     await conform('GET', '/{orgId}/kits/{kitId}', `/${orgId}/kits/no-such-kit`);
@@ -162,7 +163,7 @@ describe('every documented operation, called for real', () => {
     await conform('GET', '/{orgId}/kits/credentials/public-key', `/${orgId}/kits/credentials/public-key`);
     const credential = (
       await conform('POST', '/{orgId}/kits/credentials', `/${orgId}/kits/credentials`, {
-        body: { projectId: project.id, kitId: 'conformance-kit', credentialType: 'api_key', credentials: { token: 'a-secret-token-value-for-conformance' } },
+        body: { projectId: project.id, kitId: 'conformance-kit', credentialType: 'api-key', credentials: { token: 'a-secret-token-value-for-conformance' } },
       })
     ).body.data;
     await conform('GET', '/{orgId}/kits/credentials', `/${orgId}/kits/credentials?projectId=${project.id}`);

@@ -113,6 +113,60 @@ describe('stored credentials', () => {
     await sqlAsOwner('delete from kit_credentials where id = $1', [second]);
   });
 
+  it('fall back past a newer credential that does not open to an older one that does, and say "could not be opened" when none does', async () => {
+    const good = (await store({ credentials: { token: 'older-token-value-that-works' } })).body.data.credentialId;
+    // A client sealed the newer one to some other key: the API cannot tell, the worker can.
+    const stranger = sodium.crypto_box_keypair();
+    const foreignSeal = sodium.to_base64(sodium.crypto_box_seal(sodium.from_string('{"token":"sealed-to-another-key"}'), stranger.publicKey), sodium.base64_variants.ORIGINAL);
+    const publicKey = (await call(app.url, `${base()}/public-key`, { apiKey: key })).body.data;
+    const bad = (await store({ sealedCredentials: { keyId: publicKey.keyId, ciphertext: foreignSeal } })).body.data.credentialId;
+    expect((await run()).status).toBe('completed');
+    const states = async () => Object.fromEntries((await sqlAsOwner('select id, status from kit_credentials where id = any($1)', [[good, bad]])).map((r) => [r.id, r.status]));
+    expect(await states()).toEqual({ [good]: 'active', [bad]: 'invalid' });
+
+    await sqlAsOwner('delete from kit_credentials where id = $1', [good]);
+    await sqlAsOwner("update kit_credentials set status = 'active' where id = $1", [bad]);
+    const none = await run();
+    expect(none.status).toBe('failed');
+    expect(none.errorMessage).toBe('APPLY: credential "deploy" could not be opened');
+    await sqlAsOwner('delete from kit_credentials where id = $1', [bad]);
+  });
+
+  it('refuse what can never be used: a sealed value too short to open, a type the kit does not declare, and unknown fields', async () => {
+    const publicKey = (await call(app.url, `${base()}/public-key`, { apiKey: key })).body.data;
+    const refusals: Array<[Record<string, unknown>, string]> = [
+      [{ sealedCredentials: { keyId: publicKey.keyId, ciphertext: 'AA==' } }, 'sealedCredentials'],
+      [{ credentialType: 'not-declared', credentials: { token: SECRET } }, 'credentialType'],
+      [{ credentialType: 'DEPLOY', credentials: { token: SECRET } }, 'credentialType'],
+      [{ credentials: { token: SECRET }, foo: 1 }, ''],
+      [{ credentials: { 'to\u0000ken': SECRET } }, 'credentials'],
+      [{ credentials: { token: 'sec\u0000ret' } }, 'credentials.token'],
+      [{ credentials: { token: 'sec\ud800ret' } }, 'credentials.token'],
+    ];
+    for (const [body, field] of refusals) {
+      const response = await store(body);
+      expect([response.status, response.body.error?.code], JSON.stringify(body)).toEqual([400, 'VALIDATION_ERROR']);
+      if (field) expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toContain(field);
+      expect(response.text).not.toContain(SECRET);
+    }
+    expect(await sqlAsOwner('select id from kit_credentials where project_id = $1', [projectId])).toEqual([]);
+  });
+
+  it("refuse a project of another organization, even one the caller also belongs to: no credential planted, no run started", async () => {
+    // The caller founds a second organization; the project belongs to the first.
+    const other = await call(app.url, '/api/organizations', { apiKey: key, body: { name: 'Side Org', slug: 'side-org' } });
+    expect(other.status, other.text).toBe(201);
+    const otherOrg = other.body.data.id;
+    const otherKit = sampleKit({ id: 'deployer', credentials: [{ id: 'deploy', description: 'Deploy token', required: true }], applyHook });
+    expect((await call(app.url, `/api/${otherOrg}/kits`, { apiKey: key, body: otherKit })).status).toBe(201);
+    const planted = await call(app.url, `/api/${otherOrg}/kits/credentials`, { apiKey: key, body: { projectId, kitId: 'deployer', credentialType: 'deploy', credentials: { token: SECRET } } });
+    expect([planted.status, planted.body.error?.code, planted.body.error?.details?.field]).toEqual([404, 'NOT_FOUND', 'projectId']);
+    const executed = await call(app.url, `/api/${otherOrg}/kits/deployer/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    expect([executed.status, executed.body.error?.code]).toEqual([404, 'NOT_FOUND']);
+    expect(await sqlAsOwner('select id from kit_credentials where organization_id = $1', [otherOrg])).toEqual([]);
+    expect(await sqlAsOwner('select id from kit_executions where organization_id = $1', [otherOrg])).toEqual([]);
+  });
+
   it('survive key rotation: every credential is re-sealed under the new key and still opens', async () => {
     credentialId = (await store({ credentials: { token: SECRET } })).body.data.credentialId;
     const before = (await sqlAsOwner('select key_id, sealed from kit_credentials where id = $1', [credentialId]))[0];
@@ -168,10 +222,13 @@ async function apply(context, kit) {
   return { applied: true };
 }
 `;
-    const kit = sampleKit({ id: 'undeclaring', applyHook: undeclaredApply });
-    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    // Stored while version 1.0.0 declared it; the latest version no longer does.
+    const declaring = sampleKit({ id: 'undeclaring', credentials: [{ id: 'deploy', description: 'Deploy token', required: false }] });
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: declaring })).status).toBe(201);
     const stored = await call(app.url, base(), { apiKey: key, body: { projectId, kitId: 'undeclaring', credentialType: 'deploy', credentials: { token: SECRET } } });
     expect(stored.status, stored.text).toBe(201);
+    const kit = sampleKit({ id: 'undeclaring', version: '1.1.0', applyHook: undeclaredApply });
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
     const started = await call(app.url, `/api/${orgId}/kits/undeclaring/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
     const done = await waitForExecution(app.url, key, orgId, started.body.data.executionId);
     expect(done.status).toBe('failed');

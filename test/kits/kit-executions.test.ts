@@ -97,6 +97,20 @@ describe('executing a kit', () => {
     }
   });
 
+  it('serves an output by its manifest id also when that id looks like a uuid', async () => {
+    const uuidLike = '0b6e6df4-d1bd-4dc6-abcc-812383054efe';
+    const kit = sampleKit({ id: 'uuid-outputs' });
+    kit.manifest.outputs[0].id = uuidLike;
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    const started = await execute('uuid-outputs', sampleExecutionBody(projectId));
+    expect(started.status, started.text).toBe(201);
+    await waitForExecution(app.url, key, orgId, started.body.data.executionId);
+    const output = await call(app.url, `/api/${orgId}/kits/executions/${started.body.data.executionId}/outputs/${uuidLike}`, { apiKey: key });
+    expect([output.status, output.body.data?.outputId]).toEqual([200, uuidLike]);
+    const byRowId = await call(app.url, `/api/${orgId}/kits/executions/${started.body.data.executionId}/outputs/${output.body.data.id}`, { apiKey: key });
+    expect([byRowId.status, byRowId.body.data?.outputId]).toEqual([200, uuidLike]);
+  });
+
   it('refuses tampered and expired download links', async () => {
     const link = (await call(app.url, `/api/${orgId}/kits/executions/${executionId}/bundle`, { apiKey: key })).body.data.downloadUrl as string;
     const tampered = await call(app.url, `${link.slice(0, -3)}abc`);
@@ -257,6 +271,10 @@ describe('bad input', () => {
     expect(invalid.status).toBe(400);
     expect(invalid.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(expect.arrayContaining(['businessProfile.company.name', 'businessProfile.company.industry']));
     expect((await execute('service-starter', { ...sampleExecutionBody(projectId), version: '9.9.9' })).status).toBe(404);
+    // Options belong under `options`: one misplaced at the top would otherwise be dropped, and APPLY run for real.
+    const misplaced = await execute('service-starter', { ...sampleExecutionBody(projectId), dryRun: true });
+    expect([misplaced.status, misplaced.body.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(misplaced.body.error.details.issues).toEqual([{ field: 'dryRun', issue: 'is not a field that can be set here' }]);
     expect(await countOf('select count(*) from kit_executions')).toBe(executions);
     expect(await countOf('select count(*) from graphile_worker.jobs')).toBe(jobs);
     expect((await call(app.url, `/api/${orgId}/kits/executions/00000000-0000-4000-8000-000000000000`, { apiKey: key })).status).toBe(404);

@@ -126,6 +126,9 @@ describe('publishing kits', () => {
   });
 
   it('lets admins deprecate a kit, filters by status and type, and keeps built-ins read-only', async () => {
+    const typo = await call(app.url, `/api/${orgId}/kits/service-starter`, { method: 'PATCH', apiKey: key, body: { status: 'deprecated', bogus: 1 } });
+    expect([typo.status, typo.body.error.details.issues]).toEqual([400, [{ field: 'bogus', issue: 'is not a field that can be set here' }]]);
+    expect((await call(app.url, `/api/${orgId}/kits/service-starter`, { apiKey: key })).body.data.status).toBe('active');
     const deprecated = await call(app.url, `/api/${orgId}/kits/service-starter`, { method: 'PATCH', apiKey: key, body: { status: 'deprecated' } });
     expect(deprecated.status).toBe(200);
     expect(deprecated.body.data.status).toBe('deprecated');

@@ -7,7 +7,11 @@ import { addCredentialKey, loadCredentialKeyRing } from './credential-key-ring.t
 /** The worker's side of credentials: the only place a secret is ever opened. */
 export interface CredentialVault {
   /** The active credential of that type for the project and kit, opened — or null when none opens. */
-  openForExecution(target: { tenantId: string; projectId: string; kitId: string; credentialId: string }): Promise<Record<string, unknown> | null>;
+  /**
+   * The newest active credential of that type for the organization's project and kit that opens;
+   * null when there is none, CredentialUnopenableError when there are some and none opens.
+   */
+  openForExecution(target: { tenantId: string; organizationId: string; projectId: string; kitId: string; credentialId: string }): Promise<Record<string, unknown> | null>;
   /** Adds a key and re-seals every stored credential under it; old keys stay until nothing uses them. */
   rotate(): Promise<{ keyId: string; resealed: number }>;
 }
@@ -18,6 +22,10 @@ export interface CredentialVault {
  */
 const ROTATION_LOCK_KEY = 7_305_221_911;
 
+export class CredentialUnopenableError extends Error {
+  override name = 'CredentialUnopenableError';
+}
+
 export function createCredentialVault(owner: Kysely<Database>, serverSecret: string, log: Logger): CredentialVault {
   let loaded: Promise<{ sealer: CredentialSealer; keyIds: Set<string> }> | undefined;
   const keyRing = () =>
@@ -27,32 +35,37 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
     })));
 
   return {
-    async openForExecution({ tenantId, projectId, kitId, credentialId }) {
-      const row = await owner
+    async openForExecution({ tenantId, organizationId, projectId, kitId, credentialId }) {
+      const rows = await owner
         .selectFrom('kit_credentials')
         .select(['id', 'key_id', 'sealed'])
         .where('tenant_id', '=', tenantId)
+        .where('organization_id', '=', organizationId)
         .where('project_id', '=', projectId)
         .where('kit_id', '=', kitId)
         .where('credential_type', '=', credentialId)
         .where('status', '=', 'active')
         .orderBy('created_at', 'desc')
-        .limit(1)
-        .executeTakeFirst();
-      if (!row) return null;
+        .orderBy('id', 'desc')
+        .execute();
+      if (rows.length === 0) return null;
       // A key added by another process after this one loaded the ring: reload once.
-      if (!(await keyRing()).keyIds.has(row.key_id)) loaded = undefined;
+      const { keyIds } = await keyRing();
+      if (rows.some((row) => !keyIds.has(row.key_id))) loaded = undefined;
       const { sealer } = await keyRing();
-      try {
-        const secret = sealer.open({ keyId: row.key_id, ciphertext: row.sealed }, { tenantId, credentialId: row.id });
-        await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'succeeded' }).where('id', '=', row.id).execute();
-        return secret;
-      } catch (error) {
-        // The ciphertext does not belong to this row (moved or tampered with): mark it, never use it.
-        log.warn({ credentialRowId: row.id, reason: (error as Error).message }, 'a stored credential failed to open');
-        await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'failed', status: 'invalid' }).where('id', '=', row.id).execute();
-        return null;
+      // The newest that opens; one that does not (sealed to another key, moved or tampered with)
+      // is marked invalid and never used, and does not hide an older one that works.
+      for (const row of rows) {
+        try {
+          const secret = sealer.open({ keyId: row.key_id, ciphertext: row.sealed }, { tenantId, credentialId: row.id });
+          await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'succeeded' }).where('id', '=', row.id).execute();
+          return secret;
+        } catch (error) {
+          log.warn({ credentialRowId: row.id, reason: (error as Error).message }, 'a stored credential failed to open');
+          await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'failed', status: 'invalid' }).where('id', '=', row.id).execute();
+        }
       }
+      throw new CredentialUnopenableError(`none of the ${rows.length} stored credential(s) opened; each is now marked invalid`);
     },
 
     async rotate() {

@@ -7,18 +7,21 @@ export const publicKeyOutput = z.object({ keyId: z.string(), key: z.string().des
 export const storeCredentialInput = orgInput
   .extend({
     projectId: z.uuid(),
-    kitId: z.string().min(1).max(100).superRefine(refuseUnstorableText),
-    credentialType: z.string().min(1).max(100).regex(/^[a-z0-9_.-]+$/i, 'letters, digits, "_", "." and "-"'),
+    kitId: z.string().min(1).max(100),
+    credentialType: z.string().min(1).max(100).regex(/^[a-z0-9_.-]+$/, 'lowercase letters, digits, "_", "." and "-"').describe("The id of a credential the kit's manifest declares"),
     credentials: z.record(z.string(), z.unknown()).optional().describe('Secret key-value pairs, sealed by the server'),
     sealedCredentials: z
-      .strictObject({ keyId: z.string().min(1).max(64).superRefine(refuseUnstorableText), ciphertext: z.string().min(1).max(65_536).superRefine(refuseUnstorableText) })
+      .strictObject({ keyId: z.string().min(1).max(64), ciphertext: z.string().min(1).max(65_536) })
       .optional()
       .describe('The secret JSON, sealed by the client to GET …/credentials/public-key (crypto_box_seal, base64)'),
   })
+  .strict()
   .refine((input) => (input.credentials === undefined) !== (input.sealedCredentials === undefined), {
     message: 'send exactly one of credentials or sealedCredentials',
     path: ['credentials'],
-  });
+  })
+  // Every string and key at any depth, the secret's too.
+  .superRefine(refuseUnstorableText);
 
 export const storedCredentialOutput = z.object({ credentialId: z.uuid(), status: z.literal('active'), createdAt: z.iso.datetime() });
 

@@ -4,9 +4,8 @@ import { CredentialSealError, createPublicCredentialSealer } from '../../../kit-
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitCredentialRow } from '../../db/database.ts';
 import { AppError, invalid, notFound } from '../../errors/app-error.ts';
-import { requireKitAccess } from '../kits/kit-access.ts';
+import { requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
-import { getProjectForCaller } from '../projects/projects.service.ts';
 import type { StoreCredentialInput } from './kit-credentials.schema.ts';
 import { currentPublicKey, deleteCredential, insertCredential, listCredentials } from './kit-credentials.repository.ts';
 
@@ -44,10 +43,13 @@ export async function getCredentialPublicKey(db: Kysely<Database>, principal: Pr
  */
 export async function storeCredential(db: Kysely<Database>, principal: Principal, input: StoreCredentialInput) {
   await requireKitAccess(db, principal, input.orgId, 'admin');
-  await requireKit(db, input.orgId, input.kitId);
-  await getProjectForCaller(db, principal, input.projectId).catch((error) => {
-    throw error instanceof AppError && error.code === 'NOT_FOUND' ? notFound('The project', { field: 'projectId' }) : error;
-  });
+  const kit = await requireKit(db, input.orgId, input.kitId);
+  const declared = ((kit.manifest as { credentials?: Array<{ id: string }> } | null)?.credentials ?? []).map((credential) => credential.id);
+  if (!declared.includes(input.credentialType)) {
+    const issue = declared.length === 0 ? `kit ${input.kitId} declares no credentials` : `kit ${input.kitId} declares ${declared.map((id) => `"${id}"`).join(', ')}`;
+    throw invalid(`credentialType "${input.credentialType}" is not a credential the kit declares: ${issue}`, { issues: [{ field: 'credentialType', issue }] });
+  }
+  await requireOrganizationProject(db, principal, input.orgId, input.projectId);
   const sealer = await publicSealer(db);
   const credentialId = randomUUID();
   const binding = { tenantId: principal.tenantId, credentialId };

@@ -74,7 +74,7 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
   // capabilities open them host-side with whatever id the kit's hook names.
   const declared = new Set((kit.manifest.credentials ?? []).map((credential) => credential.id));
   const openCredential = async (credentialId: string) =>
-    declared.has(credentialId) ? deps.credentials.openForExecution({ tenantId, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId }) : null;
+    declared.has(credentialId) ? deps.credentials.openForExecution({ tenantId, organizationId: claimed.organization_id, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId }) : null;
   const result = await deps.kitRuntime.execute(kit, {
     tenantId,
     input: claimed.input,

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, KitExecutionStatus } from '../../db/database.ts';
 import type { Paging } from '../../http/paging.ts';
 
@@ -52,13 +52,17 @@ export async function listOutputSummaries(db: Kysely<Database>, tenantId: string
     .execute();
 }
 
-export async function findOutput(db: Kysely<Database>, tenantId: string, executionId: string, outputRef: string, refIsRowId: boolean) {
-  return db
-    .selectFrom('kit_outputs')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('execution_id', '=', executionId)
-    .where(refIsRowId ? 'id' : 'output_id', '=', outputRef)
+/**
+ * An output by its row id or by the id its manifest gives it. A uuid may be either (a manifest id
+ * may look like one); the row id wins.
+ */
+export async function findOutput(db: Kysely<Database>, tenantId: string, executionId: string, outputRef: string, refIsUuid: boolean) {
+  const outputs = db.selectFrom('kit_outputs').selectAll().where('tenant_id', '=', tenantId).where('execution_id', '=', executionId);
+  if (!refIsUuid) return outputs.where('output_id', '=', outputRef).executeTakeFirst();
+  return outputs
+    .where((eb) => eb.or([eb('id', '=', outputRef), eb('output_id', '=', outputRef)]))
+    .orderBy(sql`id = ${outputRef}::uuid`, 'desc')
+    .limit(1)
     .executeTakeFirst();
 }
 

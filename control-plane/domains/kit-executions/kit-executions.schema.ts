@@ -14,6 +14,7 @@ export const executeKitInput = kitRefInput
     options: z.strictObject({ dryRun: z.boolean().default(false), skipApply: z.boolean().default(false) }).default({ dryRun: false, skipApply: false }),
     version: z.string().max(100).optional().describe('A published version; the latest when absent'),
   })
+  .strict()
   .superRefine(refuseUnstorableText);
 
 export const executionCreatedOutput = z.object({

@@ -6,9 +6,8 @@ import { AppError, invalid, notFound } from '../../errors/app-error.ts';
 import type { DownloadLinks } from '../../http/download-links.ts';
 import type { Paging } from '../../http/paging.ts';
 import { addJob } from '../../jobs/add-job.ts';
-import { requireKitAccess } from '../kits/kit-access.ts';
+import { requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
-import { getProjectForCaller } from '../projects/projects.service.ts';
 import { getsBundle } from './kit-bundle.job.ts';
 import { executeKitJob } from './kit-execution.job.ts';
 import type { ExecuteKitInput, ExecutionDetail, ExecutionSummary } from './kit-executions.schema.ts';
@@ -68,9 +67,7 @@ export async function startKitExecution(db: Kysely<Database>, principal: Princip
   const version = input.version ? await findVersionOfKit(db, kit.id, input.version) : kit.version_id ? { id: kit.version_id, version: kit.version! } : undefined;
   if (!version) throw notFound(`Version ${input.version ?? '(latest)'} of kit ${input.kitId}`);
   if (kit.status === 'draft') throw invalid(`Kit ${input.kitId} is a draft and cannot be executed`);
-  const project = await getProjectForCaller(db, principal, input.projectId).catch((error) => {
-    throw error instanceof AppError && error.code === 'NOT_FOUND' ? notFound('The project', { field: 'projectId' }) : error;
-  });
+  const project = await requireOrganizationProject(db, principal, input.orgId, input.projectId);
   const execution = await insertExecution(db, {
     tenantId: principal.tenantId,
     organizationId: input.orgId,
@@ -137,7 +134,7 @@ const isUuid = (value: string) => z.uuid().safeParse(value).success;
 
 export async function getKitOutput(db: Kysely<Database>, principal: Principal, input: { orgId: string; executionId: string; outputId: string }) {
   const row = await requireExecution(db, principal, input.orgId, input.executionId);
-  // Either the output's row id or the id the manifest gives it.
+  // The output's row id or the id the manifest gives it.
   const output = await findOutput(db, principal.tenantId, row.id, input.outputId, isUuid(input.outputId));
   if (!output) throw notFound(`Output ${input.outputId} of this execution`);
   return {

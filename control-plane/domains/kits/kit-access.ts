@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, OrganizationRole } from '../../db/database.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, notFound } from '../../errors/app-error.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
+import { getProjectForCaller } from '../projects/projects.service.ts';
 import { tenantFeatures } from './kits.repository.ts';
 
 export const KITS_FEATURE_FLAG = 'kits_enabled';
@@ -14,4 +15,17 @@ export async function requireKitAccess(db: Kysely<Database>, principal: Principa
     throw new AppError('FORBIDDEN', `Kits are not enabled for this tenant: the feature flag ${KITS_FEATURE_FLAG} is off`, { featureFlag: KITS_FEATURE_FLAG });
   }
   return requireOrganizationRole(db, principal, organizationId, minimum);
+}
+
+/**
+ * The project a kit route acts on: one the caller may see, of the organization in the route. A
+ * project of another organization (even one the caller also belongs to) is NOT_FOUND here, so no
+ * organization can run kits on, or plant credentials for, a project it does not own.
+ */
+export async function requireOrganizationProject(db: Kysely<Database>, principal: Principal, organizationId: string, projectId: string) {
+  const project = await getProjectForCaller(db, principal, projectId).catch((error) => {
+    throw error instanceof AppError && error.code === 'NOT_FOUND' ? notFound('The project', { field: 'projectId' }) : error;
+  });
+  if (project.organizationId !== organizationId) throw notFound('The project', { field: 'projectId' });
+  return project;
 }

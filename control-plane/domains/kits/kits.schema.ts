@@ -51,6 +51,7 @@ export const publishKitInput = orgInput
     manifest: z.record(z.string(), z.unknown()),
     files: z.record(z.string().min(1).max(500), z.string()).refine((files) => Object.keys(files).length <= 1000, 'at most 1000 files'),
   })
+  .strict()
   .superRefine(refuseUnstorableText);
 
 export const publishedKitOutput = z.object({
@@ -62,7 +63,7 @@ export const publishedKitOutput = z.object({
   createdAt: z.iso.datetime(),
 });
 
-export const setKitStatusInput = kitRefInput.extend({ status: z.enum(['active', 'deprecated']) });
+export const setKitStatusInput = kitRefInput.extend({ status: z.enum(['active', 'deprecated']) }).strict();
 
 export type KitSummary = z.infer<typeof kitSummaryOutput>;
 export type KitDetail = z.infer<typeof kitDetailOutput>;
