@@ -234,3 +234,32 @@ describe('stored outputs a bundle cannot hold (rows from before the filename rul
     expect([link.status, link.body.error.message]).toEqual([409, 'This execution produced no valid outputs to bundle']);
   });
 });
+
+describe('an execution whose project is deleted while it runs', () => {
+  it('drops its outcome quietly: no error line, nothing left behind', async () => {
+    await publish(
+      fileKit('slow-plan', 'file', { outputs: [{ id: 'only', filename: 'only.md', template: 't/out.hbs', outputType: 'text' }], hooks: { PLAN: 'h/plan.js' } }, {
+        't/out.hbs': 'hello\n',
+        'h/plan.js': 'function plan() { var until = Date.now() + 1500; while (Date.now() < until) {} return {}; }',
+      }),
+    );
+    const doomed = (await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Deleted mid-run' } })).body.data.id;
+    const started = await call(app.url, `/api/${orgId}/kits/slow-plan/execute`, { apiKey: key, body: sampleExecutionBody(doomed) });
+    expect(started.status, started.text).toBe(201);
+    const executionId = started.body.data.executionId;
+    const deadline = Date.now() + 10_000;
+    while ((await call(app.url, `/api/${orgId}/kits/executions/${executionId}`, { apiKey: key })).body.data.status !== 'running') {
+      if (Date.now() > deadline) throw new Error('the execution never started');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect((await call(app.url, `/api/projects/${doomed}`, { method: 'DELETE', apiKey: key })).status).toBe(200);
+    const about = () => app.logLines.filter((line) => line.executionId === executionId);
+    while (!about().some((line) => String(line.msg).startsWith('execution deleted with its project'))) {
+      if (Date.now() > deadline) throw new Error(`no word of the execution: ${JSON.stringify(about())}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(about().filter((line) => Number(line.level) >= 50)).toEqual([]);
+    expect(await sqlAsOwner('select id from kit_outputs where execution_id = $1', [executionId])).toEqual([]);
+    expect(await sqlAsOwner('select id from kit_executions where id = $1', [executionId])).toEqual([]);
+  });
+});

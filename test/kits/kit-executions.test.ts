@@ -91,6 +91,7 @@ describe('executing a kit', () => {
     expect(Object.keys(entries).sort()).toEqual([...link.body.data.contents].sort());
     expect(Object.keys(entries).every((name) => !name.startsWith('/') && !name.split('/').includes('..'))).toBe(true);
     const manifest = JSON.parse(strFromU8(entries['manifest.json']!));
+    expect([manifest.executionId, manifest.createdAt]).toEqual([executionId, bundled.completedAt]);
     expect(manifest.files.map((file: { name: string }) => file.name).sort()).toEqual(Object.keys(entries).filter((name) => name !== 'manifest.json').sort());
     for (const file of manifest.files as Array<{ name: string; sha256: string }>) {
       expect(createHash('sha256').update(entries[file.name]!).digest('hex')).toBe(file.sha256);

@@ -4,7 +4,7 @@ import { BundleError, buildOutputBundle } from '../../../kit-runtime/index.ts';
 import { permanentRefusalOf } from '../../db/postgres-errors.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
 import { markLeftOutOfBundle, recordBundleFailure } from './kit-bundle.repository.ts';
-import { attachBundle, bundleableOutputs, insertBlob } from './kit-execution-worker.repository.ts';
+import { attachBundle, bundleableOutputs, executionCompletedAt, insertBlob } from './kit-execution-worker.repository.ts';
 
 /**
  * Whether an ended execution gets a bundle: when it kept at least one valid or warning output,
@@ -55,7 +55,8 @@ function whyBundleCannotBeBuilt(error: unknown, job: Pick<Job, 'attempts' | 'max
 async function buildAndAttachBundle({ executionId, tenantId, kitRef }: { executionId: string; tenantId: string; kitRef: string }, { ownerDb, log }: JobDeps) {
   const outputs = await bundleableOutputs(ownerDb, tenantId, executionId);
   if (outputs.length === 0) return;
-  const bundle = await buildOutputBundle(outputs, { kitRef, executionId, leaveOutUnbundleable: true });
+  const createdAt = await executionCompletedAt(ownerDb, tenantId, executionId);
+  const bundle = await buildOutputBundle(outputs, { kitRef, executionId, leaveOutUnbundleable: true, ...(createdAt ? { createdAt } : {}) });
   const leftOut = bundle.leftOut.map(({ outputId, reason }) => ({ outputId: outputId as string, reason }));
   await ownerDb.transaction().execute(async (trx) => {
     if (leftOut.length > 0) await markLeftOutOfBundle(trx, tenantId, executionId, leftOut);

@@ -125,6 +125,16 @@ export async function bundleableOutputs(db: Kysely<Database>, tenantId: string, 
   return rows.map((row) => ({ outputId: row.output_id, filename: row.filename, content: row.content, status: row.status }));
 }
 
+export async function executionExists(db: Kysely<Database>, tenantId: string, executionId: string): Promise<boolean> {
+  return (await db.selectFrom('kit_executions').select('id').where('tenant_id', '=', tenantId).where('id', '=', executionId).executeTakeFirst()) !== undefined;
+}
+
+/** When the execution ended: the bundle manifest's `createdAt`, fixed so a rebuilt bundle is the same bytes. */
+export async function executionCompletedAt(db: Kysely<Database>, tenantId: string, executionId: string): Promise<Date | undefined> {
+  const row = await db.selectFrom('kit_executions').select('completed_at').where('tenant_id', '=', tenantId).where('id', '=', executionId).executeTakeFirst();
+  return row?.completed_at ?? undefined;
+}
+
 /** Attaches a built bundle unless one is attached already (a re-run job attaches nothing). */
 export async function attachBundle(db: Kysely<Database>, executionId: string, bundle: { blobId: string; path: string; sizeBytes: number }): Promise<boolean> {
   const result = await db

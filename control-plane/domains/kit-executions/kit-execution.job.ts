@@ -5,7 +5,7 @@ import { permanentRefusalOf } from '../../db/postgres-errors.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
 import { getsBundle } from './kit-bundle.job.ts';
-import { claimExecution, finishExecution, findComponentVersion, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
+import { claimExecution, executionExists, finishExecution, findComponentVersion, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
 
 /** Loaded kit packages by version id: versions are immutable, so a cached one never goes stale. */
 const packages = new Map<string, KitPackage>();
@@ -54,6 +54,11 @@ export const executeKitJob = defineJob({
     try {
       await runClaimedExecution(claimed, { executionId, tenantId }, deps, ran);
     } catch (error) {
+      // Its project was deleted while it ran, taking the execution with it: nothing left to record.
+      if (!(await executionExists(ownerDb, tenantId, executionId))) {
+        log.info({ executionId }, 'execution deleted with its project while it ran; its outcome is dropped');
+        return;
+      }
       // A run whose outcome can never be stored would otherwise stay "running" through every retry.
       const why = whyNotToRetry(error, helpers.job);
       if (why === null) throw error;
