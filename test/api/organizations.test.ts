@@ -15,7 +15,8 @@ const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.datab
 const membersOf = async (id: string) => (await sqlAsOwner('select user_id, role from organization_members where organization_id = $1 order by joined_at, id', [id])).map((r) => `${r.role}`);
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // The concurrency tests below send bursts of requests.
+  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '100000' } });
   owner = { userId: app.bootstrap.userId, apiKey: app.bootstrap.apiKey, email: 'owner@specwright.local' };
   admin = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Ada');
   member = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Max');
@@ -204,5 +205,38 @@ describe('members', () => {
     expect((await call(app.url, `/api/organizations/${id}/members/${third.userId}`, { method: 'PUT', apiKey: heir.apiKey, body: { role: 'owner' } })).status).toBe(200);
     expect((await call(app.url, `/api/organizations/${id}/members/${heir.userId}`, { method: 'PUT', apiKey: heir.apiKey, body: { role: 'member' } })).status).toBe(200);
     expect(await ownerIdOf()).toBe(third.userId);
+  });
+
+  // Each locked every membership row (no order), and adding a member now also revokes invitations:
+  // concurrent changes deadlocked in PostgreSQL and answered 500.
+  it('take turns under a burst of concurrent adds, removals and role changes, with pending invitations: no 500s', async () => {
+    const people = await Promise.all(['Ann', 'Ben', 'Cai', 'Dov', 'Eli', 'Fox', 'Gus', 'Hap'].map((name) => createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, name)));
+    const created = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Churn', slug: 'churn-members' } });
+    const id = created.body.data.id;
+    // A populated table, so memberships are found through the index, as in production.
+    const tenantId = app.bootstrap.tenantId;
+    await sqlAsOwner(
+      `with crowd as (insert into users (tenant_id, email, name) select $1, 'crowd-' || n || '@example.test', 'Crowd' from generate_series(1, 3000) n returning id)
+       insert into organization_members (tenant_id, organization_id, user_id, role) select $1, $2, id, 'member' from crowd`,
+      [tenantId, app.bootstrap.organizationId],
+    );
+    await sqlAsOwner('analyze organization_members');
+    const failures: string[] = [];
+    for (let round = 0; round < 8; round += 1) {
+      await Promise.all(people.map((p) => call(app.url, '/api/customer-invitations', { apiKey: owner.apiKey, body: { organizationId: id, email: p.email, roleId: 'member' } })));
+      const responses = await Promise.all(
+        people.flatMap((p) => [
+          call(app.url, `/api/organizations/${id}/members`, { apiKey: owner.apiKey, body: { userId: p.userId, role: 'admin' } }),
+          call(app.url, `/api/organizations/${id}/members/${p.userId}`, { method: 'DELETE', apiKey: owner.apiKey }),
+          call(app.url, `/api/organizations/${id}/members/${p.userId}`, { method: 'PUT', apiKey: owner.apiKey, body: { role: 'member' } }),
+          call(app.url, `/api/organizations/${id}/members/${p.userId}`, { method: 'PUT', apiKey: owner.apiKey, body: { role: 'owner' } }),
+        ]),
+      );
+      failures.push(...responses.filter((r) => r.status >= 500).map((r) => r.text));
+    }
+    expect(failures).toEqual([]);
+    const owners = await sqlAsOwner("select user_id from organization_members where organization_id = $1 and role = 'owner'", [id]);
+    const [organization] = await sqlAsOwner('select owner_id from organizations where id = $1', [id]);
+    expect(owners.map((o) => o.user_id)).toContain(organization.owner_id);
   });
 });

@@ -42,7 +42,7 @@ function assertMayGrant(actorRole: OrganizationRole, role: OrganizationRole): vo
  * was removing them.
  */
 async function lockMembershipsAsMember(db: Kysely<Database>, principal: Principal, organizationId: string, minimum: OrganizationRole) {
-  await lockMemberships(db, principal.tenantId, organizationId);
+  await lockMemberships(db, organizationId);
   return requireOrganizationRole(db, principal, organizationId, minimum);
 }
 

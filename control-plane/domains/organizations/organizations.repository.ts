@@ -45,14 +45,14 @@ export async function findMembership(db: Kysely<Database>, tenantId: string, org
 }
 
 /** Locks the organization's memberships so "last owner" checks cannot race each other. */
-export async function lockMemberships(db: Kysely<Database>, tenantId: string, organizationId: string): Promise<void> {
-  await db
-    .selectFrom('organization_members')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('organization_id', '=', organizationId)
-    .forUpdate()
-    .execute();
+/**
+ * Serialises membership changes of one organization for the rest of the transaction. An advisory
+ * lock, not row locks: locking every membership row FOR UPDATE took them in whatever order each
+ * scan met them (updates move rows), so concurrent changes deadlocked; and it leaves foreign-key
+ * checks alone, so an invitation being accepted meanwhile never waits on it.
+ */
+export async function lockMemberships(db: Kysely<Database>, organizationId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`organization-members:${organizationId}`}, 0))`.execute(db);
 }
 
 /**
