@@ -178,4 +178,25 @@ describe('DELETE /api/agency-projects/{id}', () => {
     expect(racers.map((r) => r.status).sort()).toEqual([200, 404, 404, 404, 404, 404]);
     expect((await call(app.url, '/api/agency-projects/not-a-uuid', { method: 'DELETE', apiKey: admin.apiKey })).status).toBe(400);
   });
+
+  it('leaves no assignment behind when the customer is removed while one is being made', async () => {
+    const leaving = await inviteCustomer('Lena');
+    // An assignment in flight: it share-locks the membership, as assigning does, and is not committed yet.
+    const removed = await whileTransactionHolds(
+      app.database.ownerUrl,
+      async (holder) => {
+        await holder.query('select 1 from organization_members where organization_id = $1 and user_id = $2 for share', [orgId, leaving.userId]);
+        await holder.query('insert into agency_project_assignments (tenant_id, organization_id, project_id, customer_user_id) values ($1, $2, $3, $4)', [
+          app.bootstrap.tenantId,
+          orgId,
+          project,
+          leaving.userId,
+        ]);
+      },
+      () => call(app.url, `/api/organizations/${orgId}/members/${leaving.userId}`, { method: 'DELETE', apiKey: admin.apiKey }),
+    );
+    expect(removed.status, removed.text).toBe(200);
+    expect(await sqlAsOwner('select id from agency_project_assignments where customer_user_id = $1', [leaving.userId])).toEqual([]);
+    expect(await visibleProjects(leaving)).toEqual([]);
+  });
 });

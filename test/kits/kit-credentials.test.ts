@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCredentialVault } from '../../control-plane/domains/kit-credentials/credential-vault.ts';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
-import { untilLockWaiters } from '../helpers/lock-holder.ts';
+import { untilLockWaiters, whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { recordedResponses } from '../helpers/response-log.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -165,6 +165,26 @@ describe('stored credentials', () => {
     expect([executed.status, executed.body.error?.code]).toEqual([404, 'NOT_FOUND']);
     expect(await sqlAsOwner('select id from kit_credentials where organization_id = $1', [otherOrg])).toEqual([]);
     expect(await sqlAsOwner('select id from kit_executions where organization_id = $1', [otherOrg])).toEqual([]);
+  });
+
+  it('answer NOT_FOUND, not a 500, when the project is being deleted as a credential is stored or a run started', async () => {
+    const requests = {
+      credential: (id: string) => call(app.url, base(), { apiKey: key, body: { projectId: id, kitId: 'deployer', credentialType: 'deploy', credentials: { token: SECRET } } }),
+      execution: (id: string) => call(app.url, `/api/${orgId}/kits/deployer/execute`, { apiKey: key, body: sampleExecutionBody(id) }),
+    };
+    for (const [what, request] of Object.entries(requests)) {
+      const doomed = (await call(app.url, '/api/projects', { apiKey: key, body: { name: `Doomed ${what}` } })).body.data.id;
+      // The delete is in flight (the project row locked and deleted, not committed) when the request reads the project.
+      const response = await whileTransactionHolds(
+        app.database.ownerUrl,
+        async (holder) => {
+          await holder.query('select id from projects where id = $1 for update', [doomed]);
+          await holder.query('delete from projects where id = $1', [doomed]);
+        },
+        () => request(doomed),
+      );
+      expect([response.status, response.body.error?.code, response.body.error?.details], what).toEqual([404, 'NOT_FOUND', { field: 'projectId' }]);
+    }
   });
 
   it('survive key rotation: every credential is re-sealed under the new key and still opens', async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerBuiltInKits } from '../../control-plane/domains/kits/builtin-kits.ts';
 import { call } from '../helpers/http.ts';
 import { sampleKit } from '../helpers/kit-fixtures.ts';
+import { whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
@@ -123,6 +124,25 @@ describe('publishing kits', () => {
       const response = await call(app.url, `/api/${orgId}/kits`, { method: 'POST', rawBody: `{"manifest": ${'x'.repeat(3 * 1024 * 1024)}`, headers: { 'content-type': 'application/json', ...headers } });
       expect([response.status, response.body?.error?.code]).toEqual([401, 'UNAUTHORIZED']);
     }
+  });
+
+  it('stores two versions of a new kit published at the same moment, instead of refusing one as already published', async () => {
+    // The first publish has created the kit row, not committed yet, when the second arrives.
+    const second = await whileTransactionHolds(
+      app.database.ownerUrl,
+      (holder) =>
+        holder.query(
+          `insert into kits (tenant_id, organization_id, kit_id, display_name, description, kit_type, platform_name, platform_category)
+           select tenant_id, id, 'twin-first', 'Twin', 'first publish in flight', 'file', 'none', 'test' from organizations where id = $1`,
+          [orgId],
+        ),
+      () => call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit({ id: 'twin-first', version: '2.0.0' }) }),
+    );
+    expect(second.status, second.text).toBe(201);
+    const first = await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit({ id: 'twin-first', version: '1.0.0' }) });
+    expect(first.status, first.text).toBe(201);
+    const detail = (await call(app.url, `/api/${orgId}/kits/twin-first`, { apiKey: key })).body.data;
+    expect([detail.version, detail.versions.map((v: { version: string }) => v.version).sort()]).toEqual(['2.0.0', ['1.0.0', '2.0.0']]);
   });
 
   it('lets admins deprecate a kit, filters by status and type, and keeps built-ins read-only', async () => {

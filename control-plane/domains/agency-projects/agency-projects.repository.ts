@@ -30,14 +30,6 @@ export async function deleteAssignment(db: Kysely<Database>, tenantId: string, i
 }
 
 /**
- * The project, key-share-locked (what the assignment's foreign key would take anyway, only earlier):
- * a delete in flight is waited for and then reads as not found, instead of failing the insert.
- */
-export async function findProjectOrganization(db: Kysely<Database>, tenantId: string, projectId: string) {
-  return db.selectFrom('projects').select(['id', 'organization_id']).where('tenant_id', '=', tenantId).where('id', '=', projectId).forKeyShare().executeTakeFirst();
-}
-
-/**
  * The user's membership, share-locked: removing the member (which deletes their assignments)
  * waits for this transaction, so no assignment outlives the membership it needs.
  */

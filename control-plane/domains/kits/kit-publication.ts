@@ -5,7 +5,7 @@ import { loadKitPackage, type KitManifest } from '../../../kit-runtime/index.ts'
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { AppError, conflict } from '../../errors/app-error.ts';
-import { findBuiltInKitId, findLatestVersion, findOwnKitForUpdate, insertKit, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
+import { createOwnKitOrLock, findBuiltInKitId, findLatestVersion, findOwnKitForUpdate, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
 
 /** Checks a kit package the way the runtime will load it; refuses it naming every problem's file. */
 export function validateKitPackage(manifest: unknown, files: Record<string, string>): KitManifest {
@@ -63,8 +63,7 @@ export async function publishKitVersion(
   const fields = kitFieldsOf(manifest);
   const version = manifest.metadata.version;
   if (await findBuiltInKitId(db, fields.kitId)) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
-  const existing = await findOwnKitForUpdate(db, owner.organizationId, fields.kitId);
-  const kit = existing ?? (await insertKit(db, owner, fields).catch(rethrowDuplicate(fields.kitId, version)));
+  const kit = (await findOwnKitForUpdate(db, owner.organizationId, fields.kitId)) ?? (await createOwnKitOrLock(db, owner, fields));
   const created = await insertKitVersion(db, { tenantId: owner.tenantId, kitRowId: kit.id, version, manifest: manifestInput, files, checksum: checksumOf(manifestInput, files) }).catch(
     rethrowDuplicate(fields.kitId, version),
   );

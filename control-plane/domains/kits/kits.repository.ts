@@ -64,21 +64,39 @@ export interface KitFields {
   platformCategory: string;
 }
 
+function kitRowValues(owner: { tenantId: string | null; organizationId: string | null }, fields: KitFields) {
+  return {
+    tenant_id: owner.tenantId,
+    organization_id: owner.organizationId,
+    kit_id: fields.kitId,
+    display_name: fields.displayName,
+    description: fields.description,
+    kit_type: fields.kitType,
+    platform_name: fields.platformName,
+    platform_category: fields.platformCategory,
+  };
+}
+
 export async function insertKit(db: Kysely<Database>, owner: { tenantId: string | null; organizationId: string | null }, fields: KitFields) {
   return db
     .insertInto('kits')
-    .values({
-      tenant_id: owner.tenantId,
-      organization_id: owner.organizationId,
-      kit_id: fields.kitId,
-      display_name: fields.displayName,
-      description: fields.description,
-      kit_type: fields.kitType,
-      platform_name: fields.platformName,
-      platform_category: fields.platformCategory,
-    })
+    .values(kitRowValues(owner, fields))
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * An organization's kit row, created if it does not exist yet, locked for the rest of the
+ * transaction. Of two first publishes racing (two versions of a new kit), the second waits for the
+ * first's row and uses it, instead of failing on the unique index.
+ */
+export async function createOwnKitOrLock(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, fields: KitFields) {
+  await db
+    .insertInto('kits')
+    .values(kitRowValues(owner, fields))
+    .onConflict((oc) => oc.columns(['organization_id', 'kit_id']).where('organization_id', 'is not', null).doNothing())
+    .execute();
+  return (await findOwnKitForUpdate(db, owner.organizationId, fields.kitId))!;
 }
 
 export async function insertKitVersion(

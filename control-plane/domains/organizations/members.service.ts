@@ -100,8 +100,10 @@ export async function removeOrganizationMember(db: Kysely<Database>, principal: 
   if (target.role === 'owner' && (await countOwners(db, principal.tenantId, input.id)) <= 1) {
     throw conflict('The last owner cannot be removed; make someone else an owner first');
   }
-  await deleteAssignmentsOfCustomer(db, principal.tenantId, input.id, input.userId);
+  // The membership first: deleting it waits for assignments being made meanwhile (they share-lock
+  // it), so the assignments deleted next include theirs. The other order left them behind.
   await deleteMembership(db, principal.tenantId, input.id, input.userId);
+  await deleteAssignmentsOfCustomer(db, principal.tenantId, input.id, input.userId);
   if (target.role === 'owner') await keepOwnerIdOnAnOwner(db, principal.tenantId, input.id);
   return { removed: true as const, userId: input.userId };
 }

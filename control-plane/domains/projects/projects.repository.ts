@@ -145,3 +145,11 @@ export async function defaultOrganizationOfUser(db: Kysely<Database>, tenantId: 
   return row?.organization_id;
 }
 
+/**
+ * The project, key-share-locked for a row about to reference it (what that row's foreign key would
+ * take anyway, only earlier): a delete in flight is waited for and then reads as not found, instead
+ * of failing the insert with a foreign-key violation.
+ */
+export async function findProjectForReference(db: Kysely<Database>, tenantId: string, projectId: string) {
+  return db.selectFrom('projects').select(['id', 'organization_id']).where('tenant_id', '=', tenantId).where('id', '=', projectId).forKeyShare().executeTakeFirst();
+}
