@@ -5,6 +5,7 @@
  * ignores case, so the patterns do too.
  */
 import { decodeOrKeep } from './decode-or-keep.ts';
+import { trpcProceduresOf } from './trpc-path.ts';
 
 const secretPathSegments: RegExp[] = [/(\/customer-invitations\/)[^/?#]+/gi, /(\/downloads\/)[^/?#]+/gi];
 
@@ -20,8 +21,8 @@ export function redactUrl(url: string): string {
   if (blankedDecoded !== decoded) redacted = blankedDecoded;
   const [path = '', query] = redacted.split('?', 2);
   // tRPC decodes its path before finding procedures: `customerInvitations%2Eget` is the same one.
-  const procedures = decodeOrKeep(path);
-  if (query !== undefined && procedures.startsWith('/trpc/') && secretTrpcProcedures.some((name) => procedures.includes(name))) {
+  const procedures = trpcProceduresOf(decodeOrKeep(path));
+  if (query !== undefined && procedures !== null && secretTrpcProcedures.some((name) => procedures.includes(name))) {
     return `${path}?[redacted]`;
   }
   return redacted;

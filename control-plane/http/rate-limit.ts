@@ -7,17 +7,19 @@ import type { Config } from '../config.ts';
 import { clientAddressOf } from './client-address.ts';
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { sendRateLimited } from './surface-errors.ts';
+import { trpcProceduresOf } from './trpc-path.ts';
 
 /** DESIGN §5.9: which requests count against which budget. Works for REST paths and tRPC paths. */
 export function rateLimitClassFor(path: string): RateLimitClass {
-  const segments = path.split(/[/.,]/).filter(Boolean);
+  // Routing ignores letter case, so the class does too.
+  const segments = path.toLowerCase().split(/[/.,]/).filter(Boolean);
   const has = (segment: string) => segments.includes(segment);
   const follows = (first: string, second: string) => segments.some((s, i) => s === first && segments[i + 1] === second);
   if (has('agents')) return 'agent';
   if (follows('specification', 'compile') || follows('exports', 'compile') || (has('exports') && segments.at(-1) === 'download')) {
     return 'compilation';
   }
-  if (has('discovery-chat') || has('discoveryChat')) return 'discoveryChat';
+  if (has('discovery-chat') || has('discoverychat')) return 'discoveryChat';
   return 'general';
 }
 
@@ -44,7 +46,7 @@ export function clientAddressKey(req: Request): string {
 
 /** Points a request costs: one per procedure, so a tRPC batch (`/trpc/a,b,c?batch=1`) pays for each call. */
 function rateLimitCostOf(path: string): number {
-  return path.startsWith('/trpc/') ? path.slice('/trpc/'.length).split(',').length : 1;
+  return trpcProceduresOf(path)?.split(',').length ?? 1;
 }
 
 /**

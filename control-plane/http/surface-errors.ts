@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { WireError } from '../errors/coerce-error.ts';
 import { httpStatusFor } from '../errors/error-catalog.ts';
 import { errorEnvelope } from './envelope.ts';
+import { isTrpcPath } from './trpc-path.ts';
 
 /**
  * Errors raised by express middleware (before a procedure runs) in the shape of the surface the
@@ -10,7 +11,7 @@ import { errorEnvelope } from './envelope.ts';
 export function sendSurfaceError(req: Request, res: Response, error: WireError): void {
   const status = httpStatusFor(error.code);
   const requestId = String(res.locals.requestId ?? '');
-  if (req.originalUrl.startsWith('/trpc')) {
+  if (isTrpcPath(req.originalUrl)) {
     res.status(status).json({
       error: { message: error.message, code: -32600, data: { code: error.code, httpStatus: status, details: error.details, requestId } },
     });

@@ -92,5 +92,14 @@ describe('rate limits', () => {
     expect(encoded.status).toBe(200);
     expect(encoded.body).toHaveLength(3);
     expect(encoded.headers.get('x-ratelimit-remaining')).toBe('1');
+
+    // Routing ignores letter case, and so does the count: `/TRPC/` used to cost a batch one point.
+    const shouter = await createUserInTenant(first, (text, values) => ownerQuery(first.database.ownerUrl, text, values), first.bootstrap.tenantId, 'Shouter');
+    const upper = await call(first.url, `/TRPC/${Array.from({ length: 3 }, () => 'me.get').join(',')}?batch=1`, { apiKey: shouter.apiKey });
+    expect(upper.status).toBe(200);
+    expect(upper.body).toHaveLength(3);
+    expect(upper.headers.get('x-ratelimit-remaining')).toBe('1');
+    const refused = await call(first.url, '/Trpc/me.get,me.get?batch=1', { apiKey: shouter.apiKey });
+    expect([refused.status, refused.body.error?.data?.code]).toEqual([429, 'RATE_LIMITED']);
   });
 });
