@@ -36,6 +36,18 @@ describe('POST /api/projects', () => {
     expect(response.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['name', 'phase']);
     expect(Number((await sqlAsOwner('select count(*) from projects'))[0].count)).toBe(before);
   });
+
+  it('caps metadata at 16 KiB of JSON on create and update, since every list page carries it', async () => {
+    const before = Number((await sqlAsOwner('select count(*) from projects'))[0].count);
+    const oversized = { notes: 'x'.repeat(16_384) };
+    const created = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Heavy', metadata: oversized } });
+    expect([created.status, created.body.error.details.issues]).toEqual([400, [{ field: 'metadata', issue: 'must be at most 16384 bytes as JSON' }]]);
+    expect(Number((await sqlAsOwner('select count(*) from projects'))[0].count)).toBe(before);
+    const fits = await createProject({ name: 'Light', metadata: { notes: 'x'.repeat(16_000) } });
+    const patched = await call(app.url, `/api/projects/${fits.id}`, { method: 'PATCH', apiKey: key, body: { metadata: oversized } });
+    expect([patched.status, patched.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect((await sqlAsOwner('select length(metadata::text) as size from projects where id = $1', [fits.id]))[0].size).toBeLessThan(16_384);
+  });
 });
 
 describe('text PostgreSQL cannot store', () => {

@@ -11,6 +11,16 @@ export const progressKeys = ['discovery', 'featureSelection', 'planGeneration', 
 const fraction = z.number().min(0).max(1);
 const metadataSchema = z.record(z.string(), z.unknown());
 
+/**
+ * Metadata is a project's small annotations, and every list page carries it (up to 200 projects):
+ * unbounded, a few megabyte-sized ones made each page hundreds of megabytes and a tRPC batch of
+ * pages could exhaust the heap.
+ */
+const METADATA_MAX_BYTES = 16_384;
+const metadataInput = metadataSchema.refine((metadata) => Buffer.byteLength(JSON.stringify(metadata)) <= METADATA_MAX_BYTES, {
+  error: `must be at most ${METADATA_MAX_BYTES} bytes as JSON`,
+});
+
 export const listProgressOutput = z.object({
   overall: fraction,
   ...Object.fromEntries(progressKeys.map((key) => [key, fraction])),
@@ -55,7 +65,7 @@ export const createProjectInput = z
     name: z.string().trim().min(1).max(200),
     description: z.string().max(10_000).optional(),
     template: z.string().trim().min(1).max(100).optional(),
-    metadata: metadataSchema.optional(),
+    metadata: metadataInput.optional(),
     organizationId: z.uuid().optional(),
   })
   .superRefine(refuseUnstorableText);
@@ -66,7 +76,7 @@ export const updateProjectInput = z
     projectId: z.uuid(),
     name: z.string().trim().min(1).max(200).optional(),
     description: z.string().max(10_000).nullable().optional(),
-    metadata: metadataSchema.optional(),
+    metadata: metadataInput.optional(),
     status: z.enum(['active', 'archived']).optional(),
   })
   .superRefine(refuseUnstorableText);
