@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import type { DestinationStream } from 'pino';
@@ -94,6 +94,8 @@ export async function startService(config: Config, options: StartServiceOptions 
     if (firstRun.bootstrap && options.announce) announceBootstrap(firstRun.bootstrap, config.dataDir);
 
     let worker: WorkerHandle | undefined;
+    let workerStopping: Promise<void> | undefined;
+    const stopWorker = () => (workerStopping ??= worker!.stop());
     if (mode !== 'api') {
       worker = await startWorker({
         ownerPool: owner.pool,
@@ -106,7 +108,7 @@ export async function startService(config: Config, options: StartServiceOptions 
         kitCapabilities: options.kitCapabilities ?? {},
         gitAllowedRemotes: config.kitGitAllowedRemotes,
       });
-      cleanups.push({ what: 'the worker (its running jobs)', run: () => worker!.stop() });
+      cleanups.push({ what: 'the worker (its running jobs)', run: stopWorker });
     }
 
     let url: string | undefined;
@@ -135,6 +137,10 @@ export async function startService(config: Config, options: StartServiceOptions 
       url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;
       log.info({ url }, 'API listening');
     }
+
+    // Run first at shutdown: the worker takes no new job from the moment shutdown begins, not only
+    // once the HTTP server has drained (which may take the whole grace period).
+    if (worker) cleanups.push({ what: 'the worker taking new jobs', run: async () => void stopWorker().catch(() => {}) });
 
     return { url, log, owner, app, firstRun, stop: stopAll };
   } catch (error) {
@@ -222,10 +228,15 @@ function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Serv
   return new Promise((resolve, reject) => {
     const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(server)));
     server.keepAliveTimeout = 65_000;
+    trackResponses(server);
   });
 }
 
-/** Stops accepting connections and waits for in-flight requests, up to the grace period. */
+/**
+ * Stops accepting connections and waits for in-flight requests, up to the grace period. Each
+ * response still to be sent says `Connection: close`, so its connection closes once it is answered;
+ * kept alive, every such connection held shutdown for the whole grace period.
+ */
 function closeServer(server: Server, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
     const force = setTimeout(() => server.closeAllConnections(), graceMs);
@@ -234,6 +245,27 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
       clearTimeout(force);
       resolve();
     });
+    closeAfterAnswering(server);
     server.closeIdleConnections();
   });
+}
+
+const responsesInFlight = new WeakMap<Server, Set<ServerResponse>>();
+
+/** Keeps track of the responses being written, so shutdown can ask each to close its connection. */
+function trackResponses(server: Server): void {
+  const inFlight = new Set<ServerResponse>();
+  responsesInFlight.set(server, inFlight);
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
+}
+
+function closeAfterAnswering(server: Server): void {
+  const close = (res: ServerResponse) => {
+    if (!res.headersSent) res.setHeader('Connection', 'close');
+  };
+  for (const res of responsesInFlight.get(server) ?? []) close(res);
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => close(res));
 }
