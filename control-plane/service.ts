@@ -132,7 +132,8 @@ export async function startService(config: Config, options: StartServiceOptions 
       const sessionTokens = createSessionTokens(serverSecret.secret);
       const authenticator = createAuthenticator({ db: appDatabase.db, verifyJwt: createJwtVerifier(config.jwt), sessionTokens, e2eTestUser });
       const server = await listen(createApp({ config, db: appDatabase.db, pool: appDatabase.pool, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret) }), config);
-      cleanups.push({ what: 'the HTTP server (requests in flight)', run: () => closeServer(server, config.shutdownGraceMs) });
+      const closeServer = closerOf(server);
+      cleanups.push({ what: 'the HTTP server (requests in flight)', run: () => closeServer(config.shutdownGraceMs) });
       const address = server.address() as AddressInfo;
       url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;
       log.info({ url }, 'API listening');
@@ -228,44 +229,36 @@ function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Serv
   return new Promise((resolve, reject) => {
     const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(server)));
     server.keepAliveTimeout = 65_000;
-    trackResponses(server);
   });
 }
 
 /**
- * Stops accepting connections and waits for in-flight requests, up to the grace period. Each
- * response still to be sent says `Connection: close`, so its connection closes once it is answered;
- * kept alive, every such connection held shutdown for the whole grace period.
+ * How to close the server: stop accepting connections and wait for in-flight requests, up to the
+ * grace period. Each response still to be sent then says `Connection: close`, so its connection
+ * closes once it is answered; kept alive, every such connection held shutdown for the whole grace
+ * period. Call it right after listening, so it sees every response.
  */
-function closeServer(server: Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const force = setTimeout(() => server.closeAllConnections(), graceMs);
-    force.unref();
-    server.close(() => {
-      clearTimeout(force);
-      resolve();
-    });
-    closeAfterAnswering(server);
-    server.closeIdleConnections();
-  });
-}
-
-const responsesInFlight = new WeakMap<Server, Set<ServerResponse>>();
-
-/** Keeps track of the responses being written, so shutdown can ask each to close its connection. */
-function trackResponses(server: Server): void {
+function closerOf(server: Server): (graceMs: number) => Promise<void> {
   const inFlight = new Set<ServerResponse>();
-  responsesInFlight.set(server, inFlight);
+  let closing = false;
+  const closeAfterAnswering = (res: ServerResponse) => {
+    if (!res.headersSent) res.setHeader('Connection', 'close');
+  };
   server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (closing) return closeAfterAnswering(res);
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });
-}
-
-function closeAfterAnswering(server: Server): void {
-  const close = (res: ServerResponse) => {
-    if (!res.headersSent) res.setHeader('Connection', 'close');
-  };
-  for (const res of responsesInFlight.get(server) ?? []) close(res);
-  server.on('request', (_req: IncomingMessage, res: ServerResponse) => close(res));
+  return (graceMs) =>
+    new Promise((resolve) => {
+      closing = true;
+      inFlight.forEach(closeAfterAnswering);
+      const force = setTimeout(() => server.closeAllConnections(), graceMs);
+      force.unref();
+      server.close(() => {
+        clearTimeout(force);
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
 }

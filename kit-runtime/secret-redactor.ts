@@ -23,8 +23,13 @@ export type SecretRedactor = {
 
 export function createSecretRedactor(): SecretRedactor {
   const secrets = new Set<string>();
+  // Longest first, so a secret that contains another is blanked whole; sorted again only after a
+  // new secret, not for every line redacted.
+  let longestFirst: string[] = [];
   const add = (text: string) => {
-    if (text.length >= MIN_SECRET_LENGTH) secrets.add(text);
+    if (text.length < MIN_SECRET_LENGTH || secrets.has(text)) return;
+    secrets.add(text);
+    longestFirst = [...secrets].sort((a, b) => b.length - a.length);
   };
   const remember = (value: unknown): void => {
     if (typeof value === 'string') {
@@ -43,8 +48,7 @@ export function createSecretRedactor(): SecretRedactor {
   };
   const redact = (text: string): string => {
     let out = text;
-    // Longest first, so a secret that contains another is blanked whole.
-    for (const secret of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(secret).join(REDACTED);
+    for (const secret of longestFirst) out = out.split(secret).join(REDACTED);
     return out;
   };
   const redactJson = (value: unknown): unknown => {

@@ -4,9 +4,10 @@ import { z } from 'zod';
 const WHOLE_NUMBER = /^-?\d{1,16}$/;
 
 /**
- * A whole number in a query: REST sends it as text, so a string of decimal digits (after an optional "-") is read as its
- * number; anything else must already be a number (`true`, `[3]`, `"0x10"` and `" 12 "` are refused,
- * where z.coerce would read 1, 3, 16 and 12). Typed as a number for TypeScript callers.
+ * A whole number in a query: REST sends it as text, so a string of decimal digits (after an
+ * optional "-") is read as its number; anything else must already be a number (`true`, `[3]`,
+ * `"0x10"` and `" 12 "` are refused, where z.coerce would read 1, 3, 16 and 12). Typed as a number
+ * for TypeScript callers.
  */
 export function queryInteger(min: number, max: number) {
   return z.preprocess(

@@ -7,7 +7,7 @@ import type { Paging } from '../../http/paging.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
 import { findUserInTenant } from '../users/users.repository.ts';
 import type { Assignment } from './agency-projects.schema.ts';
-import { findProjectForReference } from '../projects/projects.repository.ts';
+import { findProject } from '../projects/projects.repository.ts';
 import { deleteAssignment, findAssignment, insertAssignment, listAssignments, lockMembershipForShare } from './agency-projects.repository.ts';
 
 function assignmentRowToAssignment(row: AgencyProjectAssignmentRow): Assignment {
@@ -38,7 +38,8 @@ export async function assignProject(
   input: { organizationId: string; projectId: string; customerUserId: string },
 ): Promise<Assignment> {
   await requireOrganizationRole(db, principal, input.organizationId, 'admin');
-  const project = await findProjectForReference(db, principal.tenantId, input.projectId);
+  // Key-share-locked: a delete racing the assignment's insert reads as not found here.
+  const project = await findProject(db, { tenantId: principal.tenantId }, input.projectId, { lock: 'keyShare' });
   if (!project) throw notFound('The project');
   if (project.organization_id !== input.organizationId) {
     throw invalid('The project does not belong to this organization', { field: 'projectId' });

@@ -3,7 +3,6 @@ import type { Principal } from '../../auth/principal.ts';
 import type { Database, OrganizationRole } from '../../db/database.ts';
 import { AppError, notFound } from '../../errors/app-error.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
-import { findProjectForReference } from '../projects/projects.repository.ts';
 import { getProjectForCaller } from '../projects/projects.service.ts';
 import { tenantFeatures } from './kits.repository.ts';
 
@@ -24,10 +23,9 @@ export async function requireKitAccess(db: Kysely<Database>, principal: Principa
  * organization can run kits on, or plant credentials for, a project it does not own.
  */
 export async function requireOrganizationProject(db: Kysely<Database>, principal: Principal, organizationId: string, projectId: string) {
-  // Held until the caller's row referencing it is written: a delete racing that insert is then
-  // NOT_FOUND here, never a foreign-key failure (a 500) there.
-  if (!(await findProjectForReference(db, principal.tenantId, projectId))) throw notFound('The project', { field: 'projectId' });
-  const project = await getProjectForCaller(db, principal, projectId).catch((error) => {
+  // Key-share-locked until the caller's row referencing it is written: a delete racing that insert
+  // is then NOT_FOUND here, never a foreign-key failure (a 500) there.
+  const project = await getProjectForCaller(db, principal, projectId, 'keyShare').catch((error) => {
     throw error instanceof AppError && error.code === 'NOT_FOUND' ? notFound('The project', { field: 'projectId' }) : error;
   });
   if (project.organizationId !== organizationId) throw notFound('The project', { field: 'projectId' });

@@ -44,7 +44,6 @@ export async function findMembership(db: Kysely<Database>, tenantId: string, org
     .executeTakeFirst();
 }
 
-/** Locks the organization's memberships so "last owner" checks cannot race each other. */
 /**
  * Serialises membership changes of one organization for the rest of the transaction. An advisory
  * lock, not row locks: locking every membership row FOR UPDATE took them in whatever order each

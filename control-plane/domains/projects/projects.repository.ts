@@ -38,9 +38,15 @@ export async function listProjects(db: Kysely<Database>, scope: ProjectScope, fi
   return { rows, total: Number(count.total) };
 }
 
-export async function findProject(db: Kysely<Database>, scope: ProjectScope, projectId: string, options: { forUpdate?: boolean } = {}): Promise<ProjectRow | undefined> {
+/**
+ * The project, if the scope sees it. `lock`: `update` to change or delete it; `keyShare` for a row
+ * about to reference it (what that row's foreign key would take anyway, only earlier), so a delete
+ * in flight is waited for and then reads as not found, instead of failing the insert.
+ */
+export async function findProject(db: Kysely<Database>, scope: ProjectScope, projectId: string, options: { lock?: 'update' | 'keyShare' } = {}): Promise<ProjectRow | undefined> {
   let query = scoped(db.selectFrom('projects'), scope).selectAll('projects').where('projects.id', '=', projectId);
-  if (options.forUpdate) query = query.forUpdate();
+  if (options.lock === 'update') query = query.forUpdate();
+  if (options.lock === 'keyShare') query = query.forKeyShare();
   return query.executeTakeFirst();
 }
 
@@ -143,13 +149,4 @@ export async function defaultOrganizationOfUser(db: Kysely<Database>, tenantId: 
     .limit(1)
     .executeTakeFirst();
   return row?.organization_id;
-}
-
-/**
- * The project, key-share-locked for a row about to reference it (what that row's foreign key would
- * take anyway, only earlier): a delete in flight is waited for and then reads as not found, instead
- * of failing the insert with a foreign-key violation.
- */
-export async function findProjectForReference(db: Kysely<Database>, tenantId: string, projectId: string) {
-  return db.selectFrom('projects').select(['id', 'organization_id']).where('tenant_id', '=', tenantId).where('id', '=', projectId).forKeyShare().executeTakeFirst();
 }

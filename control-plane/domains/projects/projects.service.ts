@@ -86,18 +86,19 @@ export async function createProjectForCaller(db: Kysely<Database>, principal: Pr
   return projectRowToDetail(row);
 }
 
-async function requireProject(db: Kysely<Database>, principal: Principal, projectId: string, forUpdate = false): Promise<ProjectRow> {
-  const project = await findProject(db, projectScopeFor(principal), projectId, { forUpdate });
+async function requireProject(db: Kysely<Database>, principal: Principal, projectId: string, lock?: 'update' | 'keyShare'): Promise<ProjectRow> {
+  const project = await findProject(db, projectScopeFor(principal), projectId, lock ? { lock } : {});
   if (!project) throw notFound('The project');
   return project;
 }
 
-export async function getProjectForCaller(db: Kysely<Database>, principal: Principal, projectId: string): Promise<ProjectDetail> {
-  return projectRowToDetail(await requireProject(db, principal, projectId));
+/** `lock: 'keyShare'` for a caller about to write a row that references the project (see findProject). */
+export async function getProjectForCaller(db: Kysely<Database>, principal: Principal, projectId: string, lock?: 'keyShare'): Promise<ProjectDetail> {
+  return projectRowToDetail(await requireProject(db, principal, projectId, lock));
 }
 
 export async function updateProjectForCaller(db: Kysely<Database>, principal: Principal, input: UpdateProjectInput): Promise<ProjectDetail> {
-  await requireProject(db, principal, input.projectId, true);
+  await requireProject(db, principal, input.projectId, 'update');
   const { projectId, ...changes } = input;
   return projectRowToDetail(await updateProject(db, principal.tenantId, projectId, changes));
 }
@@ -109,7 +110,7 @@ export async function updateProjectForCaller(db: Kysely<Database>, principal: Pr
  * blobs have no foreign key to cascade along and would otherwise outlive the project.
  */
 export async function deleteProjectForCaller(db: Kysely<Database>, principal: Principal, projectId: string) {
-  const project = await requireProject(db, principal, projectId, true);
+  const project = await requireProject(db, principal, projectId, 'update');
   // Deleting is for the organization's admins and owners; a platform admin acting in the tenant may too.
   if (projectScopeFor(principal).userId && project.organization_id) await requireOrganizationRole(db, principal, project.organization_id, 'admin');
   const { tenantId } = principal;
