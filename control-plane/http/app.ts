@@ -70,6 +70,13 @@ export function createApp(deps: AppDeps): express.Express {
     }),
   );
 
+  // Answers are per caller, and some carry a secret shown once (a new key, a session token): no
+  // cache may keep one. Set first, so refusals (401, 429, 404) say it too.
+  app.use(['/api', '/trpc'], (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+
   // Authentication and rate counting are independent round trips: run them side by side.
   const countRequest = createRequestCounter(deps.pool, deps.config.rateLimits);
   app.use(async (req, res, next) => {

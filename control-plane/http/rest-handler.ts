@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
+import typeis from 'type-is';
 import { logServerFault, toWireError, type WireError } from '../errors/coerce-error.ts';
 import { httpStatusFor } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
@@ -37,10 +38,20 @@ export function createRestHandler(options: {
   });
 
   return (req: Request, res: Response, next: NextFunction) => {
+    // HEAD asks what GET would answer: the procedure runs as for GET, and Node sends no body for a
+    // response to HEAD (the response was made for a HEAD request; the method it routes by does not change that).
+    if (req.method === 'HEAD') req.method = 'GET';
     // A POST/PUT/PATCH/DELETE that sends no body at all (`curl -X POST …/revoke`) means "no fields".
     if (acceptsBody(req.method) && !req.headers['content-type'] && !hasBody(req)) {
       req.headers['content-type'] = 'application/json';
       req.body = {};
+    }
+    if (acceptsBody(req.method)) {
+      const refusal = unsupportedMediaType(req.headers['content-type']);
+      if (refusal) return sendSurfaceError(req, res, refusal);
+      // express.json read the body (media types ignore case); the projection compares the header
+      // as written, so it gets the canonical spelling.
+      req.headers['content-type'] = 'application/json';
     }
     // A body's fields sit beside the path parameters: a JSON array has none, it is not "no fields".
     if (acceptsBody(req.method) && Array.isArray(req.body)) {
@@ -62,6 +73,17 @@ export function createRestHandler(options: {
       next();
     });
   };
+}
+
+/**
+ * A body is JSON and says so: the operations declare `application/json` only. A type that merely
+ * starts like it (`application/json-patch+json`) is not read by the body parser, so it would
+ * otherwise reach the procedure as no fields at all and "succeed" having changed nothing.
+ */
+function unsupportedMediaType(contentType: string | undefined): WireError | undefined {
+  if (contentType === undefined) return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'A body needs Content-Type: application/json' };
+  if (typeis.is(contentType, ['application/json'])) return undefined;
+  return { code: 'UNSUPPORTED_MEDIA_TYPE', message: `Content-Type ${JSON.stringify(contentType)} is not supported: send application/json` };
 }
 
 /** The methods whose body the REST projection reads (trpc-to-openapi takes GET and DELETE input from the query). */

@@ -81,6 +81,27 @@ describe('the /api envelope', () => {
   });
 });
 
+describe('caching', () => {
+  it('no answer may be stored by a cache: not a shown-once secret, not an error, on either surface', async () => {
+    const answers = [
+      await call(app.url, '/api/developer/api-keys', { apiKey: key, body: { name: 'shown once' } }),
+      await call(app.url, '/trpc/apiKeys.create', { apiKey: key, body: { name: 'shown once too' } }),
+      await call(app.url, '/api/me', { apiKey: key }),
+      await call(app.url, '/api/auth/login', { body: { email: 'nobody@example.com', password: 'not the password' } }),
+      await call(app.url, '/api/no-such-route', { apiKey: key }),
+      await call(app.url, '/trpc/me.get', { apiKey: 'swk_wrong' }),
+    ];
+    expect(answers.map((answer) => [answer.status, answer.headers.get('cache-control')])).toEqual([
+      [201, 'no-store'],
+      [200, 'no-store'],
+      [200, 'no-store'],
+      [401, 'no-store'],
+      [404, 'no-store'],
+      [401, 'no-store'],
+    ]);
+  });
+});
+
 describe('X-Request-ID', () => {
   it('is honoured when sane, echoed as a header and in metadata, and on every log line of the request', async () => {
     const response = await call(app.url, '/api/me', { apiKey: key, headers: { 'x-request-id': 'trace-abc.123' } });

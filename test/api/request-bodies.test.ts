@@ -88,3 +88,75 @@ describe('a body that does not match its Content-Encoding', () => {
     expect(((await response.json()) as { data: { name: string } }).data.name).toBe('Compressed');
   });
 });
+
+describe('the media type of a body', () => {
+  it('a type other than application/json is refused with 415 and changes nothing, however JSON-like its name', async () => {
+    const project = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Typed body' } });
+    const path = `/api/projects/${project.body.data.id}`;
+    for (const type of ['application/json-patch+json', 'application/jsonx', 'application/merge-patch+json', 'text/plain']) {
+      const response = await call(app.url, path, { method: 'PATCH', apiKey: key, rawBody: '{"name":"changed","status":"archived"}', headers: { 'content-type': type } });
+      expect(response.status, `${type}: ${response.text}`).toBe(415);
+      expect(response.body.error).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: `Content-Type "${type}" is not supported: send application/json` });
+    }
+    const unchanged = await call(app.url, path, { apiKey: key });
+    expect(unchanged.body.data).toMatchObject({ name: 'Typed body', status: 'active', updatedAt: project.body.data.updatedAt });
+  });
+
+  it('a body without a Content-Type is refused the same way', async () => {
+    const response = await fetch(`${app.url}/api/projects`, { method: 'POST', headers: { 'x-api-key': key }, body: new Uint8Array(Buffer.from('{"name":"Untyped"}')) });
+    expect(response.status).toBe(415);
+    expect(((await response.json()) as { error: unknown }).error).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'A body needs Content-Type: application/json' });
+  });
+
+  it('media types are matched without regard to case, on REST as on tRPC', async () => {
+    for (const [path, type] of [
+      ['/api/projects', 'Application/JSON'],
+      ['/api/projects', 'APPLICATION/JSON; Charset=UTF-8'],
+      ['/trpc/projects.create', 'Application/JSON'],
+    ] as const) {
+      const response = await call(app.url, path, { apiKey: key, body: { name: `Cased ${type}` }, headers: { 'content-type': type } });
+      expect([200, 201], `${path} ${type}: ${response.text}`).toContain(response.status);
+    }
+  });
+});
+
+describe('a body field named like a path parameter', () => {
+  it('is refused by field, not silently replaced by the path value', async () => {
+    const project = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Path owns the id' } });
+    const other = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Other project' } });
+    const path = `/api/projects/${project.body.data.id}`;
+    for (const projectId of [other.body.data.id, 'not-a-uuid', project.body.data.id]) {
+      const response = await call(app.url, path, { method: 'PATCH', apiKey: key, body: { projectId, name: 'renamed' } });
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.error.details.issues).toEqual([{ field: 'projectId', issue: 'is not a field that can be set here' }]);
+    }
+    for (const id of [project.body.data.id, other.body.data.id]) {
+      expect((await call(app.url, `/api/projects/${id}`, { apiKey: key })).body.data.name).not.toBe('renamed');
+    }
+    const orgId = app.bootstrap.organizationId;
+    const organization = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: key, body: { id: orgId, displayName: 'Shadowed' } });
+    expect(organization.status, organization.text).toBe(400);
+    expect(organization.body.error.details.issues).toEqual([{ field: 'id', issue: 'is not a field that can be set here' }]);
+  });
+
+  it('in a query string too', async () => {
+    const project = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Queried' } });
+    const response = await call(app.url, `/api/projects/${project.body.data.id}?projectId=${project.body.data.id}`, { apiKey: key });
+    expect(response.status, response.text).toBe(400);
+    expect(response.body.error.details?.issues, response.text).toEqual([{ field: 'projectId', issue: 'is not a field that can be set here' }]);
+  });
+});
+
+describe('HEAD', () => {
+  it('answers a GET route as GET would, without the body', async () => {
+    for (const path of ['/api/projects', '/api/health', `/api/organizations/${app.bootstrap.organizationId}`]) {
+      const get = await fetch(`${app.url}${path}`, { headers: { 'x-api-key': key } });
+      const head = await fetch(`${app.url}${path}`, { method: 'HEAD', headers: { 'x-api-key': key } });
+      expect(head.status, path).toBe(get.status);
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+      expect(await head.text()).toBe('');
+    }
+    const unknown = await fetch(`${app.url}/api/projects/${crypto.randomUUID()}`, { method: 'HEAD', headers: { 'x-api-key': key } });
+    expect(unknown.status).toBe(404);
+  });
+});
