@@ -17,11 +17,11 @@ import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
 import { rememberRequestId } from '../trpc/init.ts';
-import { redactRequestForLog } from './log-redaction.ts';
+import { requestLogSerializer } from './log-redaction.ts';
 import { bodyReadFailure } from './body-read-errors.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { createDownloadHandler } from './downloads.ts';
-import { buildOpenApiDocument } from './openapi-document.ts';
+import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
 import { refuseDeepBodies } from './json-depth.ts';
 import { clientAddressKey, createRequestCounter, rateLimitCallerKey } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
@@ -65,7 +65,7 @@ export function createApp(deps: AppDeps): express.Express {
         return requestId;
       },
       customAttributeKeys: { reqId: 'requestId' },
-      serializers: { req: redactRequestForLog },
+      serializers: { req: requestLogSerializer(queryParameterNamesOf(openApiDocument)) },
       quietReqLogger: true,
     }),
   );

@@ -1,37 +1,51 @@
 /**
  * Some secrets travel in URLs (an invitation token and a signed download link are path segments,
- * and tRPC GETs carry their input in the query string). Request log lines pass through here, so a
- * URL never takes a secret into the log. Add a pattern when a new route carries one. Routing
- * ignores case, so the patterns do too.
+ * and tRPC GETs carry their input in the query string), and a caller may put any secret in a query
+ * by mistake (`GET /trpc/auth.login?input={…password…}` routes nowhere but still reaches the log).
+ * Request log lines pass through here, so a URL never takes a secret into the log:
+ *
+ * - the token segment of a secret-carrying path is blanked (routing ignores case, so the patterns do too);
+ * - a tRPC call's query string, which holds its input, is dropped whatever the procedure;
+ * - a REST query keeps the values of the parameters the API declares (`status`, `limit`, …) and
+ *   blanks every other.
  */
 import { decodeOrKeep } from './decode-or-keep.ts';
-import { trpcProceduresOf } from './trpc-path.ts';
+import { isTrpcPath } from './trpc-path.ts';
 
 const secretPathSegments: RegExp[] = [/(\/customer-invitations\/)[^/?#]+/gi, /(\/downloads\/)[^/?#]+/gi];
 
-/** tRPC procedures whose input holds a secret: their query string is dropped from the log. */
-const secretTrpcProcedures = ['customerInvitations.'];
+const REDACTED = '[redacted]';
 
-export function redactUrl(url: string): string {
+export function redactUrl(url: string, declaredQueryNames: ReadonlySet<string>): string {
   // A percent-encoded route name (`/customer-invitation%73/<token>`) hides the pattern but not the
   // token: such a URL is logged decoded, with the secret blanked.
   let redacted = blankSecretSegments(url);
   const decoded = decodeOrKeep(redacted);
   const blankedDecoded = blankSecretSegments(decoded);
   if (blankedDecoded !== decoded) redacted = blankedDecoded;
-  const [path = '', query] = redacted.split('?', 2);
-  // tRPC decodes its path before finding procedures: `customerInvitations%2Eget` is the same one.
-  const procedures = trpcProceduresOf(decodeOrKeep(path));
-  if (query !== undefined && procedures !== null && secretTrpcProcedures.some((name) => procedures.includes(name))) {
-    return `${path}?[redacted]`;
-  }
-  return redacted;
+  const queryStart = redacted.indexOf('?');
+  if (queryStart === -1) return redacted;
+  const path = redacted.slice(0, queryStart);
+  if (isTrpcPath(path) || isTrpcPath(decodeOrKeep(path))) return `${path}?${REDACTED}`;
+  return `${path}?${redactQuery(redacted.slice(queryStart + 1), declaredQueryNames)}`;
 }
 
 function blankSecretSegments(url: string): string {
-  return secretPathSegments.reduce((text, pattern) => text.replace(pattern, '$1[redacted]'), url);
+  return secretPathSegments.reduce((text, pattern) => text.replace(pattern, `$1${REDACTED}`), url);
 }
 
+/** `status=active&password=x` → `status=active&password=[redacted]`: undeclared values are blanked, as sent otherwise. */
+function redactQuery(query: string, declaredQueryNames: ReadonlySet<string>): string {
+  return query
+    .split('&')
+    .map((pair) => {
+      const separator = pair.indexOf('=');
+      const rawName = separator === -1 ? pair : pair.slice(0, separator);
+      if (declaredQueryNames.has(decodeOrKeep(rawName.replaceAll('+', ' ')))) return pair;
+      return separator === -1 && rawName === '' ? pair : `${rawName}=${REDACTED}`;
+    })
+    .join('&');
+}
 
 interface SerializedRequest {
   url?: string;
@@ -40,11 +54,16 @@ interface SerializedRequest {
   [key: string]: unknown;
 }
 
-/** pino-http request serializer (it receives the standard serializer's output). */
-export function redactRequestForLog(req: SerializedRequest): SerializedRequest {
-  if (typeof req.url !== 'string') return req;
-  const url = redactUrl(req.url);
-  if (url === req.url) return req;
-  // Path parameters and parsed query of such a route may repeat the secret: leave them out.
-  return { ...req, url, query: '[redacted]', params: '[redacted]' };
+/**
+ * pino-http's request serializer (it receives the standard serializer's output), for an API whose
+ * REST operations declare `declaredQueryNames` as query parameters.
+ */
+export function requestLogSerializer(declaredQueryNames: ReadonlySet<string>) {
+  return (req: SerializedRequest): SerializedRequest => {
+    if (typeof req.url !== 'string') return req;
+    const url = redactUrl(req.url, declaredQueryNames);
+    if (url === req.url) return req;
+    // The parsed query and path parameters of such a request may repeat the secret: leave them out.
+    return { ...req, url, query: REDACTED, params: REDACTED };
+  };
 }

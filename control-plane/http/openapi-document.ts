@@ -160,3 +160,16 @@ function wrapResponses(operation: Operation, successStatus: number, errors: Map<
   }
   operation.responses = responses;
 }
+
+/** The names the document declares as query parameters of any operation (`status`, `limit`, …). */
+export function queryParameterNamesOf(document: OpenAPIObject): Set<string> {
+  const names = new Set<string>();
+  for (const pathItem of Object.values(document.paths ?? {})) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      for (const parameter of pathItem[method]?.parameters ?? []) {
+        if ('in' in parameter && parameter.in === 'query') names.add(parameter.name);
+      }
+    }
+  }
+  return names;
+}
