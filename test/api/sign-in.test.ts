@@ -81,6 +81,22 @@ describe('POST /api/auth/login', () => {
     for (const response of responses.slice(0, 3)) expect(response.body.error).toEqual(FAILED);
   });
 
+  it('takes a password however its accents were typed (Unicode NFKC, as NIST SP 800-63B asks)', async () => {
+    const composed = 'Caf\u00e9-Passw\u00f6rd-1';
+    const decomposed = composed.normalize('NFD');
+    expect(decomposed).not.toBe(composed);
+    const setComposed = await user('nfc', composed);
+    const setDecomposed = await user('nfd', decomposed);
+    for (const [email, typed] of [
+      [setComposed, decomposed],
+      [setComposed, composed],
+      [setDecomposed, composed],
+    ] as const) {
+      expect((await login(newAddress(), email, typed)).status).toBe(200);
+    }
+    expect((await login(newAddress(), setComposed, 'Cafe-Passwort-1')).status).toBe(401);
+  });
+
   it('refuses malformed input with field-level errors', async () => {
     const response = await login(newAddress(), 'not-an-email', '');
     expect(response.status).toBe(400);

@@ -13,8 +13,13 @@ const limits = { memory: 262_144, passes: 10, parallelism: 8 } as const;
 
 const PHC_PATTERN = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/;
 
+/**
+ * The same visible password is the same password: `é` arrives as one code point from one keyboard
+ * and as `e` + a combining accent from another, so both are hashed in Unicode NFKC, as NIST SP
+ * 800-63B asks.
+ */
 function derive(password: string, salt: Buffer, cost: { memory: number; passes: number; parallelism: number; tagLength: number }): Promise<Buffer> {
-  const parameters: Argon2Parameters = { message: password, nonce: salt, ...cost };
+  const parameters: Argon2Parameters = { message: password.normalize('NFKC'), nonce: salt, ...cost };
   return new Promise((resolve, reject) => argon2('argon2id', parameters, (error, key) => (error ? reject(error) : resolve(key))));
 }
 
