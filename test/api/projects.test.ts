@@ -199,7 +199,8 @@ describe('DELETE /api/projects/{projectId}', () => {
     const customer = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Cora');
     await sqlAsOwner(`insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'customer')`, [app.bootstrap.tenantId, app.bootstrap.organizationId, customer.userId]);
     await sqlAsOwner('insert into agency_project_assignments (tenant_id, organization_id, project_id, customer_user_id) values ($1, $2, $3, $4)', [app.bootstrap.tenantId, app.bootstrap.organizationId, project.id, customer.userId]);
-    const response = await call(app.url, `/api/projects/${project.id}`, { method: 'DELETE', apiKey: key });
+    // A uuid names the same project in any letter case; the answer names it as every other answer does.
+    const response = await call(app.url, `/api/projects/${project.id.toUpperCase()}`, { method: 'DELETE', apiKey: key });
     expect(response.status).toBe(200);
     expect(response.body.data).toEqual({ projectId: project.id, deletedTables: ['agency_project_assignments', 'projects'], rowsDeleted: 2 });
     expect(await sqlAsOwner('select id from projects where id = $1', [project.id])).toEqual([]);

@@ -122,7 +122,7 @@ export async function deleteProjectForCaller(db: Kysely<Database>, principal: Pr
   for (const table of ['kit_credentials', 'agency_project_assignments'] as const) removed.push([table, await deleteProjectRows(db, table, tenantId, projectId)]);
   removed.push(['projects', await deleteProjectRow(db, tenantId, projectId)]);
   return {
-    projectId,
+    projectId: project.id,
     deletedTables: removed.filter(([table, rows]) => rows > 0 || table === 'projects').map(([table]) => table),
     rowsDeleted: removed.reduce((sum, [, rows]) => sum + rows, 0),
   };
