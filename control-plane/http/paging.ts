@@ -1,7 +1,11 @@
 import { z } from 'zod';
 
-// Signed, so a negative one is told its range like any other out-of-range number.
-const WHOLE_NUMBER = /^-?\d{1,16}$/;
+// Signed, so a negative one is told its range like any other out-of-range number; of any length,
+// so one too large to hold exactly is still told the range rather than "not a whole number".
+const WHOLE_NUMBER = /^-?\d+$/;
+
+/** Hundreds of digits read as Infinity, which zod calls no number: keep it a (huge) number. */
+const finite = (value: number) => (Number.isFinite(value) ? value : Math.sign(value) * Number.MAX_VALUE);
 
 /**
  * A whole number in a query: REST sends it as text, so a string of decimal digits (after an
@@ -11,12 +15,13 @@ const WHOLE_NUMBER = /^-?\d{1,16}$/;
  */
 export function queryInteger(min: number, max: number) {
   return z.preprocess(
-    (value: number) => (typeof value === 'string' && WHOLE_NUMBER.test(value) ? Number(value) : value),
+    (value: number) => (typeof value === 'string' && WHOLE_NUMBER.test(value) ? finite(Number(value)) : value),
     z
       .number({ error: 'must be a whole number' })
-      .int({ error: 'must be a whole number' })
-      .min(min, { error: `must be at least ${min}` })
-      .max(max, { error: `must be at most ${max}` }),
+      // The range first, each check stopping the rest: a number out of range gets that one issue.
+      .min(min, { error: `must be at least ${min}`, abort: true })
+      .max(max, { error: `must be at most ${max}`, abort: true })
+      .int({ error: 'must be a whole number' }),
   );
 }
 

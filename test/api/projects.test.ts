@@ -108,7 +108,9 @@ describe('GET /api/projects', () => {
     const refused = await call(app.url, '/api/projects?limit=0x10', { apiKey: key });
     expect(refused.body.error.details.issues).toEqual([{ field: 'limit', issue: 'must be a whole number' }]);
     // A whole number out of range is told its range, not that it is no whole number.
-    for (const [field, value, issue] of [['limit', '0', 'must be at least 1'], ['limit', '201', 'must be at most 200'], ['offset', '-1', 'must be at least 0'], ['offset', '99999999999999999', 'must be a whole number']] as const) {
+    for (const [field, value, issue] of [['limit', '0', 'must be at least 1'], ['limit', '201', 'must be at most 200'], ['offset', '-1', 'must be at least 0'],
+      ['offset', '99999999999999999', 'must be at most 9007199254740991'], ['offset', '9007199254740992', 'must be at most 9007199254740991'],
+      ['limit', '99999999999999999', 'must be at most 200'], ['limit', '9'.repeat(400), 'must be at most 200'], ['limit', '-99999999999999999', 'must be at least 1']] as const) {
       const response = await call(app.url, `/api/projects?${field}=${value}`, { apiKey: key });
       expect(response.body.error.details.issues, value).toEqual([{ field, issue }]);
     }
