@@ -137,3 +137,29 @@ describe('unstorable text and deep nesting', () => {
     expect(list.data.projects.filter((project: { name: string }) => project.name === 'deep')).toEqual([]);
   });
 });
+
+describe('JSON that JavaScript would not keep as sent', () => {
+  const listedNames = async () =>
+    ((await call(app.url, '/api/projects?limit=200', { apiKey: app.bootstrap.apiKey })).body.data.projects as Array<{ name: string }>).map((p) => p.name);
+
+  it.each([
+    ['a __proto__ key in free-form metadata', '{"name":"proto","metadata":{"__proto__":{"owner":"ops"},"keep":1}}', 'metadata.__proto__', 'is not a key that can be stored'],
+    ['a nested __proto__ key', '{"name":"proto nested","metadata":{"a":{"__proto__":{"x":1}}}}', 'metadata.a.__proto__', 'is not a key that can be stored'],
+    ['a number too large for a double', '{"name":"huge","metadata":{"n":1e400}}', 'metadata.n', 'is a number too large to represent'],
+    ['one in an array', '{"name":"huge in array","metadata":{"list":[1,-1e999]}}', 'metadata.list.1', 'is a number too large to represent'],
+  ])('%s is refused by field on REST and tRPC, and nothing is stored', async (_label, rawBody, field, issue) => {
+    for (const path of ['/api/projects', '/trpc/projects.create']) {
+      const response = await call(app.url, path, { method: 'POST', apiKey: app.bootstrap.apiKey, rawBody, headers: { 'content-type': 'application/json' } });
+      expect(response.status, `${path}: ${response.text}`).toBe(400);
+      const details = path.startsWith('/trpc') ? response.body.error.data.details : response.body.error.details;
+      expect(details.issues).toEqual([{ field, issue }]);
+    }
+    expect(await listedNames()).not.toContain(JSON.parse(rawBody.replace(/1e\d+|-1e\d+/g, '0')).name);
+  });
+
+  it('a key that only looks alike is kept as sent', async () => {
+    const created = await call(app.url, '/api/projects', { apiKey: app.bootstrap.apiKey, body: { name: 'lookalike', metadata: { __proto: 1, constructor: 'c', prototype: 'p', n: 1e308 } } });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.data.metadata).toEqual({ __proto: 1, constructor: 'c', prototype: 'p', n: 1e308 });
+  });
+});
