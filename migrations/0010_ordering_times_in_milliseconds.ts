@@ -2,8 +2,14 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen in time: this file never imports application code.
 
-/** Every column a list is ordered by (then by id), as of this migration. */
+/**
+ * Every column a list is ordered by (then by id), and the update times shown beside them (so a row
+ * never updated shows updatedAt = createdAt), as of this migration.
+ */
 const orderingColumns: Array<[table: string, column: string]> = [
+  ['kits', 'updated_at'],
+  ['organizations', 'updated_at'],
+  ['projects', 'updated_at'],
   ['agency_project_assignments', 'created_at'],
   ['api_keys', 'created_at'],
   ['blobs', 'created_at'],

@@ -27,12 +27,12 @@ describe('list order', () => {
   it('every ordering column holds whole milliseconds, as answers show it', async () => {
     await call(app.url, '/api/projects', { apiKey: app.bootstrap.apiKey, body: { name: 'One more' } });
     await call(app.url, '/api/developer/api-keys', { apiKey: app.bootstrap.apiKey, body: { name: 'one more' } });
-    // Lists order by created_at (members by joined_at): every such column, so a new table is held to it too.
+    // Lists order by created_at (members by joined_at), shown beside updated_at: every such column, so a new table is held to it too.
     const columns = await ownerQuery<{ table_name: string; column_name: string; column_default: string }>(
       app.database.ownerUrl,
-      `select table_name, column_name, column_default from information_schema.columns where table_schema = 'public' and column_name in ('created_at', 'joined_at')`,
+      `select table_name, column_name, column_default from information_schema.columns where table_schema = 'public' and column_name in ('created_at', 'joined_at', 'updated_at')`,
     );
-    expect(columns.length).toBeGreaterThanOrEqual(15);
+    expect(columns.length).toBeGreaterThanOrEqual(18);
     const finer: string[] = [];
     for (const { table_name: table, column_name: column, column_default: fallback } of columns) {
       const [row] = await ownerQuery(app.database.ownerUrl, `select count(*)::int as finer from ${table} where ${column} <> date_trunc('milliseconds', ${column})`);
