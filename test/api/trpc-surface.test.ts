@@ -34,6 +34,16 @@ describe('errors raised before a procedure runs', () => {
   });
 });
 
+describe('calls whose every field is optional', () => {
+  it('need no input at all, as their REST routes need no query', async () => {
+    for (const path of ['/trpc/projects.list', '/trpc/organizations.list']) {
+      const response = await call(app.url, path, { apiKey: key });
+      expect(response.status, `${path}: ${response.text}`).toBe(200);
+      expect(response.body.result.data).toMatchObject({ total: expect.any(Number), limit: 50, offset: 0 });
+    }
+  });
+});
+
 describe('a JSON body without a Content-Type', () => {
   it('is read as JSON, as tRPC clients send it', async () => {
     // Bytes, so that fetch adds no Content-Type of its own.

@@ -53,7 +53,8 @@ export const organizationOutput = z.object({
 });
 
 export const organizationIdInput = z.object({ id: z.uuid() });
-export const listOrganizationsInput = pagingInput;
+// Every field has a default, so a call may send no input at all.
+export const listOrganizationsInput = pagingInput.prefault({});
 export const listOrganizationsOutput = pagedOutput('organizations', organizationOutput);
 
 export const slugCheckInput = z.object({ slug: slugSchema });

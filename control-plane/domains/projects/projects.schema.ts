@@ -57,7 +57,8 @@ export const projectDetailOutput = projectSummaryOutput.omit({ progress: true })
   ontologyCoverage: z.number(),
 });
 
-export const listProjectsInput = pagingInput.extend({ status: z.enum(projectStatuses).optional() });
+// Every field has a default, so a call may send no input at all (`client.projects.list.query()`).
+export const listProjectsInput = pagingInput.extend({ status: z.enum(projectStatuses).optional() }).prefault({});
 export const listProjectsOutput = pagedOutput('projects', projectSummaryOutput);
 
 export const createProjectInput = z
