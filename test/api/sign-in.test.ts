@@ -1,3 +1,4 @@
+import { argon2Sync, randomBytes } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveSessionSigningKey } from '../../control-plane/auth/session-token.ts';
@@ -95,6 +96,20 @@ describe('POST /api/auth/login', () => {
       expect((await login(newAddress(), email, typed)).status).toBe(200);
     }
     expect((await login(newAddress(), setComposed, 'Cafe-Passwort-1')).status).toBe(401);
+  });
+
+  it('still takes a password stored before passwords were normalised, exactly as it was set', async () => {
+    // A hash of the password as typed, as stored before NFKC: full-width letters, a combining accent, a ligature.
+    for (const password of ['\uff30\uff41\uff53\uff53\uff37\uff4f\uff52\uff44\uff11\uff12\uff13', 'cafe\u0301-au-lait-42', '\ufb01nancial-\ufb01les']) {
+      expect(password.normalize('NFKC')).not.toBe(password);
+      const salt = randomBytes(16);
+      const hash = argon2Sync('argon2id', { message: password, nonce: salt, memory: 19_456, passes: 2, parallelism: 1, tagLength: 32 });
+      const legacy = `$argon2id$v=19$m=19456,t=2,p=1$${salt.toString('base64').replace(/=+$/, '')}$${hash.toString('base64').replace(/=+$/, '')}`;
+      const email = `legacy-${next++}@sign-in.test`;
+      await ownerQuery(app.database.ownerUrl, 'insert into users (tenant_id, email, name, password_hash) values ($1, $2, $3, $4)', [app.bootstrap.tenantId, email, 'Legacy', legacy]);
+      expect((await login(newAddress(), email, password)).status, password).toBe(200);
+      expect((await login(newAddress(), email, 'something-else-entirely')).status).toBe(401);
+    }
   });
 
   it('refuses malformed input with field-level errors', async () => {

@@ -15,11 +15,13 @@ const PHC_PATTERN = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+
 
 /**
  * The same visible password is the same password: `é` arrives as one code point from one keyboard
- * and as `e` + a combining accent from another, so both are hashed in Unicode NFKC, as NIST SP
+ * and as `e` + a combining accent from another, so passwords are hashed in Unicode NFKC, as NIST SP
  * 800-63B asks.
  */
+const normalised = (password: string) => password.normalize('NFKC');
+
 function derive(password: string, salt: Buffer, cost: { memory: number; passes: number; parallelism: number; tagLength: number }): Promise<Buffer> {
-  const parameters: Argon2Parameters = { message: password.normalize('NFKC'), nonce: salt, ...cost };
+  const parameters: Argon2Parameters = { message: password, nonce: salt, ...cost };
   return new Promise((resolve, reject) => argon2('argon2id', parameters, (error, key) => (error ? reject(error) : resolve(key))));
 }
 
@@ -28,7 +30,7 @@ const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
 export async function hashPassword(password: string): Promise<string> {
   const { memory, passes, parallelism, tagLength, saltLength } = passwordHashDefaults;
   const salt = randomBytes(saltLength);
-  const hash = await derive(password, salt, { memory, passes, parallelism, tagLength });
+  const hash = await derive(normalised(password), salt, { memory, passes, parallelism, tagLength });
   return `$argon2id$v=19$m=${memory},t=${passes},p=${parallelism}$${b64(salt)}$${b64(hash)}`;
 }
 
@@ -43,8 +45,11 @@ export async function verifyPassword(password: string, encoded: string): Promise
   const salt = Buffer.from(match[4]!, 'base64');
   const expected = Buffer.from(match[5]!, 'base64');
   if (salt.length < 8 || expected.length < 16) return false;
-  const actual = await derive(password, salt, { memory, passes, parallelism, tagLength: expected.length });
-  return timingSafeEqual(actual, expected);
+  const cost = { memory, passes, parallelism, tagLength: expected.length };
+  if (timingSafeEqual(await derive(normalised(password), salt, cost), expected)) return true;
+  // Hashes stored before passwords were normalised hold the password exactly as it was typed.
+  // (A password NFKC leaves alone costs one derivation either way, known account or not.)
+  return normalised(password) !== password && timingSafeEqual(await derive(password, salt, cost), expected);
 }
 
 let decoy: Promise<string> | undefined;
