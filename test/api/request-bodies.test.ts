@@ -139,11 +139,16 @@ describe('a body field named like a path parameter', () => {
     expect(organization.body.error.details.issues).toEqual([{ field: 'id', issue: 'is not a field that can be set here' }]);
   });
 
-  it('in a query string too', async () => {
+  it('in a query string too, whether the route reads its fields from the query or the body', async () => {
     const project = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Queried' } });
-    const response = await call(app.url, `/api/projects/${project.body.data.id}?projectId=${project.body.data.id}`, { apiKey: key });
-    expect(response.status, response.text).toBe(400);
-    expect(response.body.error.details?.issues, response.text).toEqual([{ field: 'projectId', issue: 'is not a field that can be set here' }]);
+    const other = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Queried other' } });
+    const read = await call(app.url, `/api/projects/${project.body.data.id}?projectId=${other.body.data.id}`, { apiKey: key });
+    const patch = await call(app.url, `/api/projects/${project.body.data.id}?projectId=${other.body.data.id}`, { method: 'PATCH', apiKey: key, body: { description: 'which one?' } });
+    for (const response of [read, patch]) {
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.error.details?.issues, response.text).toEqual([{ field: 'projectId', issue: 'is not a field that can be set here' }]);
+    }
+    expect((await call(app.url, `/api/projects/${project.body.data.id}`, { apiKey: key })).body.data.description).toBeNull();
   });
 });
 
