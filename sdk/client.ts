@@ -1,4 +1,4 @@
-import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError } from '@trpc/client';
 import type { AppRouter } from '../control-plane/router.ts';
 
 export interface SpecwrightClientOptions {
@@ -23,16 +23,24 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   if (options.bearerToken) headers.authorization = `Bearer ${options.bearerToken}`;
   if (options.tenantId) headers['x-tenant-id'] = options.tenantId;
+  const url = `${options.url.replace(/\/+$/, '')}/trpc`;
+  const fetchOption = options.fetch ? { fetch: options.fetch } : {};
   return createTRPCClient<AppRouter>({
     links: [
-      httpBatchLink({
-        url: `${options.url.replace(/\/+$/, '')}/trpc`,
-        headers,
-        // Calls made together go out together, but in batches the server reads whole: a batch's
-        // inputs travel in its URL, and Node refuses request heads over 16 KiB (431, no body).
-        maxURLLength: MAX_BATCH_URL_LENGTH,
-        maxItems: MAX_BATCH_ITEMS,
-        ...(options.fetch ? { fetch: options.fetch } : {}),
+      splitLink({
+        // A kit upload may exceed the JSON limit of every other call: the server grants the upload
+        // limit to `/trpc/kits.publish` called on its own, so it never rides in a batch.
+        condition: (operation) => operation.path === 'kits.publish',
+        true: httpLink({ url, headers, ...fetchOption }),
+        false: httpBatchLink({
+          url,
+          headers,
+          // Calls made together go out together, but in batches the server reads whole: a batch's
+          // inputs travel in its URL, and Node refuses request heads over 16 KiB (431, no body).
+          maxURLLength: MAX_BATCH_URL_LENGTH,
+          maxItems: MAX_BATCH_ITEMS,
+          ...fetchOption,
+        }),
       }),
     ],
   });

@@ -50,6 +50,18 @@ describe('the typed client', () => {
     expect(errorCodeOf(await anonymous.kits.publish.mutate({ orgId: app.bootstrap.organizationId, ...kit } as never).catch((error) => error))).toBe('UNAUTHORIZED');
   });
 
+  it('sends a publish on its own even when other calls go out in the same tick, so each keeps its limit', async () => {
+    const client = createSpecwrightClient({ url: app.url, apiKey: app.bootstrap.apiKey });
+    const large = (id: string) => {
+      const kit = sampleKit({ id });
+      kit.files['docs/notes.md'] = 'x'.repeat(1_200_000);
+      return client.kits.publish.mutate({ orgId: app.bootstrap.organizationId, ...kit } as never);
+    };
+    const [first, second, key] = await Promise.all([large('large-together-1'), large('large-together-2'), client.apiKeys.create.mutate({ name: 'beside a publish' })]);
+    expect([first.kitId, second.kitId]).toEqual(['large-together-1', 'large-together-2']);
+    expect(key.key).toMatch(/^swk_/);
+  });
+
   it('rejects wrong inputs and unknown procedures at compile time, and infers outputs', async () => {
     // Every @ts-expect-error in the file must be an error, or tsc fails on the unused directive.
     const { stdout } = await promisify(execFile)('npx', ['tsc', '--noEmit', '-p', 'sdk/type-tests/tsconfig.json'], { cwd: process.cwd() }).catch((error) => error);
