@@ -66,6 +66,22 @@ describe('openapi-api kit', () => {
     await SwaggerParser.validate(document);
   });
 
+  it('takes names that JavaScript objects carry themselves (constructor, toString, valueOf) as the ordinary names they are', async () => {
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Formula One' } },
+      discoveryAnswers: {
+        entities: [
+          { name: 'Constructor', fields: [{ name: 'name', type: 'string' }, { name: 'toString', type: 'string' }, { name: 'valueOf', type: 'integer' }] },
+          { name: 'Driver', fields: [{ name: 'constructor', type: 'reference', entity: 'Constructor' }, { name: 'hasOwnProperty', type: 'boolean' }] },
+        ],
+      },
+    });
+    expect([result.status, result.message]).toEqual(['completed', null]);
+    const document = result.parsed('openapi') as any;
+    expect(Object.keys(document.components.schemas.Driver.properties)).toEqual(['id', 'constructor', 'hasOwnProperty']);
+    await SwaggerParser.validate(document);
+  });
+
   it('fails CHECK, listing each, for names that collide once reduced to identifiers, names without letters and unknown operations', async () => {
     const result = await runKitForTest(kitDir, {
       businessProfile: { company: { name: 'Tiny' } },

@@ -107,6 +107,20 @@ describe('postgres-schema kit', () => {
     });
   });
 
+  it('takes names that JavaScript objects carry themselves (constructor, toString, valueOf) as the ordinary names they are', async () => {
+    const formulaOne = await runKitForTest(kitDir, {
+      discoveryAnswers: {
+        entities: [
+          { name: 'Constructor', fields: [{ name: 'name', type: 'string', required: true }, { name: 'toString', type: 'string' }, { name: 'valueOf', type: 'integer' }] },
+          { name: 'Driver', fields: [{ name: 'team', type: 'reference', entity: 'Constructor' }, { name: 'constructor', type: 'reference', entity: 'Constructor' }] },
+        ],
+      },
+    });
+    expect([formulaOne.status, formulaOne.message]).toEqual(['completed', null]);
+    await applyIn('formula_one', formulaOne.output('ddl').content);
+    expect(await columnsOf('formula_one')).toEqual(expect.arrayContaining(['constructors.to_string:text:YES', 'constructors.value_of:integer:YES', 'drivers.team:uuid:YES', 'drivers.constructor:uuid:YES']));
+  });
+
   it('quotes identifiers and escapes literals, so hostile answers stay data', async () => {
     const hostile = await runKitForTest(kitDir, {
       discoveryAnswers: { entities: [{ name: 'User"; DROP TABLE x; --', fields: [{ name: 'role', type: 'enum', values: ["admin'); DROP TABLE y; --", 'member'], required: true }] }] },

@@ -93,12 +93,16 @@ function plan(context, kit) {
 // The default CHECK has already made sure the required inputs are there; this one checks what the
 // document depends on: every entity and field has a name that survives being reduced to letters
 // and digits, no two names become the same schema, path or property, and operations are known.
+// A look-up table keyed by names the user chose: with no prototype, `constructor` or `toString`
+// is an ordinary key, not a property every object already has.
+function byName(entries) { return Object.assign(Object.create(null), entries); }
+
 function check(context) {
   var entities = context.input.discoveryAnswers.entities;
   if (!Array.isArray(entities)) return { errors: ['discoveryAnswers.entities must be a list'] };
   var errors = [];
-  var schemas = { Error: 'the error model' };
-  var paths = {};
+  var schemas = byName({ Error: 'the error model' });
+  var paths = byName({});
   function claim(table, key, owner, what) {
     if (table[key]) errors.push(owner + ' and ' + table[key] + ' both become ' + what + ' "' + key + '"');
     else table[key] = owner;
@@ -123,7 +127,7 @@ function check(context) {
     }
     if (entity.fields === undefined || entity.fields === null) return;
     if (!Array.isArray(entity.fields)) { errors.push(owner + ': fields must be a list'); return; }
-    var properties = {};
+    var properties = byName({});
     entity.fields.forEach(function (field, fieldIndex) {
       if (!field || typeof field !== 'object' || typeof field.name !== 'string' || camel(field.name) === '') {
         errors.push(owner + ': fields[' + fieldIndex + '] has no name with Latin letters or digits');

@@ -30,11 +30,15 @@ function shortName(name) {
 }
 // Text printed in a `--` comment: a line break would end the comment and start SQL.
 function oneLine(text) { return String(text).replace(/[\r\n]+/g, ' '); }
+// A look-up table keyed by names the user chose: with no prototype, `constructor` or `toString`
+// is an ordinary key, not a property every object already has.
+function byName(entries) { return Object.assign(Object.create(null), entries); }
+
 function literal(value) { return "'" + String(value).replace(/'/g, "''") + "'"; }
 
 function plan(context, kit) {
   var raw = context.input.discoveryAnswers.entities.map(function (e) { return typeof e === 'string' ? { name: e } : e; });
-  var tableOf = {};
+  var tableOf = byName({});
   raw.forEach(function (e) { tableOf[String(e.name).toLowerCase()] = plural(snake(e.name)); });
   var project = oneLine((context.input.businessProfile && context.input.businessProfile.company && context.input.businessProfile.company.name) || context.input.projectId || 'the project');
   var foreignKeys = [];
@@ -107,8 +111,8 @@ function check(context) {
   var entities = context.input.discoveryAnswers.entities;
   var errors = [];
   if (!Array.isArray(entities) || entities.length === 0) return { errors: ['discoveryAnswers.entities must be a non-empty list'] };
-  var names = {};
-  var tables = { schema_migrations: 'the migration table' };
+  var names = byName({});
+  var tables = byName({ schema_migrations: 'the migration table' });
   var valid = [];
   entities.forEach(function (entity, index) {
     var name = typeof entity === 'string' ? entity : entity && entity.name;
@@ -123,8 +127,8 @@ function check(context) {
   valid.forEach(function (entity) {
     if (typeof entity === 'string' || entity.fields === undefined || entity.fields === null) return;
     if (!Array.isArray(entity.fields)) { errors.push('entity ' + entity.name + ': fields must be a list'); return; }
-    var columns = { id: 'the primary key', created_at: 'the timestamp created_at', updated_at: 'the timestamp updated_at' };
-    var properties = { createdAt: 'the timestamp createdAt', updatedAt: 'the timestamp updatedAt' };
+    var columns = byName({ id: 'the primary key', created_at: 'the timestamp created_at', updated_at: 'the timestamp updated_at' });
+    var properties = byName({ createdAt: 'the timestamp createdAt', updatedAt: 'the timestamp updatedAt' });
     entity.fields.forEach(function (field, index) {
       if (!field || typeof field !== 'object' || typeof field.name !== 'string' || !/[A-Za-z]/.test(field.name)) {
         errors.push('entity ' + entity.name + ': fields[' + index + '] has no name');
