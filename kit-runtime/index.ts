@@ -13,6 +13,7 @@ export {
   kitManifestSchema,
   kitManifestJsonSchema,
   RESERVED_KIT_IDS,
+  kitIdSchema,
   parseKitManifest,
   type KitManifest,
   type KitOutputDeclaration,

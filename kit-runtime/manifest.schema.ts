@@ -65,14 +65,17 @@ const componentSchema = z.strictObject({
 /** Kit ids the registry's routes use (`/{orgId}/kits/executions`, `…/credentials`): a kit of either id could never be read. */
 export const RESERVED_KIT_IDS: readonly string[] = ['executions', 'credentials'];
 
+/** A kit's id: a slug of at most 64 characters that the registry's routes leave free. */
+export const kitIdSchema = z
+  .string()
+  .max(64, 'must be at most 64 characters')
+  .regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens')
+  .refine((id) => !RESERVED_KIT_IDS.includes(id), { error: (issue) => `"${String(issue.input)}" is reserved: the registry's routes use it; choose another id` });
+
 export const kitManifestSchema = z
   .strictObject({
     metadata: z.strictObject({
-      id: z
-        .string()
-        .max(64)
-        .regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens')
-        .refine((id) => !RESERVED_KIT_IDS.includes(id), { error: (issue) => `"${String(issue.input)}" is reserved: the registry's routes use it; choose another id` }),
+      id: kitIdSchema,
       displayName: z.string().min(1).max(200),
       version: semverString(),
       description: z.string().max(5000),

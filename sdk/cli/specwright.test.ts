@@ -124,6 +124,27 @@ describe('specwright kit init / validate / test', () => {
     expect((await cli(['kit', 'test', 'x', '--bogus'])).err[0]).toMatch(/^specwright: Unknown option '--bogus'/);
     expect((await cli(['--help'])).out[0]).toMatch(/^Usage: specwright kit <command> <dir> \[options\]\n/);
   });
+
+  it('refuses an empty directory argument (an unset variable) before touching the current directory', async () => {
+    for (const command of ['init', 'validate', 'test', 'publish']) {
+      expect(await cli(['kit', command, ''])).toMatchObject({ code: 2, err: [`specwright: "kit ${command}" needs a kit directory`, 'Run "specwright kit --help" for usage.'] });
+    }
+  });
+
+  it('refuses, at init, a kit id that validate would refuse, and writes nothing', async () => {
+    for (const [id, reason] of [
+      ['executions', '"executions" is reserved'],
+      ['credentials', '"credentials" is reserved'],
+      ['a'.repeat(65), 'at most 64 characters'],
+      ['Not_A_Slug', 'lowercase letters, digits and hyphens'],
+    ] as const) {
+      const dir = join(work, `bad-id-${id.length}-${id.slice(0, 3)}`);
+      const result = await cli(['kit', 'init', dir, '--id', id]);
+      expect(result.code, id).toBe(1);
+      expect(result.err.join('\n')).toContain(reason);
+      await expect(readFile(join(dir, 'kit.json'), 'utf8')).rejects.toThrow(/ENOENT/);
+    }
+  });
 });
 
 describe('specwright kit publish', () => {
@@ -189,7 +210,7 @@ describe('specwright kit publish', () => {
       'specwright: publish failed: Request validation failed [VALIDATION_ERROR 400]',
     ]);
     expect(await lastError(['--url', 'http://127.0.0.1:9', '--api-key', 'k', '--org', registry.orgId])).toBe('specwright: publish failed: cannot reach http://127.0.0.1:9 (ECONNREFUSED) [UNREACHABLE]');
-    expect(await lastError(['--url', registry.url, '--api-key', 'k', '--org', 'acme'])).toBe('specwright: publish failed: organization id must be a uuid, got "acme"');
+    expect(await lastError(['--url', registry.url, '--api-key', 'k', '--org', 'acme'])).toBe('specwright: publish failed: the organization id must be a uuid (the value given is not shown: it may be a key)');
     // The key travels with the request: never over plain http to another machine, never echoed.
     expect(await lastError(['--url', 'http://specs.example.com', '--api-key', 'k', '--org', registry.orgId])).toBe(
       'specwright: publish failed: the server URL must be https: over http://specs.example.com the API key would travel in clear text',
@@ -202,6 +223,15 @@ describe('specwright kit publish', () => {
     const local = await cli(['kit', 'publish', dir, ...flags]);
     expect(local.err.at(-1)).toBe('specwright: publish failed: the kit has 1 problem; fix them before publishing');
     expect(local.err[0]).toMatch(/^templates\/readme\.md\.hbs:1: template does not compile/);
+  });
+
+  it('never echoes an organization id that is not a uuid: it may be the API key, passed in the wrong place', async () => {
+    const dir = await newKit('swapped-flags');
+    const key = 'swk_abcdefghijkl_aVerySecretPartThatMustNotBePrinted';
+    const result = await cli(['kit', 'publish', dir, '--url', registry.url, '--api-key', '00000000-0000-4000-8000-000000000000', '--org', key]);
+    expect(result.code).toBe(1);
+    expect(result.err.at(-1)).toBe('specwright: publish failed: the organization id must be a uuid (the value given is not shown: it may be a key)');
+    expect([...result.out, ...result.err].join('\n')).not.toContain('aVerySecret');
   });
 
   it('refuses a kit id the registry reserves, locally as the server does', async () => {

@@ -61,7 +61,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     const [group, command, dir, ...extra] = positionals;
     if (group !== 'kit') throw new UsageError(group === undefined ? 'missing command' : `unknown command "${group}"; try "specwright kit --help"`);
     if (command === undefined) throw new UsageError('missing kit command (init, validate, test or publish)');
-    if (dir === undefined) throw new UsageError(`"kit ${command}" needs a kit directory`);
+    // An empty argument is an unset variable (`kit init "$DIR"`), never "this directory".
+    if (dir === undefined || dir === '') throw new UsageError(`"kit ${command}" needs a kit directory`);
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
     switch (command) {
       case 'init':

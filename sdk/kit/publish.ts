@@ -53,7 +53,8 @@ export async function buildPublishBody(dir: string): Promise<{ body: { manifest:
 
 export async function publishKit(options: PublishOptions): Promise<PublishedKit> {
   const base = parseServerUrl(options.url);
-  if (!UUID.test(options.orgId)) throw new PublishError(`organization id must be a uuid, got "${options.orgId}"`, 'LOCAL', null);
+  // Not echoed: swapped flags put the API key here.
+  if (!UUID.test(options.orgId)) throw new PublishError('the organization id must be a uuid (the value given is not shown: it may be a key)', 'LOCAL', null);
   if (options.apiKey.trim() === '') throw new PublishError('an API key is required', 'LOCAL', null);
   const { body, kitRef } = await buildPublishBody(options.dir);
   const payload = Buffer.from(JSON.stringify(body), 'utf8');

@@ -5,7 +5,7 @@
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { RESERVED_KIT_IDS } from '../../kit-runtime/index.ts';
+import { kitIdSchema, RESERVED_KIT_IDS } from '../../kit-runtime/index.ts';
 
 export class ScaffoldError extends Error {
   override name = 'ScaffoldError';
@@ -104,7 +104,9 @@ npx specwright kit publish .     # SPECWRIGHT_URL, SPECWRIGHT_API_KEY, SPECWRIGH
 /** Writes a new kit into `dir`, which must not exist or be empty. Returns the files written. */
 export async function scaffoldKit(dir: string, options: { kitId?: string } = {}): Promise<{ kitId: string; files: string[] }> {
   const kitId = options.kitId ?? kitIdFromDirectory(dir);
-  if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(kitId)) throw new ScaffoldError(`kit id "${kitId}" must be lowercase letters, digits and hyphens`);
+  // The id the manifest will carry, held to the manifest's own rule: a kit made here passes validate.
+  const checked = kitIdSchema.safeParse(kitId);
+  if (!checked.success) throw new ScaffoldError(`kit id "${kitId}" ${checked.error.issues[0]?.message ?? 'is not valid'}`);
   let existing: string[] = [];
   try {
     existing = await readdir(dir);
