@@ -71,7 +71,7 @@ describe('openapi-api kit', () => {
       businessProfile: { company: { name: 'Formula One' } },
       discoveryAnswers: {
         entities: [
-          { name: 'Constructor', fields: [{ name: 'name', type: 'string' }, { name: 'toString', type: 'string' }, { name: 'valueOf', type: 'integer' }] },
+          { name: 'Constructor', fields: [{ name: 'name', type: 'string' }, { name: 'toString', type: 'string' }, { name: 'valueOf', type: 'integer' }, { name: 'note', type: 'constructor' }] },
           { name: 'Driver', fields: [{ name: 'constructor', type: 'reference', entity: 'Constructor' }, { name: 'hasOwnProperty', type: 'boolean' }] },
         ],
       },
@@ -79,6 +79,8 @@ describe('openapi-api kit', () => {
     expect([result.status, result.message]).toEqual(['completed', null]);
     const document = result.parsed('openapi') as any;
     expect(Object.keys(document.components.schemas.Driver.properties)).toEqual(['id', 'constructor', 'hasOwnProperty']);
+    // A type no table knows is a string, whatever name Object.prototype gives it.
+    expect(document.components.schemas.Constructor.properties.note).toEqual({ type: 'string' });
     await SwaggerParser.validate(document);
   });
 

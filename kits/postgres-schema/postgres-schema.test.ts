@@ -111,14 +111,18 @@ describe('postgres-schema kit', () => {
     const formulaOne = await runKitForTest(kitDir, {
       discoveryAnswers: {
         entities: [
-          { name: 'Constructor', fields: [{ name: 'name', type: 'string', required: true }, { name: 'toString', type: 'string' }, { name: 'valueOf', type: 'integer' }] },
+          // A type no table knows is text, whatever name Object.prototype gives it.
+          { name: 'Constructor', fields: [{ name: 'name', type: 'string', required: true }, { name: 'toString', type: 'string' }, { name: 'valueOf', type: 'integer' }, { name: 'note', type: 'constructor' }, { name: 'memo', type: '__proto__' }] },
           { name: 'Driver', fields: [{ name: 'team', type: 'reference', entity: 'Constructor' }, { name: 'constructor', type: 'reference', entity: 'Constructor' }] },
         ],
       },
     });
     expect([formulaOne.status, formulaOne.message]).toEqual(['completed', null]);
     await applyIn('formula_one', formulaOne.output('ddl').content);
-    expect(await columnsOf('formula_one')).toEqual(expect.arrayContaining(['constructors.to_string:text:YES', 'constructors.value_of:integer:YES', 'drivers.team:uuid:YES', 'drivers.constructor:uuid:YES']));
+    expect(await columnsOf('formula_one')).toEqual(
+      expect.arrayContaining(['constructors.to_string:text:YES', 'constructors.value_of:integer:YES', 'constructors.note:text:YES', 'constructors.memo:text:YES', 'drivers.team:uuid:YES', 'drivers.constructor:uuid:YES']),
+    );
+    expect((formulaOne.parsed('entity-schema.0') as { properties: Record<string, unknown> }).properties).toMatchObject({ note: { type: 'string' }, memo: { type: 'string' } });
   });
 
   it('quotes identifiers and escapes literals, so hostile answers stay data', async () => {

@@ -2,7 +2,7 @@
 // plan prints, from the same helpers.
 // PLAN runs after CHECK, so the required inputs are there. It turns the discovery answers into
 // the shapes the template prints: schema names, paths, parameters and JSON Schemas per field.
-var FIELD_SCHEMAS = {
+var FIELD_SCHEMAS = byName({
   uuid: { type: 'string', format: 'uuid' },
   string: { type: 'string' },
   text: { type: 'string' },
@@ -12,7 +12,7 @@ var FIELD_SCHEMAS = {
   date: { type: 'string', format: 'date' },
   datetime: { type: 'string', format: 'date-time' },
   email: { type: 'string', format: 'email' },
-};
+});
 var ALL_OPERATIONS = ['list', 'get', 'create', 'update', 'delete'];
 
 function words(name) {

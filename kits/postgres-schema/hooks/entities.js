@@ -2,13 +2,13 @@
 // identifiers the plan prints, from the same helpers.
 // Turns the discovery answers into tables, columns and JSON Schemas. Identifiers are reduced to
 // [a-z0-9_] and always quoted; string literals are escaped, so no answer can break out of the DDL.
-var SQL_TYPES = { uuid: 'uuid', string: 'text', text: 'text', integer: 'integer', number: 'numeric', boolean: 'boolean', date: 'date', datetime: 'timestamptz', email: 'text', enum: 'text', reference: 'uuid' };
-var JSON_TYPES = {
+var SQL_TYPES = byName({ uuid: 'uuid', string: 'text', text: 'text', integer: 'integer', number: 'numeric', boolean: 'boolean', date: 'date', datetime: 'timestamptz', email: 'text', enum: 'text', reference: 'uuid' });
+var JSON_TYPES = byName({
   uuid: { type: 'string', format: 'uuid' }, string: { type: 'string' }, text: { type: 'string' },
   integer: { type: 'integer' }, number: { type: 'number' }, boolean: { type: 'boolean' },
   date: { type: 'string', format: 'date' }, datetime: { type: 'string', format: 'date-time' },
   email: { type: 'string', format: 'email' },
-};
+});
 
 function words(name) { return String(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean); }
 function snake(name) { return words(name).map(function (w) { return w.toLowerCase(); }).join('_').slice(0, 55) || 'x'; }
