@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
+import { tableSnapshot } from '../helpers/table-snapshot.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
 import { sampleExecutionBody, sampleKit } from '../helpers/kit-fixtures.ts';
@@ -17,20 +18,7 @@ let foreigner: Actor & { tenantId: string };
 let nonMember: Actor;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
 
-const tenantTables = [
-  'tenants', 'users', 'organizations', 'organization_members', 'api_keys', 'projects', 'customer_invitations', 'agency_project_assignments',
-  'kits', 'kit_versions', 'kit_executions', 'kit_outputs', 'kit_credentials', 'blobs',
-];
-
-async function snapshot(): Promise<Record<string, string>> {
-  const result: Record<string, string> = {};
-  for (const table of tenantTables) {
-    // last_used_at moves whenever a key is used; it is bookkeeping, not the data under attack.
-    const [row] = await sqlAsOwner(`select coalesce(md5(string_agg((to_jsonb(t) - 'last_used_at')::text, '|' order by t::text)), '') as digest from ${table} t`);
-    result[table] = row.digest;
-  }
-  return result;
-}
+const snapshot = () => tableSnapshot(app.database.ownerUrl);
 
 /** A body that passes validation, so the answer is about access, not input. */
 const bodies: Record<string, unknown> = {
@@ -46,9 +34,11 @@ const bodies: Record<string, unknown> = {
 };
 
 function fillPath(path: string): string | undefined {
-  if (path.includes('{token}')) return undefined; // bearer-style secrets, not guessable ids
+  // A token is a bearer-style secret, not a guessable id; revoke also takes the invitation's id.
+  if (path.includes('{token}') && !path.endsWith('/revoke')) return undefined;
   return path.replace(/\{(\w+)\}/g, (_match, name: string) => {
-    const key = name === 'id' ? (path.startsWith('/agency-projects') ? 'assignmentId' : 'organizationId') : name === 'orgId' ? 'organizationId' : name;
+    const key =
+      name === 'id' ? (path.startsWith('/agency-projects') ? 'assignmentId' : 'organizationId') : name === 'orgId' ? 'organizationId' : name === 'token' ? 'invitationId' : name;
     const value = victim.ids[key];
     if (!value) throw new Error(`isolation matrix: no victim id for {${name}} in ${path}; teach fillPath`);
     return value;
@@ -75,6 +65,8 @@ beforeAll(async () => {
     apiKey: owner.apiKey,
     body: { projectId: project.body.data.id, kitId: 'service-starter', credentialType: 'token', credentials: { token: 'victim-secret' } },
   });
+  const invitation = await call(app.url, '/api/customer-invitations', { apiKey: owner.apiKey, body: { organizationId: owner.organizationId, email: 'pending@victim.test' } });
+  expect(invitation.status).toBe(201);
   victim = {
     tenantId: owner.tenantId,
     organizationId: owner.organizationId,
@@ -90,6 +82,8 @@ beforeAll(async () => {
       executionId: execution.body.data.executionId,
       outputId: 'openapi',
       credentialId: credential.body.data.credentialId,
+      invitationId: invitation.body.data.id,
+      customerUserId: customer.userId,
     },
   };
   foreigner = await createTenant(app, 'Foreign');
@@ -106,7 +100,33 @@ async function routesWithIds(): Promise<Array<{ method: string; path: string }>>
     .flatMap(([path, operations]) => Object.keys(operations).map((method) => ({ method: method.toUpperCase(), path })));
 }
 
+/** Routes that take the victim's ids in the query or the body rather than the path. */
+function callsWithIdsOutsideThePath(): Array<{ label: string; path: string; method: string; body?: unknown }> {
+  const { organizationId, projectId, customerUserId } = victim.ids;
+  return [
+    { label: 'GET /customer-invitations?organizationId', method: 'GET', path: `/api/customer-invitations?organizationId=${organizationId}` },
+    { label: 'POST /customer-invitations', method: 'POST', path: '/api/customer-invitations', body: { organizationId, email: 'planted@victim.test' } },
+    { label: 'GET /agency-projects?organizationId', method: 'GET', path: `/api/agency-projects?organizationId=${organizationId}` },
+    { label: 'POST /agency-projects', method: 'POST', path: '/api/agency-projects', body: { organizationId, projectId, customerUserId } },
+    { label: 'POST /projects {organizationId}', method: 'POST', path: '/api/projects', body: { name: 'Planted', organizationId } },
+  ];
+}
+
 describe('tenant and organization isolation', () => {
+  it('answers ids outside the path the same way: NOT_FOUND to another tenant, ORG_NOT_MEMBER to a non-member, and changes nothing', async () => {
+    const before = await snapshot();
+    const outcomes: string[] = [];
+    for (const [caller, expected] of [[foreigner, '404 NOT_FOUND'], [nonMember, '403 ORG_NOT_MEMBER']] as const) {
+      for (const { label, method, path, body } of callsWithIdsOutsideThePath()) {
+        const response = await call(app.url, path, { method, apiKey: caller.apiKey, ...(body ? { body } : {}) });
+        const got = `${response.status} ${response.body?.error?.code ?? ''}`;
+        if (got !== expected) outcomes.push(`${caller === foreigner ? 'foreigner' : 'non-member'} ${label} → ${got}, expected ${expected}`);
+      }
+    }
+    expect(outcomes).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+  });
+
   it('answers another tenant NOT_FOUND on every id route and changes nothing', async () => {
     const before = await snapshot();
     const routes = await routesWithIds();
@@ -131,7 +151,7 @@ describe('tenant and organization isolation', () => {
       if (!filled) continue;
       const response = await call(app.url, `/api${filled}`, { method, apiKey: nonMember.apiKey, ...(bodies[`${method} ${path}`] ? { body: bodies[`${method} ${path}`] } : {}) });
       const expected =
-        path.startsWith('/organizations/') || path.startsWith('/agency-projects/') || path.startsWith('/{orgId}/')
+        path.startsWith('/organizations/') || path.startsWith('/agency-projects/') || path.startsWith('/customer-invitations/') || path.startsWith('/{orgId}/')
           ? '403 ORG_NOT_MEMBER'
           : path.startsWith('/developer/') || path.startsWith('/projects/')
             ? '404 NOT_FOUND'
@@ -141,6 +161,7 @@ describe('tenant and organization isolation', () => {
       if (expected) outcomes.push(`${method} ${path} → ${response.status} ${response.body?.error?.code ?? ''}|${expected}`);
     }
     expect(outcomes.filter((line) => { const [got, want] = line.split('|'); return !got!.endsWith(want!); })).toEqual([]);
+    expect(outcomes.some((line) => line.startsWith('POST /customer-invitations/{token}/revoke'))).toBe(true);
     expect(outcomes.length).toBeGreaterThanOrEqual(6);
     expect(await snapshot()).toEqual(before);
   });

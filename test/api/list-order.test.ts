@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
+import { createUserInTenant } from '../helpers/tenant-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
@@ -15,6 +16,7 @@ beforeAll(async () => {
 afterAll(() => app?.stop());
 
 describe('list order', () => {
+  // Catches a regression only when parallel creates share a millisecond (most runs do); the tests below are the deterministic guards.
   it('projects made at the same moment list in (createdAt, id) order, as the answers show them', async () => {
     const names = Array.from({ length: 40 }, (_, i) => `Same moment ${i}`);
     await Promise.all(names.map((name) => call(app.url, '/api/projects', { apiKey: app.bootstrap.apiKey, body: { name } })));
@@ -22,6 +24,46 @@ describe('list order', () => {
     expect(listed).toHaveLength(40);
     const byWhatIsShown = [...listed].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
     expect(listed.map((p) => p.id)).toEqual(byWhatIsShown.map((p) => p.id));
+  });
+
+  it('every list breaks a tie in its time by id: organizations, API keys, members, assignments', async () => {
+    const { tenantId, organizationId, apiKey } = app.bootstrap;
+    const sql = (text: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, text, values);
+    const sameMoment = '2030-01-01T00:00:00.000Z';
+    const sortedIds = (ids: string[]) => [...ids].sort();
+
+    const organizations: string[] = [];
+    for (const n of [1, 2, 3, 4]) organizations.push((await call(app.url, '/api/organizations', { apiKey, body: { name: `Tie ${n}`, slug: `tie-${n}` } })).body.data.id);
+    await sql('update organizations set created_at = $1 where id = any($2)', [sameMoment, organizations]);
+    const listedOrganizations = (await call(app.url, '/api/organizations?limit=200', { apiKey })).body.data.organizations as Array<{ id: string }>;
+    expect(listedOrganizations.map((o) => o.id).filter((id) => organizations.includes(id))).toEqual(sortedIds(organizations));
+
+    const keys: string[] = [];
+    for (const n of [1, 2, 3, 4]) keys.push((await call(app.url, '/api/developer/api-keys', { apiKey, body: { name: `tie ${n}` } })).body.data.id);
+    await sql('update api_keys set created_at = $1 where id = any($2)', [sameMoment, keys]);
+    const listedKeys = (await call(app.url, '/api/developer/api-keys', { apiKey })).body.data.apiKeys as Array<{ id: string }>;
+    expect(listedKeys.map((k) => k.id).filter((id) => keys.includes(id))).toEqual(sortedIds(keys));
+
+    const customers: string[] = [];
+    for (const n of [1, 2, 3, 4]) {
+      const customer = await createUserInTenant(app, sql, tenantId, `Tie${n}`);
+      // Customers join through invitations; inserted here, as the owner would have them.
+      await sql(`insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'customer')`, [tenantId, organizationId, customer.userId]);
+      customers.push(customer.userId);
+    }
+    const memberships = (await sql('select id from organization_members where user_id = any($1)', [customers])).map((row) => row.id as string);
+    await sql('update organization_members set joined_at = $1 where id = any($2)', [sameMoment, memberships]);
+    const listedMembers = (await call(app.url, `/api/organizations/${organizationId}/members`, { apiKey })).body.data.members as Array<{ id: string }>;
+    expect(listedMembers.map((m) => m.id).filter((id) => memberships.includes(id))).toEqual(sortedIds(memberships));
+
+    const project = (await call(app.url, '/api/projects', { apiKey, body: { name: 'Shown to all', organizationId } })).body.data.id;
+    const assignments: string[] = [];
+    for (const customerUserId of customers) {
+      assignments.push((await call(app.url, '/api/agency-projects', { apiKey, body: { organizationId, projectId: project, customerUserId } })).body.data.id);
+    }
+    await sql('update agency_project_assignments set created_at = $1 where id = any($2)', [sameMoment, assignments]);
+    const listedAssignments = (await call(app.url, `/api/agency-projects?organizationId=${organizationId}&limit=200`, { apiKey })).body.data.assignments as Array<{ id: string }>;
+    expect(listedAssignments.map((a) => a.id).filter((id) => assignments.includes(id))).toEqual(sortedIds(assignments));
   });
 
   it('every ordering column holds whole milliseconds, as answers show it', async () => {
@@ -36,7 +78,7 @@ describe('list order', () => {
     const finer: string[] = [];
     for (const { table_name: table, column_name: column, column_default: fallback } of columns) {
       const [row] = await ownerQuery(app.database.ownerUrl, `select count(*)::int as finer from ${table} where ${column} <> date_trunc('milliseconds', ${column})`);
-      if (row.finer > 0 || !fallback.includes('date_trunc')) finer.push(`${table}.${column}: ${row.finer} rows, default ${fallback}`);
+      if (row.finer > 0 || !fallback?.includes('date_trunc')) finer.push(`${table}.${column}: ${row.finer} rows, default ${fallback}`);
     }
     expect(finer).toEqual([]);
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
+import { tableSnapshot } from '../helpers/table-snapshot.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
@@ -19,7 +20,8 @@ const badBodies = ['[]', '"a string"', '42', 'null', '{"$gt": 1}', '{"name": {"$
 const badQueries = ['?limit=-1&offset=abc', '?limit=99999', '?status=%00&type=<script>', '?projectId=1&projectId=2'];
 
 describe('malformed input on every route', () => {
-  it('never answers 5xx and always answers in the envelope', async () => {
+  it('never answers 5xx, always answers in the envelope, and writes nothing', async () => {
+    const before = await tableSnapshot(app.database.ownerUrl);
     const { body: document } = await call(app.url, '/api/openapi.json');
     const failures: string[] = [];
     let calls = 0;
@@ -44,6 +46,7 @@ describe('malformed input on every route', () => {
     }
     expect(calls).toBeGreaterThan(200);
     expect(failures).toEqual([]);
+    expect(await tableSnapshot(app.database.ownerUrl)).toEqual(before);
   }, 120_000);
 });
 

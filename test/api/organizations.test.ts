@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
+import { whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
 
@@ -49,6 +50,24 @@ describe('organizations', () => {
     const other = await createTenant(app);
     const foreign = await call(app.url, `/api/organizations/${orgId}`, { apiKey: other.apiKey });
     expect(foreign.status).toBe(404);
+  });
+
+  it('bound slugs to 3-63 characters, refuse a taken one on update too, and answer SLUG_TAKEN to a create that meets one not yet committed', async () => {
+    for (const [slug, status] of [['ab', 400], ['a'.repeat(64), 400], ['abc', 201], ['b'.repeat(63), 201]] as const) {
+      const response = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Bounds', slug } });
+      expect(response.status, `${slug.length} characters: ${response.text}`).toBe(status);
+    }
+    const renamed = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: owner.apiKey, body: { slug: 'abc', name: 'Not applied' } });
+    expect([renamed.status, renamed.body.error?.code]).toEqual([409, 'SLUG_TAKEN']);
+    expect((await call(app.url, `/api/organizations/${orgId}`, { apiKey: owner.apiKey })).body.data).toMatchObject({ slug: 'acme-agency', name: 'Acme Agency' });
+    // Another transaction has inserted the slug and not committed: the create waits for it, then loses cleanly.
+    const raced = await whileTransactionHolds(
+      app.database.ownerUrl,
+      (holder) => holder.query(`insert into organizations (tenant_id, name, slug, owner_id) values ($1, 'Held', 'held-slug', $2)`, [app.bootstrap.tenantId, owner.userId]),
+      () => call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Second', slug: 'held-slug' } }),
+    );
+    expect([raced.status, raced.body.error?.code]).toEqual([409, 'SLUG_TAKEN']);
+    expect(await sqlAsOwner(`select name from organizations where slug = 'held-slug'`)).toEqual([{ name: 'Held' }]);
   });
 
   it('validate slugs and refuse a taken one with SLUG_TAKEN, also when two creates race', async () => {

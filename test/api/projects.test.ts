@@ -257,6 +257,28 @@ describe('DELETE /api/projects/{projectId}', () => {
     expect(await sqlAsOwner('select id from blobs where id = $1', [keptRows.blobId])).toHaveLength(1);
     expect(await sqlAsOwner('select id from kit_outputs where execution_id = $1', [keptRows.executionId])).toHaveLength(2);
     expect(await sqlAsOwner('select id from kit_credentials where project_id = $1', [kept.id])).toHaveLength(1);
+
+    // One transaction: when the last step (the project row) fails, every earlier delete is undone.
+    const stubborn = await withKitRows(kept.id).then(() => kept);
+    const counts = async () =>
+      (await sqlAsOwner(
+        `select (select count(*) from kit_outputs o join kit_executions e on e.id = o.execution_id where e.project_id = $1)::int as outputs,
+                (select count(*) from kit_executions where project_id = $1)::int as executions,
+                (select count(*) from kit_credentials where project_id = $1)::int as credentials,
+                (select count(*) from projects where id = $1)::int as projects`,
+        [stubborn.id],
+      ))[0];
+    const before = await counts();
+    await sqlAsOwner(`create function refuse_project_delete() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`);
+    await sqlAsOwner(`create trigger refuse_project_delete before delete on projects for each row when (old.id = '${stubborn.id}') execute function refuse_project_delete()`);
+    try {
+      const refused = await call(app.url, `/api/projects/${stubborn.id}`, { method: 'DELETE', apiKey: key });
+      expect(refused.status).toBe(500);
+    } finally {
+      await sqlAsOwner('drop trigger refuse_project_delete on projects; drop function refuse_project_delete()');
+    }
+    expect(await counts()).toEqual(before);
+    expect(before).toEqual({ outputs: 4, executions: 2, credentials: 2, projects: 1 });
   });
 });
 
@@ -284,6 +306,8 @@ describe('customers', () => {
     expect((await call(app.url, '/api/projects', { apiKey: customer.apiKey, body: { name: 'new' } })).status).toBe(400);
     expect((await call(app.url, '/api/projects', { apiKey: customer.apiKey, body: { name: 'new', organizationId: app.bootstrap.organizationId } })).status).toBe(403);
     expect((await call(app.url, `/api/projects/${assignedId}`, { method: 'DELETE', apiKey: customer.apiKey })).status).toBe(403);
+    expect((await call(app.url, `/api/projects/${otherId}`, { method: 'DELETE', apiKey: customer.apiKey })).status).toBe(404);
+    expect(await sqlAsOwner('select id from projects where id = $1', [otherId])).toHaveLength(1);
     expect((await sqlAsOwner('select name from projects where id = $1', [otherId]))[0].name).toBe('Not theirs');
   });
 
