@@ -6,8 +6,8 @@
  *
  * - the token segment of a secret-carrying path is blanked (routing ignores case, so the patterns do too);
  * - a tRPC call's query string, which holds its input, is dropped whatever the procedure;
- * - a REST query keeps the values of the parameters the API declares (`status`, `limit`, …) and
- *   blanks every other.
+ * - a REST query keeps the parameters the API declares (`status`, `limit`, …) and blanks every
+ *   other pair, name and value.
  */
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { isTrpcPath } from './trpc-path.ts';
@@ -34,15 +34,18 @@ function blankSecretSegments(url: string): string {
   return secretPathSegments.reduce((text, pattern) => text.replace(pattern, `$1${REDACTED}`), url);
 }
 
-/** `status=active&password=x` → `status=active&password=[redacted]`: undeclared values are blanked, as sent otherwise. */
+/**
+ * `status=active&password=x&swk_…` → `status=active&[redacted]&[redacted]`: a declared parameter is
+ * kept as sent; any other pair is blanked whole, its name too (a key pasted as `?swk_…` is all name).
+ */
 function redactQuery(query: string, declaredQueryNames: ReadonlySet<string>): string {
   return query
     .split('&')
     .map((pair) => {
+      if (pair === '') return pair;
       const separator = pair.indexOf('=');
       const rawName = separator === -1 ? pair : pair.slice(0, separator);
-      if (declaredQueryNames.has(decodeOrKeep(rawName.replaceAll('+', ' ')))) return pair;
-      return separator === -1 && rawName === '' ? pair : `${rawName}=${REDACTED}`;
+      return declaredQueryNames.has(decodeOrKeep(rawName.replaceAll('+', ' '))) ? pair : REDACTED;
     })
     .join('&');
 }
