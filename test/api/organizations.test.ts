@@ -173,7 +173,7 @@ describe('members', () => {
     expect(promoted.status).toBe(200);
     expect(promoted.body.data.role).toBe('admin');
     expect((await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: member.apiKey, body: { name: 'Acme Agency' } })).status).toBe(200);
-    const removed = await call(app.url, `/api/organizations/${orgId}/members/${member.userId}`, { method: 'DELETE', apiKey: owner.apiKey });
+    const removed = await call(app.url, `/api/organizations/${orgId}/members/${member.userId.toUpperCase()}`, { method: 'DELETE', apiKey: owner.apiKey });
     expect(removed.status).toBe(200);
     expect(removed.body.data).toEqual({ removed: true, userId: member.userId });
     const after = await call(app.url, `/api/organizations/${orgId}`, { apiKey: member.apiKey });

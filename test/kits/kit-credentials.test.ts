@@ -267,7 +267,7 @@ async function apply(context, kit) {
   });
 
   it('are deleted on request', async () => {
-    const deleted = await call(app.url, `${base()}/${credentialId}`, { method: 'DELETE', apiKey: key });
+    const deleted = await call(app.url, `${base()}/${credentialId.toUpperCase()}`, { method: 'DELETE', apiKey: key });
     expect(deleted.body.data).toEqual({ credentialId, deleted: true });
     expect((await call(app.url, `${base()}/${credentialId}`, { method: 'DELETE', apiKey: key })).status).toBe(404);
   });

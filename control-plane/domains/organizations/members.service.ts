@@ -105,5 +105,5 @@ export async function removeOrganizationMember(db: Kysely<Database>, principal: 
   await deleteMembership(db, principal.tenantId, input.id, input.userId);
   await deleteAssignmentsOfCustomer(db, principal.tenantId, input.id, input.userId);
   if (target.role === 'owner') await keepOwnerIdOnAnOwner(db, principal.tenantId, input.id);
-  return { removed: true as const, userId: input.userId };
+  return { removed: true as const, userId: target.user_id };
 }
