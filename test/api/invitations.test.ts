@@ -171,6 +171,20 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
     expect((await call(app.url, `/api/customer-invitations/${created.token}`)).body.data.status).toBe('accepted');
   });
 
+  it('counts a new password in characters as typed and as hashed (code points, after NFKC), not in UTF-16 units', async () => {
+    for (const [password, status] of [
+      ['e\u0301'.repeat(6), 400], // 12 UTF-16 units, 6 characters once composed
+      ['\u{1F511}'.repeat(12), 200], // 24 UTF-16 units, 12 characters
+      ['\u{1F511}'.repeat(256), 200], // 512 UTF-16 units, 256 characters
+      ['\u{1F511}'.repeat(257), 400],
+    ] as const) {
+      const created = await invite();
+      const response = await accept(created.token, { name: 'Counted', password });
+      expect(response.status, `${[...password].length} code points: ${response.text}`).toBe(status);
+      if (status === 400) expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['password']);
+    }
+  });
+
   it('refuses malformed bodies, expired and revoked invitations, and a registered email — creating nothing', async () => {
     const created = await invite();
     const before = await rowCounts();

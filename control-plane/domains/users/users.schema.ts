@@ -1,11 +1,17 @@
 import { z } from 'zod';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 
+/** Characters as hashed: code points after NFKC (password-hash.ts), not UTF-16 units. */
+const hashedLength = (password: string) => [...password.normalize('NFKC')].length;
+
 /** What a new password must be: long enough to resist guessing, short enough to hash cheaply. */
 export const newPasswordSchema = z
   .string()
-  .min(12, 'a password has at least 12 characters')
-  .max(256, 'a password has at most 256 characters')
+  // A bound before normalising anything (NFKC composes at most a few code units into one character).
+  .max(4096, 'a password has at most 256 characters')
+  .refine((password) => hashedLength(password) >= 12, 'a password has at least 12 characters')
+  .refine((password) => hashedLength(password) <= 256, 'a password has at most 256 characters')
+  .describe('12 to 256 characters, counted as Unicode code points after NFKC normalisation')
   // Well-formed text only: a lone surrogate would hash as U+FFFD, and sign-in refuses both.
   .superRefine(refuseUnstorableText);
 
