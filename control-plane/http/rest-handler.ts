@@ -40,7 +40,8 @@ export function createRestHandler(options: {
   return (req: Request, res: Response, next: NextFunction) => {
     // HEAD asks what GET would answer: the procedure runs as for GET, and Node sends no body for a
     // response to HEAD (the response was made for a HEAD request; the method it routes by does not change that).
-    if (req.method === 'HEAD') req.method = 'GET';
+    const method = req.method;
+    if (method === 'HEAD') req.method = 'GET';
     // A POST/PUT/PATCH/DELETE that sends no body at all (`curl -X POST …/revoke`) means "no fields".
     if (acceptsBody(req.method) && !req.headers['content-type'] && !hasBody(req)) {
       req.headers['content-type'] = 'application/json';
@@ -70,6 +71,7 @@ export function createRestHandler(options: {
     }) as Response['end'];
     void handler(req, res, () => {
       res.end = originalEnd as Response['end'];
+      req.method = method;
       next();
     });
   };

@@ -163,5 +163,9 @@ describe('HEAD', () => {
     }
     const unknown = await fetch(`${app.url}/api/projects/${crypto.randomUUID()}`, { method: 'HEAD', headers: { 'x-api-key': key } });
     expect(unknown.status).toBe(404);
+    // A HEAD that matches no route is still a HEAD to the routes after, and to the log.
+    expect((await fetch(`${app.url}/api/no-such-route-for-head`, { method: 'HEAD', headers: { 'x-api-key': key } })).status).toBe(404);
+    const logged = app.logLines.filter((line) => (line.req as { url?: string } | undefined)?.url === '/api/no-such-route-for-head');
+    expect(logged.map((line) => (line.req as { method: string }).method)).toEqual(['HEAD']);
   });
 });
