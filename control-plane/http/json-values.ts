@@ -3,10 +3,11 @@ import type { FieldIssue } from '../errors/coerce-error.ts';
 import { sendSurfaceError } from './surface-errors.ts';
 
 /**
- * JSON a body can carry that JavaScript does not keep as sent. Free-form fields (project metadata,
- * discovery answers, settings) would otherwise change without a word: a `__proto__` key is
- * swallowed as the object's prototype when validation copies the object, and a number beyond a
- * double's range (`1e400`) parses as Infinity and is stored as null.
+ * Two kinds of JSON a body can carry that would change without a word on the way in. In free-form
+ * fields (project metadata, discovery answers, kit files) a `__proto__` key is swallowed as the
+ * object's prototype when validation copies the object, and a number beyond a double's range
+ * (`1e400`) parses as Infinity and is stored as null. (Numbers a double rounds, `1e-400` or 2^53 + 1,
+ * are kept as JavaScript reads them, as any JSON parser in JavaScript does.)
  */
 export function unkeepableValue(value: unknown, path: string[] = []): FieldIssue | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : { field: fieldName(path), issue: 'is a number too large to represent' };

@@ -133,15 +133,14 @@ describe('specwright kit init / validate / test', () => {
 
   it('refuses, at init, a kit id that validate would refuse, and writes nothing', async () => {
     for (const [id, reason] of [
-      ['executions', '"executions" is reserved'],
-      ['credentials', '"credentials" is reserved'],
-      ['a'.repeat(65), 'at most 64 characters'],
-      ['Not_A_Slug', 'lowercase letters, digits and hyphens'],
+      ['executions', `"executions" is reserved: the registry's routes use it; choose another id`],
+      ['credentials', `"credentials" is reserved: the registry's routes use it; choose another id`],
+      ['a'.repeat(65), 'must be at most 64 characters'],
+      ['Not_A_Slug', 'must be a slug: lowercase letters, digits and hyphens'],
     ] as const) {
       const dir = join(work, `bad-id-${id.length}-${id.slice(0, 3)}`);
       const result = await cli(['kit', 'init', dir, '--id', id]);
-      expect(result.code, id).toBe(1);
-      expect(result.err.join('\n')).toContain(reason);
+      expect(result, id).toEqual({ code: 1, out: [], err: [`specwright: kit id: ${reason}`] });
       await expect(readFile(join(dir, 'kit.json'), 'utf8')).rejects.toThrow(/ENOENT/);
     }
   });

@@ -103,10 +103,12 @@ npx specwright kit publish .     # SPECWRIGHT_URL, SPECWRIGHT_API_KEY, SPECWRIGH
 
 /** Writes a new kit into `dir`, which must not exist or be empty. Returns the files written. */
 export async function scaffoldKit(dir: string, options: { kitId?: string } = {}): Promise<{ kitId: string; files: string[] }> {
+  // An empty path would be the current directory: a kit is made in a directory named for it.
+  if (dir === '') throw new ScaffoldError('a kit directory is required');
   const kitId = options.kitId ?? kitIdFromDirectory(dir);
   // The id the manifest will carry, held to the manifest's own rule: a kit made here passes validate.
   const checked = kitIdSchema.safeParse(kitId);
-  if (!checked.success) throw new ScaffoldError(`kit id "${kitId}" ${checked.error.issues[0]?.message ?? 'is not valid'}`);
+  if (!checked.success) throw new ScaffoldError(`kit id: ${checked.error.issues[0]?.message ?? 'not valid'}`);
   let existing: string[] = [];
   try {
     existing = await readdir(dir);
