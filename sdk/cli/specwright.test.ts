@@ -224,6 +224,20 @@ describe('specwright kit publish', () => {
     expect(local.err[0]).toMatch(/^templates\/readme\.md\.hbs:1: template does not compile/);
   });
 
+  it('says, when the server refuses the upload as too large, how large the kit is as a request body', async () => {
+    const dir = await newKit('too-large');
+    registry.bodyLimitBytes = 1_000;
+    try {
+      const result = await cli(['kit', 'publish', dir, '--url', registry.url, '--api-key', registry.apiKey, '--org', registry.orgId]);
+      expect(result.code).toBe(1);
+      expect(result.err.at(-1)).toMatch(
+        /^specwright: publish failed: The request body exceeds the size limit: the kit is [\d.]+ KiB as a JSON request body \(escaping grows text full of quotes, backslashes or control characters\); the server takes up to its UPLOAD_LIMIT_BYTES \[PAYLOAD_TOO_LARGE 413\]$/,
+      );
+    } finally {
+      registry.bodyLimitBytes = null;
+    }
+  });
+
   it('never echoes an organization id that is not a uuid: it may be the API key, passed in the wrong place', async () => {
     const dir = await newKit('swapped-flags');
     const key = 'swk_abcdefghijkl_aVerySecretPartThatMustNotBePrinted';

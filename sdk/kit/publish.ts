@@ -73,7 +73,13 @@ export async function publishKit(options: PublishOptions): Promise<PublishedKit>
   if (!error?.message) throw new PublishError(`${target.origin} answered HTTP ${status} without an error message`, 'BAD_RESPONSE', status);
   const problems = Array.isArray(error.details?.problems) ? error.details.problems.filter((p) => typeof p?.file === 'string' && typeof p?.message === 'string') : [];
   const issues = Array.isArray(error.details?.issues) ? error.details.issues.filter((i) => typeof i?.field === 'string' && typeof i?.issue === 'string').map(issueAsProblem) : [];
-  throw new PublishError(oneLine(error.message), error.code ?? 'UNKNOWN', status, [...problems, ...issues]);
+  // `kit validate` counts files as they are on disk; the server's limit applies to them as JSON text.
+  const size = error.code === 'PAYLOAD_TOO_LARGE' ? `: ${bodySizeExplained(payload.length)}` : '';
+  throw new PublishError(`${oneLine(error.message)}${size}`, error.code ?? 'UNKNOWN', status, [...problems, ...issues]);
+}
+
+function bodySizeExplained(bytes: number): string {
+  return `the kit is ${(bytes / 1024).toFixed(1)} KiB as a JSON request body (escaping grows text full of quotes, backslashes or control characters); the server takes up to its UPLOAD_LIMIT_BYTES`;
 }
 
 /** A field-level refusal of the request (`details.issues`), told as a problem of the kit file it concerns. */

@@ -3,7 +3,7 @@
  * `POST /api/{orgId}/kits` with X-API-Key and `{manifest, files}` → 201 `{success, data: {id, kitId,
  * version, displayName, status, createdAt}}`, or `{success: false, error: {code, message, details?}}`
  * with VALIDATION_ERROR 400 (`details.problems`), CONFLICT 409, UNAUTHORIZED 401, FORBIDDEN 403,
- * NOT_FOUND 404. It checks packages with the same loadKitPackage the server uses, and keeps every
+ * NOT_FOUND 404, PAYLOAD_TOO_LARGE 413. It checks packages with the same loadKitPackage the server uses, and keeps every
  * request it received so tests can assert the body.
  */
 import { randomUUID } from 'node:crypto';
@@ -26,11 +26,13 @@ export type KitPublishServer = {
   forcedProblems: Array<{ file: string; line?: number; message: string }> | null;
   /** Field-level refusals (`details.issues`), as the server's input validation answers. */
   forcedIssues: Array<{ field: string; issue: string }> | null;
+  /** A body larger than this answers PAYLOAD_TOO_LARGE 413, as the server's UPLOAD_LIMIT_BYTES does. */
+  bodyLimitBytes: number | null;
   close(): Promise<void>;
 };
 
 export async function startKitPublishServer(): Promise<KitPublishServer> {
-  const state = { apiKey: `swk_test_${randomUUID().slice(0, 8)}`, orgId: randomUUID(), received: [] as ReceivedPublish[], published: new Set<string>(), kitsEnabled: true, forcedProblems: null as KitPublishServer['forcedProblems'], forcedIssues: null as KitPublishServer['forcedIssues'] };
+  const state = { apiKey: `swk_test_${randomUUID().slice(0, 8)}`, orgId: randomUUID(), received: [] as ReceivedPublish[], published: new Set<string>(), kitsEnabled: true, forcedProblems: null as KitPublishServer['forcedProblems'], forcedIssues: null as KitPublishServer['forcedIssues'], bodyLimitBytes: null as number | null };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -52,6 +54,7 @@ function answer(state: Omit<KitPublishServer, 'url' | 'close'>, req: IncomingMes
     send(res, status, { success: false, error: { code, message, ...(details ? { details } : {}) }, metadata: { timestamp: new Date().toISOString(), requestId: randomUUID() } });
   const match = /^\/api\/([^/]+)\/kits$/.exec(req.url ?? '');
   if (req.method !== 'POST' || !match) return fail(404, 'NOT_FOUND', 'Route not found');
+  if (state.bodyLimitBytes !== null && Buffer.byteLength(text) > state.bodyLimitBytes) return fail(413, 'PAYLOAD_TOO_LARGE', 'The request body exceeds the size limit');
   let body: unknown = null;
   try {
     body = JSON.parse(text);
