@@ -85,7 +85,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       await ensureAppRoleExists(owner.db);
       await assertClusterServerSecret({ owner: owner.db, ownerUrl: ownerUrl!, serverSecret, dataDir: config.dataDir, setsAppRolePassword });
       const password = setsAppRolePassword ? await enableAppRoleLogin(owner.db, serverSecret.secret) : undefined;
-      await migrateToLatest(owner.db, owner.pool);
+      await migrateToLatest(owner.db, owner.pool, (migrations) => log.info({ migrations }, 'applying database migrations; the service starts when they are done'));
       await ensureCredentialKey(owner.db, serverSecret.secret);
       const builtIns = await registerBuiltInKits(owner.db, log);
       if (builtIns.length > 0) log.info({ kits: builtIns }, 'built-in kits registered');

@@ -10,14 +10,17 @@ const migrationFolder = fileURLToPath(new URL('../../migrations', import.meta.ur
 
 /**
  * Brings a database to the current schema: graphile-worker's own schema first (our functions
- * call into it), then ours. Runs as the owner role; safe to call on every boot.
+ * call into it), then ours. Runs as the owner role; safe to call on every boot. `onPending` hears
+ * which of ours are about to run (a migration over a large table can hold the boot for a while).
  */
-export async function migrateToLatest(owner: Kysely<any>, ownerPool: pg.Pool): Promise<void> {
+export async function migrateToLatest(owner: Kysely<any>, ownerPool: pg.Pool, onPending?: (migrationNames: string[]) => void): Promise<void> {
   await runWorkerMigrations({ pgPool: ownerPool, logger: new Logger(() => () => {}) });
   const migrator = new Migrator({
     db: owner,
     provider: new FileMigrationProvider({ fs, path, migrationFolder }),
   });
+  const pending = (await migrator.getMigrations()).filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
+  if (pending.length > 0) onPending?.(pending);
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (error || failed) {
