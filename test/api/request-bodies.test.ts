@@ -169,3 +169,22 @@ describe('HEAD', () => {
     expect(logged.map((line) => (line.req as { method: string }).method)).toEqual(['HEAD']);
   });
 });
+
+describe('ids in any letter case', () => {
+  it('name the same rows: a uuid in capitals reaches what it names, and answers name it in lower case', async () => {
+    const orgId = app.bootstrap.organizationId;
+    const project = (await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Capitals', organizationId: orgId } })).body.data;
+    // The route's organization compared with the project's: one id, whatever its case.
+    const execute = await call(app.url, `/api/${orgId.toUpperCase()}/kits/openapi-api/execute`, { apiKey: key, body: sampleExecutionBody(project.id.toUpperCase()) });
+    expect(execute.status, execute.text).toBe(201);
+    const credential = await call(app.url, `/api/${orgId}/kits/credentials`, {
+      apiKey: key,
+      body: { projectId: project.id, kitId: 'git-publish', credentialType: 'git-token', credentials: { token: 'capital-secret', repository: 'https://git.example/acme' } },
+    });
+    expect(credential.status, credential.text).toBe(201);
+    const deleted = await call(app.url, `/api/${orgId}/kits/credentials/${credential.body.data.credentialId.toUpperCase()}`, { method: 'DELETE', apiKey: key });
+    expect(deleted.body.data).toEqual({ credentialId: credential.body.data.credentialId, deleted: true });
+    const removedProject = await call(app.url, `/api/projects/${project.id.toUpperCase()}`, { method: 'DELETE', apiKey: key });
+    expect(removedProject.body.data.projectId).toBe(project.id);
+  });
+});

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { uuidInput } from '../../http/uuid-input.ts';
 
 export const apiKeyOutput = z.object({
   id: z.uuid(),
@@ -21,6 +22,6 @@ export const createdApiKeyOutput = apiKeyOutput.extend({
   key: z.string().describe('The key itself. Shown once: only its hash is stored.'),
 });
 
-export const apiKeyIdInput = z.object({ keyId: z.uuid() });
+export const apiKeyIdInput = z.object({ keyId: uuidInput() });
 
 export type ApiKey = z.infer<typeof apiKeyOutput>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pagedOutput, pagingInput } from '../../http/paging.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { newPasswordSchema } from '../users/users.schema.ts';
+import { uuidInput } from '../../http/uuid-input.ts';
 
 export const INVITATION_LIFETIME_DAYS = 7;
 
@@ -14,7 +15,7 @@ const tokenParam = z.string().min(1).max(256).describe('The invitation token');
 
 export const createInvitationInput = z
   .object({
-    organizationId: z.uuid(),
+    organizationId: uuidInput(),
     email: z.email().max(320),
     message: z.string().trim().max(2000).optional(),
     roleId: invitedRoleSchema.optional().describe('Organization role the invitee receives: customer (default) or member'),
@@ -42,7 +43,7 @@ export const createdInvitationOutput = invitationOutput.extend({
 });
 
 export const listInvitationsInput = pagingInput.extend({
-  organizationId: z.uuid(),
+  organizationId: uuidInput(),
   status: invitationStatusSchema.optional(),
 });
 export const listInvitationsOutput = pagedOutput('invitations', invitationOutput);
@@ -64,7 +65,7 @@ export const acceptInvitationInput = z
     token: tokenParam,
     name: z.string().trim().min(1).max(200).superRefine(refuseUnstorableText).optional(),
     password: newPasswordSchema.optional(),
-    userId: z.uuid().optional(),
+    userId: uuidInput().optional(),
   })
   .strict()
   .superRefine((input, ctx) => {

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { orgInput } from '../kits/kits.schema.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { uuidInput } from '../../http/uuid-input.ts';
 
 export const publicKeyOutput = z.object({ keyId: z.string(), key: z.string().describe('X25519 public key, standard base64; seal with crypto_box_seal') });
 
 export const storeCredentialInput = orgInput
   .extend({
-    projectId: z.uuid(),
+    projectId: uuidInput(),
     kitId: z.string().min(1).max(100),
     credentialType: z.string().min(1).max(100).regex(/^[a-z0-9_.-]+$/, 'lowercase letters, digits, "_", "." and "-"').describe("The id of a credential the kit's manifest declares"),
     credentials: z.record(z.string(), z.unknown()).optional().describe('Secret key-value pairs, sealed by the server'),
@@ -37,9 +38,9 @@ export const credentialOutput = z.object({
   createdAt: z.iso.datetime(),
 });
 
-export const listCredentialsInput = orgInput.extend({ projectId: z.uuid().optional(), kitId: z.string().max(100).superRefine(refuseUnstorableText).optional() });
+export const listCredentialsInput = orgInput.extend({ projectId: uuidInput().optional(), kitId: z.string().max(100).superRefine(refuseUnstorableText).optional() });
 export const listCredentialsOutput = z.object({ credentials: z.array(credentialOutput) });
-export const credentialRefInput = orgInput.extend({ credentialId: z.uuid() });
+export const credentialRefInput = orgInput.extend({ credentialId: uuidInput() });
 export const deletedCredentialOutput = z.object({ credentialId: z.uuid(), deleted: z.literal(true) });
 
 export type StoreCredentialInput = z.infer<typeof storeCredentialInput>;

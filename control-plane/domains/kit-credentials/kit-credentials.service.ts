@@ -88,6 +88,5 @@ export async function listKitCredentials(db: Kysely<Database>, principal: Princi
 export async function removeCredential(db: Kysely<Database>, principal: Principal, input: { orgId: string; credentialId: string }) {
   await requireKitAccess(db, principal, input.orgId, 'admin');
   if (!(await deleteCredential(db, principal.tenantId, input.orgId, input.credentialId))) throw notFound('The credential');
-  // The id in lower case, as every answer names ids, whatever case the path used.
-  return { credentialId: input.credentialId.toLowerCase(), deleted: true as const };
+  return { credentialId: input.credentialId, deleted: true as const };
 }

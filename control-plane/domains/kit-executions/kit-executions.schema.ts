@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { pagingInput } from '../../http/paging.ts';
 import { kitRefInput, orgInput } from '../kits/kits.schema.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { uuidInput } from '../../http/uuid-input.ts';
 
 export const executionStatuses = ['pending', 'running', 'completed', 'failed', 'partial'] as const;
 const outputStatuses = ['valid', 'warning', 'invalid'] as const;
 
 export const executeKitInput = kitRefInput
   .extend({
-    projectId: z.uuid(),
+    projectId: uuidInput(),
     businessProfile: z.looseObject({ company: z.looseObject({ name: z.string().min(1).max(500), industry: z.string().min(1).max(200) }) }),
     discoveryAnswers: z.record(z.string(), z.unknown()).default({}),
     options: z.strictObject({ dryRun: z.boolean().default(false), skipApply: z.boolean().default(false) }).default({ dryRun: false, skipApply: false }),
@@ -69,7 +70,7 @@ export const executionDetailOutput = executionSummaryOutput.extend({
 });
 
 export const listExecutionsInput = orgInput.extend(pagingInput.shape).extend({
-  projectId: z.uuid().optional(),
+  projectId: uuidInput().optional(),
   kitId: z.string().max(100).superRefine(refuseUnstorableText).optional(),
   status: z.enum(executionStatuses).optional(),
 });
@@ -81,7 +82,7 @@ export const listExecutionsOutput = z.object({
   offset: z.number().int(),
 });
 
-export const executionRefInput = orgInput.extend({ executionId: z.uuid() });
+export const executionRefInput = orgInput.extend({ executionId: uuidInput() });
 export const outputRefInput = executionRefInput.extend({ outputId: z.string().min(1).max(200).superRefine(refuseUnstorableText) });
 
 export const outputContentOutput = z.object({

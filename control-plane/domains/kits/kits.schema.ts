@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pagingInput } from '../../http/paging.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { uuidInput } from '../../http/uuid-input.ts';
 
 export const kitTypes = ['file', 'platform', 'api', 'hybrid', 'composite'] as const;
 export const kitStatuses = ['active', 'deprecated', 'draft'] as const;
@@ -8,7 +9,7 @@ export const kitPhases = ['SPEC', 'CHECK', 'DISCOVER', 'PLAN', 'VALIDATE', 'APPL
 
 const kitSlug = z.string().min(1).max(100).regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a kit id is lowercase letters, digits and hyphens');
 
-export const orgInput = z.object({ orgId: z.uuid() });
+export const orgInput = z.object({ orgId: uuidInput() });
 
 export const kitSummaryOutput = z.object({
   id: z.uuid(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pagingInput, pagedOutput } from '../../http/paging.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { uuidInput } from '../../http/uuid-input.ts';
 
 export const slugSchema = z
   .string()
@@ -31,7 +32,7 @@ export const createOrganizationInput = z
 
 export const updateOrganizationInput = z
   .object({
-    id: z.uuid(),
+    id: uuidInput(),
     name: z.string().trim().min(1).max(200).optional(),
     slug: slugSchema.optional(),
     displayName: z.string().trim().min(1).max(200).nullable().optional(),
@@ -52,7 +53,7 @@ export const organizationOutput = z.object({
   updatedAt: z.iso.datetime(),
 });
 
-export const organizationIdInput = z.object({ id: z.uuid() });
+export const organizationIdInput = z.object({ id: uuidInput() });
 // Every field has a default, so a call may send no input at all.
 export const listOrganizationsInput = pagingInput.prefault({});
 export const listOrganizationsOutput = pagedOutput('organizations', organizationOutput);
@@ -68,9 +69,9 @@ export const memberOutput = z.object({
   user: z.object({ name: z.string(), email: z.string() }),
 });
 
-export const addMemberInput = z.object({ id: z.uuid(), userId: z.uuid(), role: organizationRoleSchema }).strict();
-export const changeMemberRoleInput = z.object({ id: z.uuid(), userId: z.uuid(), role: organizationRoleSchema }).strict();
-export const memberRefInput = z.object({ id: z.uuid(), userId: z.uuid() });
+export const addMemberInput = z.object({ id: uuidInput(), userId: uuidInput(), role: organizationRoleSchema }).strict();
+export const changeMemberRoleInput = z.object({ id: uuidInput(), userId: uuidInput(), role: organizationRoleSchema }).strict();
+export const memberRefInput = z.object({ id: uuidInput(), userId: uuidInput() });
 export const listMembersOutput = z.object({ members: z.array(memberOutput) });
 export const removedMemberOutput = z.object({ removed: z.literal(true), userId: z.uuid() });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pagingInput, pagedOutput } from '../../http/paging.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { uuidInput } from '../../http/uuid-input.ts';
 
 export const projectPhases = ['CREATED', 'DISCOVERY', 'FEATURE_SELECTION', 'PLAN_GENERATION', 'PLANNING', 'VISUAL_DISCOVERY', 'SPECIFICATION'] as const;
 export const projectStatuses = ['active', 'completed', 'archived'] as const;
@@ -67,14 +68,14 @@ export const createProjectInput = z
     description: z.string().max(10_000).optional(),
     template: z.string().trim().min(1).max(100).optional(),
     metadata: metadataInput.optional(),
-    organizationId: z.uuid().optional(),
+    organizationId: uuidInput().optional(),
   })
   .superRefine(refuseUnstorableText);
 
 /** Only these may change; phase and every read-only field are refused by name (strict object). */
 export const updateProjectInput = z
   .strictObject({
-    projectId: z.uuid(),
+    projectId: uuidInput(),
     name: z.string().trim().min(1).max(200).optional(),
     description: z.string().max(10_000).nullable().optional(),
     metadata: metadataInput.optional(),
@@ -82,7 +83,7 @@ export const updateProjectInput = z
   })
   .superRefine(refuseUnstorableText);
 
-export const projectIdInput = z.object({ projectId: z.uuid() });
+export const projectIdInput = z.object({ projectId: uuidInput() });
 
 export const deletedProjectOutput = z.object({
   projectId: z.uuid(),

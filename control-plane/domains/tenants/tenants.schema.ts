@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { uuidInput } from '../../http/uuid-input.ts';
 
 export const createTenantInput = z
   .strictObject({
@@ -20,7 +21,7 @@ export type CreateTenantInput = z.infer<typeof createTenantInput>;
 export type CreatedTenant = z.infer<typeof createdTenantOutput>;
 
 export const setTenantFeaturesInput = z.strictObject({
-  tenantId: z.uuid(),
+  tenantId: uuidInput(),
   kits_enabled: z.boolean().optional(),
 });
 
