@@ -19,11 +19,10 @@ import { contextFactory } from '../trpc/context.ts';
 import { rememberRequestId } from '../trpc/init.ts';
 import { requestLogSerializer } from './log-redaction.ts';
 import { bodyReadFailure } from './body-read-errors.ts';
+import { refuseMisshapenBodies } from './body-shape.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { createDownloadHandler } from './downloads.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
-import { refuseDeepBodies } from './json-depth.ts';
-import { refuseUnkeepableValues } from './json-values.ts';
 import { clientAddressKey, createRequestCounter, rateLimitCallerKey } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
 import { createRestHandler } from './rest-handler.ts';
@@ -118,11 +117,11 @@ export function createApp(deps: AppDeps): express.Express {
   app.post(/^\/api\/[0-9a-f-]{36}\/kits$/i, refuseUnauthenticated, express.json({ limit: deps.config.uploadLimitBytes }));
   // The same procedure over tRPC (the SDK), called on its own.
   app.post('/trpc/kits.publish', refuseUnauthenticated, express.json({ limit: deps.config.uploadLimitBytes, type: isJsonOrUntyped }));
-  app.use('/api', express.json({ limit: deps.config.bodyLimitBytes }), refuseDeepBodies, refuseUnkeepableValues);
+  app.use('/api', express.json({ limit: deps.config.bodyLimitBytes }), refuseMisshapenBodies);
   app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes }));
 
   // tRPC reads a body that express has parsed (and treats one without a content type as JSON).
-  app.use('/trpc', express.json({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseDeepBodies, refuseUnkeepableValues, labelUntypedBodyAsJson);
+  app.use('/trpc', express.json({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
   app.use(
     '/trpc',
     createExpressMiddleware({

@@ -42,21 +42,9 @@ export function createRestHandler(options: {
     // response to HEAD (the response was made for a HEAD request; the method it routes by does not change that).
     const method = req.method;
     if (method === 'HEAD') req.method = 'GET';
-    // A POST/PUT/PATCH/DELETE that sends no body at all (`curl -X POST …/revoke`) means "no fields".
-    if (acceptsBody(req.method) && !req.headers['content-type'] && !hasBody(req)) {
-      req.headers['content-type'] = 'application/json';
-      req.body = {};
-    }
     if (acceptsBody(req.method)) {
-      const refusal = unsupportedMediaType(req.headers['content-type']);
+      const refusal = bodyRefusal(req);
       if (refusal) return sendSurfaceError(req, res, refusal);
-      // express.json read the body (media types ignore case); the projection compares the header
-      // as written, so it gets the canonical spelling.
-      req.headers['content-type'] = 'application/json';
-    }
-    // A body's fields sit beside the path parameters: a JSON array has none, it is not "no fields".
-    if (acceptsBody(req.method) && Array.isArray(req.body)) {
-      return sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'The request body must be a JSON object' });
     }
     const originalEnd = res.end.bind(res) as (...args: unknown[]) => Response;
     const requestId = String(res.locals.requestId ?? '');
@@ -78,14 +66,27 @@ export function createRestHandler(options: {
 }
 
 /**
- * A body is JSON and says so: the operations declare `application/json` only. A type that merely
- * starts like it (`application/json-patch+json`) is not read by the body parser, so it would
- * otherwise reach the procedure as no fields at all and "succeed" having changed nothing.
+ * Why the body of a POST/PUT/PATCH cannot be taken, if it cannot; readies one that can for the
+ * projection. No body at all (`curl -X POST …/revoke`) means "no fields". Otherwise it is JSON and
+ * says so: the operations declare `application/json` only, and a type that merely starts like it
+ * (`application/json-patch+json`) is not read by the body parser, so it would reach the procedure
+ * as no fields and "succeed" having changed nothing. And it is an object: its fields sit beside the
+ * path parameters, which a JSON array has none of.
  */
-function unsupportedMediaType(contentType: string | undefined): WireError | undefined {
-  if (contentType === undefined) return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'A body needs Content-Type: application/json' };
-  if (typeis.is(contentType, ['application/json'])) return undefined;
-  return { code: 'UNSUPPORTED_MEDIA_TYPE', message: `Content-Type ${JSON.stringify(contentType)} is not supported: send application/json` };
+function bodyRefusal(req: Request): WireError | undefined {
+  const contentType = req.headers['content-type'];
+  if (contentType === undefined && !hasBody(req)) {
+    req.body = {};
+  } else if (contentType === undefined) {
+    return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'A body needs Content-Type: application/json' };
+  } else if (!typeis.is(contentType, ['application/json'])) {
+    return { code: 'UNSUPPORTED_MEDIA_TYPE', message: `Content-Type ${JSON.stringify(contentType)} is not supported: send application/json` };
+  }
+  if (Array.isArray(req.body)) return { code: 'VALIDATION_ERROR', message: 'The request body must be a JSON object' };
+  // express.json read the body (media types ignore case); the projection compares the header as
+  // written, so it gets the canonical spelling.
+  req.headers['content-type'] = 'application/json';
+  return undefined;
 }
 
 /** The methods whose body the REST projection reads (trpc-to-openapi takes GET and DELETE input from the query). */
