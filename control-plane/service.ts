@@ -188,18 +188,17 @@ export class ShutdownTimeoutError extends Error {
  * answering would otherwise wait forever): the process then exits and the OS closes what is left.
  */
 function runShutdown(steps: ShutdownStep[], limitMs: number, log: Logger): Promise<void> {
-  let current: ShutdownStep | undefined;
-  const remaining = [...steps];
+  let finished = 0;
   const run = async () => {
     for (const step of steps) {
-      current = step;
       await step.run().catch((error) => log.error({ err: error }, `shutdown step failed: ${step.what}`));
-      remaining.shift();
+      finished += 1;
     }
   };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      const pending = remaining.map((step) => (step === current && step.detail ? `${step.what} (${step.detail()})` : step.what));
+      // The first step not finished is the one running: it says what it still waits on.
+      const pending = steps.slice(finished).map((step, index) => (index === 0 && step.detail ? `${step.what} (${step.detail()})` : step.what));
       reject(new ShutdownTimeoutError(`shutdown did not finish within ${limitMs / 1000} s; not closed: ${pending.join(', ')}`));
     }, limitMs);
     run().then(() => {
