@@ -30,6 +30,32 @@ async function user(label: string, password: string | null = PASSWORD): Promise<
   return email;
 }
 
+const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
+
+/** A PHC string of `password` exactly as given (no normalisation), at the given cost. */
+function phc(password: string, cost: { memory: number; passes: number }): string {
+  const salt = randomBytes(16);
+  const hash = argon2Sync('argon2id', { message: password, nonce: salt, memory: cost.memory, passes: cost.passes, parallelism: 1, tagLength: 32 });
+  return `$argon2id$v=19$m=${cost.memory},t=${cost.passes},p=1$${b64(salt)}$${b64(hash)}`;
+}
+
+/** Whether `encoded` is a hash of `password` exactly as given. */
+function hashes(password: string, encoded: string): boolean {
+  const [, , , costs, salt, hash] = encoded.split('$');
+  const [memory, passes, parallelism] = costs!.split(',').map((part) => Number(part.split('=')[1]));
+  const derived = argon2Sync('argon2id', { message: password, nonce: Buffer.from(salt!, 'base64'), memory: memory!, passes: passes!, parallelism: parallelism!, tagLength: 32 });
+  return b64(derived) === hash;
+}
+
+async function userWithHash(label: string, passwordHash: string): Promise<string> {
+  const email = `${label}-${next++}@sign-in.test`;
+  await ownerQuery(app.database.ownerUrl, 'insert into users (tenant_id, email, name, password_hash) values ($1, $2, $3, $4)', [app.bootstrap.tenantId, email, label, passwordHash]);
+  return email;
+}
+
+const storedHash = async (email: string): Promise<string> =>
+  (await ownerQuery(app.database.ownerUrl, 'select password_hash from users where email = $1', [email]))[0].password_hash;
+
 /** Each test signs in from its own loopback address, so throttling in one never bleeds into another. */
 let lastAddress = 1;
 const newAddress = () => `127.0.0.${++lastAddress}`;
@@ -98,18 +124,40 @@ describe('POST /api/auth/login', () => {
     expect((await login(newAddress(), setComposed, 'Cafe-Passwort-1')).status).toBe(401);
   });
 
-  it('still takes a password stored before passwords were normalised, exactly as it was set', async () => {
+  it('still takes a password stored before passwords were normalised, exactly as it was set, and then stores it normalised', async () => {
     // A hash of the password as typed, as stored before NFKC: full-width letters, a combining accent, a ligature.
     for (const password of ['\uff30\uff41\uff53\uff53\uff37\uff4f\uff52\uff44\uff11\uff12\uff13', 'cafe\u0301-au-lait-42', '\ufb01nancial-\ufb01les']) {
       expect(password.normalize('NFKC')).not.toBe(password);
-      const salt = randomBytes(16);
-      const hash = argon2Sync('argon2id', { message: password, nonce: salt, memory: 19_456, passes: 2, parallelism: 1, tagLength: 32 });
-      const legacy = `$argon2id$v=19$m=19456,t=2,p=1$${salt.toString('base64').replace(/=+$/, '')}$${hash.toString('base64').replace(/=+$/, '')}`;
-      const email = `legacy-${next++}@sign-in.test`;
-      await ownerQuery(app.database.ownerUrl, 'insert into users (tenant_id, email, name, password_hash) values ($1, $2, $3, $4)', [app.bootstrap.tenantId, email, 'Legacy', legacy]);
-      expect((await login(newAddress(), email, password)).status, password).toBe(200);
+      const legacy = phc(password, { memory: 19_456, passes: 2 });
+      const email = await userWithHash('legacy', legacy);
       expect((await login(newAddress(), email, 'something-else-entirely')).status).toBe(401);
+      expect(await storedHash(email), 'a failed sign-in changes nothing').toBe(legacy);
+
+      expect((await login(newAddress(), email, password)).status, password).toBe(200);
+      const replaced = await storedHash(email);
+      expect(replaced).not.toBe(legacy);
+      expect(hashes(password.normalize('NFKC'), replaced), 'the new hash is of the normalised password').toBe(true);
+      // Typed either way, it signs in, now without the fallback.
+      expect((await login(newAddress(), email, password)).status).toBe(200);
+      expect((await login(newAddress(), email, password.normalize('NFKC'))).status).toBe(200);
+      expect(await storedHash(email)).toBe(replaced);
     }
+  });
+
+  it('stores a hash made at an older cost afresh at today\'s cost on the next sign-in, and leaves a current one alone', async () => {
+    const old = phc(PASSWORD, { memory: 8_192, passes: 1 });
+    const email = await userWithHash('old-cost', old);
+    expect((await login(newAddress(), email, 'not the password at all')).status).toBe(401);
+    expect(await storedHash(email)).toBe(old);
+    expect((await login(newAddress(), email, PASSWORD)).status).toBe(200);
+    const replaced = await storedHash(email);
+    expect(replaced).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(hashes(PASSWORD, replaced)).toBe(true);
+
+    const current = await user('current-cost');
+    const before = await storedHash(current);
+    expect((await login(newAddress(), current, PASSWORD)).status).toBe(200);
+    expect(await storedHash(current)).toBe(before);
   });
 
   it('refuses malformed input with field-level errors', async () => {

@@ -34,22 +34,34 @@ export async function hashPassword(password: string): Promise<string> {
   return `$argon2id$v=19$m=${memory},t=${passes},p=${parallelism}$${b64(salt)}$${b64(hash)}`;
 }
 
-/** True when `password` matches `encoded`; false for a wrong password and for anything malformed. */
-export async function verifyPassword(password: string, encoded: string): Promise<boolean> {
+/**
+ * What checking a password against a stored hash found. `rehash` says the stored hash should be
+ * replaced by `hashPassword(password)` now that the password is known: it was stored before
+ * passwords were normalised, or with a cost other than today's defaults.
+ */
+export type PasswordCheck = { matches: false } | { matches: true; rehash: boolean };
+
+const NO_MATCH: PasswordCheck = { matches: false };
+
+/** Checks `password` against `encoded`; anything malformed is no match. */
+export async function checkPassword(password: string, encoded: string): Promise<PasswordCheck> {
   const match = PHC_PATTERN.exec(encoded);
-  if (!match) return false;
+  if (!match) return NO_MATCH;
   const [memory, passes, parallelism] = [Number(match[1]), Number(match[2]), Number(match[3])];
   if (memory > limits.memory || passes > limits.passes || parallelism > limits.parallelism || parallelism < 1 || passes < 1 || memory < 8 * parallelism) {
-    return false;
+    return NO_MATCH;
   }
   const salt = Buffer.from(match[4]!, 'base64');
   const expected = Buffer.from(match[5]!, 'base64');
-  if (salt.length < 8 || expected.length < 16) return false;
+  if (salt.length < 8 || expected.length < 16) return NO_MATCH;
   const cost = { memory, passes, parallelism, tagLength: expected.length };
-  if (timingSafeEqual(await derive(normalised(password), salt, cost), expected)) return true;
+  const d = passwordHashDefaults;
+  const outdatedCost = memory !== d.memory || passes !== d.passes || parallelism !== d.parallelism || expected.length !== d.tagLength || salt.length !== d.saltLength;
+  if (timingSafeEqual(await derive(normalised(password), salt, cost), expected)) return { matches: true, rehash: outdatedCost };
   // Hashes stored before passwords were normalised hold the password exactly as it was typed.
   // (A password NFKC leaves alone costs one derivation either way, known account or not.)
-  return normalised(password) !== password && timingSafeEqual(await derive(password, salt, cost), expected);
+  if (normalised(password) !== password && timingSafeEqual(await derive(password, salt, cost), expected)) return { matches: true, rehash: true };
+  return NO_MATCH;
 }
 
 let decoy: Promise<string> | undefined;
@@ -60,6 +72,6 @@ let decoy: Promise<string> | undefined;
  */
 export async function verifyAgainstDecoy(password: string): Promise<false> {
   decoy ??= hashPassword(randomBytes(16).toString('base64url'));
-  await verifyPassword(password, await decoy);
+  await checkPassword(password, await decoy);
   return false;
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { withTenant } from '../../db/tenant-transaction.ts';
 import { insertUser } from '../tenants/tenants.repository.ts';
 
 export interface LoginLookup {
@@ -18,6 +19,16 @@ export async function findLogin(db: Kysely<Database>, email: string): Promise<Lo
 export async function emailTaken(db: Kysely<Database>, email: string): Promise<boolean> {
   const { rows } = await sql<{ taken: boolean }>`select app_private.email_taken(${email}) as taken`.execute(db);
   return rows[0]?.taken === true;
+}
+
+/**
+ * Replaces the password hash sign-in just verified, unless it changed meanwhile (a concurrent
+ * sign-in already replaced it, or the password was changed): the newer hash stays.
+ */
+export async function replacePasswordHash(db: Kysely<Database>, login: LoginLookup, verified: string, replacement: string): Promise<void> {
+  await withTenant(db, login.tenant_id, (trx) =>
+    trx.updateTable('users').set({ password_hash: replacement }).where('id', '=', login.user_id).where('password_hash', '=', verified).execute(),
+  );
 }
 
 /** Inserts a user with a password in the transaction's tenant. */

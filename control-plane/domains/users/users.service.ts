@@ -3,9 +3,9 @@ import type { SessionTokens } from '../../auth/session-token.ts';
 import type { Database } from '../../db/database.ts';
 import { AppError, unauthorized } from '../../errors/app-error.ts';
 import type { LoginThrottle } from './login-throttle.ts';
-import { verifyAgainstDecoy, verifyPassword } from './password-hash.ts';
+import { checkPassword, hashPassword, verifyAgainstDecoy } from './password-hash.ts';
 import type { LoginInput, LoginResult } from './users.schema.ts';
-import { findLogin } from './users.repository.ts';
+import { findLogin, replacePasswordHash } from './users.repository.ts';
 
 export interface SignInDeps {
   db: Kysely<Database>;
@@ -21,7 +21,8 @@ const SIGN_IN_FAILED = 'The email or password is not correct';
 /**
  * Email + password → a 15-minute session token. Unknown emails and users without a password spend
  * the same argon2 work as a real check and fail with the same message; failures are throttled
- * (see login-throttle.ts) before any password is looked at.
+ * (see login-throttle.ts) before any password is looked at. A successful sign-in whose stored hash
+ * is outdated stores a fresh one.
  */
 export async function signIn(deps: SignInDeps, input: LoginInput): Promise<LoginResult> {
   const attempt = await deps.loginThrottle.begin(input.email, deps.clientAddress);
@@ -30,9 +31,12 @@ export async function signIn(deps: SignInDeps, input: LoginInput): Promise<Login
     throw new AppError('RATE_LIMITED', 'Too many failed sign-in attempts; retry after the time in Retry-After', { retryAfterSeconds: attempt.retryAfterSeconds });
   }
   const login = await findLogin(deps.db, input.email);
-  const matches = login?.password_hash ? await verifyPassword(input.password, login.password_hash) : await verifyAgainstDecoy(input.password);
-  if (!login || !matches) throw unauthorized(SIGN_IN_FAILED);
+  const check = login?.password_hash ? await checkPassword(input.password, login.password_hash) : { matches: await verifyAgainstDecoy(input.password) };
+  if (!login?.password_hash || !check.matches) throw unauthorized(SIGN_IN_FAILED);
   await attempt.succeeded();
+  // The password is known only now: a hash stored before normalisation or at an old cost is
+  // replaced by one made today, so the legacy fallback and old costs retire as users sign in.
+  if (check.rehash) await replacePasswordHash(deps.db, login, login.password_hash, await hashPassword(input.password));
   const issued = await deps.sessionTokens.issue(login.user_id);
   return { accessToken: issued.accessToken, tokenType: 'Bearer', expiresAt: issued.expiresAt.toISOString(), expiresIn: issued.expiresIn };
 }
