@@ -14,6 +14,7 @@ export {
   kitManifestJsonSchema,
   RESERVED_KIT_IDS,
   kitIdSchema,
+  kitVersionSchema,
   parseKitManifest,
   type KitManifest,
   type KitOutputDeclaration,

@@ -3,6 +3,7 @@
  * for the runtime and exported as JSON Schema for authors' editors and the SDK. Objects are strict
  * so a misspelt key ("output" for "outputs") is an error instead of a silently ignored setting.
  */
+import semver from 'semver';
 import { z } from 'zod';
 import { explainUnsafePath } from './safe-path.ts';
 
@@ -17,8 +18,17 @@ export type OutputType = (typeof OUTPUT_TYPES)[number];
 // semver.org's recommended expression (build metadata allowed, no leading "v").
 const SEMVER =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
-/** A version as semver (the library that orders versions) accepts it: at most 256 characters; kits get 128. */
-const semverString = () => z.string().max(128, 'a version has at most 128 characters').regex(SEMVER, 'must be a semantic version such as 1.2.0');
+/**
+ * A version as semver (the library that orders versions) accepts it: at most 256 characters (kits
+ * get 128), and major, minor and patch numbers a double holds exactly — it refuses to compare larger
+ * ones, so a version like 99999999999999999999.0.0 could be stored but never ordered.
+ */
+export const kitVersionSchema = z
+  .string()
+  .max(128, 'a version has at most 128 characters')
+  .regex(SEMVER, 'must be a semantic version such as 1.2.0')
+  // (Checked only for what passed the rules above, so one mistake gets one message.)
+  .refine((version) => version.length > 128 || !SEMVER.test(version) || semver.valid(version) !== null, `major, minor and patch must each be at most ${Number.MAX_SAFE_INTEGER}`);
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const DOTTED_PATH = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
 const FOR_EACH_PATH = /^(?:@(?:spec|plan|discovery)(?:\.[A-Za-z_$][\w$]*)*|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$/;
@@ -58,7 +68,7 @@ const outputSchema = z.strictObject({
 
 const componentSchema = z.strictObject({
   kitId: z.string().max(64).regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
-  version: semverString().optional(),
+  version: kitVersionSchema.optional(),
   prefix: z.string().regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
 });
 
@@ -77,7 +87,7 @@ export const kitManifestSchema = z
     metadata: z.strictObject({
       id: kitIdSchema,
       displayName: z.string().min(1).max(200),
-      version: semverString(),
+      version: kitVersionSchema,
       description: z.string().max(5000),
       author: z.string().min(1).max(200),
       kitType: z.enum(KIT_TYPES),

@@ -260,6 +260,18 @@ describe('the latest version', () => {
   });
 });
 
+describe('a pinned version', () => {
+  it('may be as long as a manifest allows (128 characters)', async () => {
+    const version = `1.0.0-${'a'.repeat(122)}`;
+    expect(version).toHaveLength(128);
+    const published = await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit({ id: 'long-pinned', version }) });
+    expect(published.status, published.text).toBe(201);
+    const started = await execute('long-pinned', { ...sampleExecutionBody(projectId), version });
+    expect(started.status, started.text).toBe(201);
+    expect((await waitForExecution(app.url, key, orgId, started.body.data.executionId)).kitVersion).toBe(version);
+  });
+});
+
 describe('bad input', () => {
   it('is refused clearly and leaves no rows or jobs', async () => {
     const executions = await countOf('select count(*) from kit_executions');
@@ -272,6 +284,11 @@ describe('bad input', () => {
     expect(invalid.status).toBe(400);
     expect(invalid.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(expect.arrayContaining(['businessProfile.company.name', 'businessProfile.company.industry']));
     expect((await execute('service-starter', { ...sampleExecutionBody(projectId), version: '9.9.9' })).status).toBe(404);
+    // A version is named as its manifest gives it: an empty one is not "the latest".
+    for (const version of ['', 'latest', '1.0']) {
+      const refused = await execute('service-starter', { ...sampleExecutionBody(projectId), version });
+      expect([refused.status, refused.body.error.details?.issues?.[0]?.field], version).toEqual([400, 'version']);
+    }
     // Options belong under `options`: one misplaced at the top would otherwise be dropped, and APPLY run for real.
     const misplaced = await execute('service-starter', { ...sampleExecutionBody(projectId), dryRun: true });
     expect([misplaced.status, misplaced.body.error.code]).toEqual([400, 'VALIDATION_ERROR']);

@@ -93,6 +93,23 @@ describe('publishing kits', () => {
     expect((await publish(sampleKit({ id: 'long-version', version: '1.0.1' }))).status).toBe(201);
   });
 
+  it('refuses major, minor or patch numbers beyond what semver can order, before and after a kit has versions, and stores nothing', async () => {
+    const versionsBefore = await count('kit_versions');
+    for (const version of ['99999999999999999999.0.0', '1.9007199254740992.0', '1.0.10000000000000000']) {
+      const refused = await publish(sampleKit({ id: 'huge-version', version }));
+      expect([refused.status, refused.body.error?.code], version).toEqual([400, 'VALIDATION_ERROR']);
+      expect(refused.body.error.details.problems).toEqual([{ file: 'kit.json', message: expect.stringContaining('metadata.version') }]);
+    }
+    expect((await publish(sampleKit({ id: 'huge-version', version: `${Number.MAX_SAFE_INTEGER}.0.0` }))).status).toBe(201);
+    // Publishing beside it compares versions, which must not fail.
+    expect((await publish(sampleKit({ id: 'huge-version', version: '1.0.0' }))).status).toBe(201);
+    const refused = await publish(sampleKit({ id: 'huge-version', version: '9007199254740993.0.0' }));
+    expect(refused.status, refused.text).toBe(400);
+    expect(await count('kit_versions')).toBe(versionsBefore + 2);
+    const listed = await call(app.url, `/api/${orgId}/kits/huge-version`, { apiKey: key });
+    expect(listed.body.data.version).toBe(`${Number.MAX_SAFE_INTEGER}.0.0`);
+  });
+
   it('refuses kit ids that name the routes beside GET /kits/{kitId}, where the kit could never be read', async () => {
     const before = [await count('kits'), await count('kit_versions')];
     for (const id of ['executions', 'credentials']) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { kitVersionSchema } from '../../../kit-runtime/index.ts';
 import { pagingInput } from '../../http/paging.ts';
 import { kitRefInput, orgInput } from '../kits/kits.schema.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
@@ -13,7 +14,7 @@ export const executeKitInput = kitRefInput
     businessProfile: z.looseObject({ company: z.looseObject({ name: z.string().min(1).max(500), industry: z.string().min(1).max(200) }) }),
     discoveryAnswers: z.record(z.string(), z.unknown()).default({}),
     options: z.strictObject({ dryRun: z.boolean().default(false), skipApply: z.boolean().default(false) }).default({ dryRun: false, skipApply: false }),
-    version: z.string().max(100).optional().describe('A published version; the latest when absent'),
+    version: kitVersionSchema.optional().describe('A published version (semver, as its manifest gives it); the latest when absent'),
   })
   .strict()
   .superRefine(refuseUnstorableText);
