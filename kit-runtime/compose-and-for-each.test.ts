@@ -3,6 +3,7 @@ import { createKitRuntime } from './kit-runtime.ts';
 import { parseKitManifest } from './manifest.schema.ts';
 import type { KitPackage } from './kit-package.ts';
 import { loadOrThrow } from './test-support/kits.ts';
+import { MAX_RENDERED_OUTPUTS } from './render-outputs.ts';
 
 const runtime = createKitRuntime({ limits: { timeoutMs: 3000 } });
 afterAll(() => runtime.close());
@@ -164,6 +165,36 @@ describe('composite kits', () => {
       ['api.spec', 'invalid', ['filename "api/openapi.yaml" differs only in letter case from "API/OPENAPI.YAML", used by output "api-upper"']],
     ]);
     expect(result.status).toBe('partial');
+  });
+
+  it('holds the whole run, components included, to the output cap: each component within it alone is not enough', async () => {
+    const many = fileKit('many', { outputs: [{ id: 'n', filename: 'n/{{@output.index}}.txt', template: 't/n.hbs', outputType: 'text', forEach: 'discoveryAnswers.items' }] }, { 't/n.hbs': 'x' });
+    const items = Array.from({ length: 200 }, (_, i) => i);
+    const run = async (copies: number) => {
+      const kit = composite(Array.from({ length: copies }, (_, i) => ({ kitId: 'many', prefix: `c${i}` })), { phases: ['PLAN'], hooks: {} });
+      return runtime.execute(kit, { tenantId: 't', input: { projectId: 'p', discoveryAnswers: { items } }, resolveKit: async () => many });
+    };
+    const within = await run(2);
+    expect([within.status, within.outputs.length]).toEqual(['completed', 401]);
+    const beyond = await run(3);
+    expect(beyond.status).toBe('failed');
+    expect(beyond.message).toBe(`COMPOSE: the kit would render more than ${MAX_RENDERED_OUTPUTS} outputs (with its components)`);
+  });
+
+  it('holds the whole run, components included, to one time limit: components spend the composite\'s time', async () => {
+    const quick = createKitRuntime({ limits: { timeoutMs: 1500 } });
+    try {
+      // Each component alone keeps well within the limit; four of them together do not.
+      const slow = fileKit('slow', { phases: ['PLAN'], hooks: { PLAN: 'h/plan.js' } }, { 'h/plan.js': 'function plan() { var end = Date.now() + 600; while (Date.now() < end) {} return {}; }' });
+      const alone = await quick.execute(slow, { tenantId: 't', input });
+      expect(alone.status, alone.message ?? '').toBe('completed');
+      const kit = composite(['a', 'b', 'c', 'd'].map((prefix) => ({ kitId: 'slow', prefix })), { phases: ['PLAN'], hooks: {} });
+      const result = await quick.execute(kit, { tenantId: 't', input, resolveKit: async () => slow });
+      expect(result.status).toBe('failed');
+      expect(result.message).toMatch(/^COMPOSE: component "[a-d]" \(slow@1\.0\.0\) failed: .*time limit/);
+    } finally {
+      await quick.close();
+    }
   });
 
   it('keeps components to composite kits and composites to kits with components', () => {

@@ -12,6 +12,7 @@ import type { KitExecutionResult } from './execution-result.ts';
 import type { KitOutputRecord } from './render-outputs.ts';
 import { KitLimitError, KitPhaseError } from './errors.ts';
 import { newBundleNames } from './kit-package.ts';
+import { MAX_RENDERED_OUTPUTS } from './render-outputs.ts';
 
 /** Finds the kit a component names; null when there is none. `version` absent means the latest. */
 export type KitResolver = (component: { kitId: string; version?: string }) => Promise<KitPackage | null>;
@@ -87,6 +88,11 @@ export async function composeComponents(args: {
         record.status = 'invalid';
       } else if (record.filename !== '') {
         usedNames.add(record.filename, `output "${record.outputId}"`);
+      }
+      // The output cap is the run's, as the size cap is: each component keeps within it alone, but
+      // ten of them would store ten times as many.
+      if (args.ownOutputs.length + merged.length >= MAX_RENDERED_OUTPUTS) {
+        throw new KitPhaseError(`the kit would render more than ${MAX_RENDERED_OUTPUTS} outputs (with its components)`);
       }
       totalBytes += record.contentSizeBytes;
       if (totalBytes > args.limits.maxTotalOutputBytes) {

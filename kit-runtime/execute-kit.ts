@@ -42,15 +42,18 @@ export type ExecutionDependencies = {
   onInternalError?: (error: unknown) => void;
 };
 
-/** `ancestry`: ids of the composites this run is a component of, outermost first. */
-export async function executeKit(
-  deps: ExecutionDependencies,
-  kit: KitPackage,
-  request: KitExecutionRequest,
-  ancestry: readonly string[] = [],
-): Promise<KitExecutionResult> {
+/**
+ * A component's place in the run of the composite that includes it: `ancestry` holds the ids of the
+ * composites it is a component of, outermost first, and `deadline` is the whole run's.
+ */
+type ComponentOf = { ancestry: readonly string[]; deadline: number };
+
+export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, request: KitExecutionRequest, componentOf?: ComponentOf): Promise<KitExecutionResult> {
   const started = performance.now();
-  const deadline = started + deps.limits.timeoutMs;
+  // The time limit is the whole run's: components spend the composite's time, not their own, so
+  // a composite of many slow kits (or composites of composites) cannot multiply it.
+  const deadline = componentOf?.deadline ?? started + deps.limits.timeoutMs;
+  const ancestry = componentOf?.ancestry ?? [];
   const { manifest } = kit;
   const redactor = createSecretRedactor();
   /** What a hook says, fit to report: redacted while still as sent, then cleaned. */
@@ -161,7 +164,12 @@ export async function executeKit(
         ancestry: [...ancestry, manifest.metadata.id],
         // Components render and validate; only the composite itself applies anything.
         runComponent: (component, chain) =>
-          executeKit(deps, component, { tenantId: request.tenantId, input: request.input, options: { ...request.options, skipApply: true }, ...(request.resolveKit ? { resolveKit: request.resolveKit } : {}) }, chain),
+          executeKit(
+            deps,
+            component,
+            { tenantId: request.tenantId, input: request.input, options: { ...request.options, skipApply: true }, ...(request.resolveKit ? { resolveKit: request.resolveKit } : {}) },
+            { ancestry: chain, deadline },
+          ),
         ownOutputs: result.outputs,
         limits: deps.limits,
         onLog: (prefix, entry) => bridge.logs.push({ ...entry, message: `[${prefix}] ${entry.message}` }),

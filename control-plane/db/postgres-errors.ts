@@ -41,12 +41,21 @@ const permanentClasses: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Single codes of other classes that are just as permanent. A protocol violation is class 08
+ * (connection exceptions) but says the statement itself cannot be sent as it is: one with more than
+ * 65,535 parameters answers it every time.
+ */
+const permanentCodes: Readonly<Record<string, string>> = {
+  '08P01': 'a statement it cannot take (protocol violation)',
+};
+
+/**
  * A database error that no retry can cure, with what it says (`a rule it enforces (SQLSTATE 23514,
  * constraint x)`), or undefined for one that may pass.
  */
 export function permanentRefusalOf(error: unknown): { constraint?: string; description: string } | undefined {
   const { code, constraint } = (error ?? {}) as PgErrorLike;
-  const refused = typeof code === 'string' ? permanentClasses[code.slice(0, 2)] : undefined;
+  const refused = typeof code === 'string' ? (permanentCodes[code] ?? permanentClasses[code.slice(0, 2)]) : undefined;
   if (refused === undefined || code === undefined) return undefined;
   const description = `${refused} (SQLSTATE ${code}${typeof constraint === 'string' ? `, constraint ${constraint}` : ''})`;
   return typeof constraint === 'string' ? { constraint, description } : { description };
@@ -65,6 +74,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const { code } = (error ?? {}) as PgErrorLike;
   if (typeof code === 'string') {
     if (unreachableNodeCodes.has(code)) return true;
+    if (permanentCodes[code] !== undefined) return false;
     if (/^(08|28)/.test(code) || ['57P01', '57P02', '57P03'].includes(code)) return true;
   }
   if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable);
