@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadKitPackage } from './kit-package.ts';
+import { loadKitPackage, MAX_KIT_SCHEMA_BYTES } from './kit-package.ts';
 import { exampleFiles, exampleManifest } from './test-support/kits.ts';
 
 function problemsOf(changeFiles: (files: Record<string, string>) => void, changeManifest?: (m: any) => void) {
@@ -65,6 +65,34 @@ describe('loadKitPackage', () => {
     expect(problemsOf((f) => { f['schemas/compose.schema.json'] = '{"type": "banana"}'; })).toEqual([
       { file: 'schemas/compose.schema.json', message: expect.stringMatching(/^not a valid JSON Schema: /) },
     ]);
+  });
+
+  it('compiles a schema file once however many outputs use it, so a schema with an $id can serve two', () => {
+    const withId = JSON.stringify({ $id: 'https://kits.example/openapi.schema.json', type: 'object' });
+    expect(problemsOf((f) => { f['schemas/openapi.schema.json'] = withId; }, (m) => { m.outputs[1].schema = 'schemas/openapi.schema.json'; })).toEqual([]);
+  });
+
+  it('refuses output schemas that together exceed the kit\'s budget, without compiling any of them', () => {
+    // Each schema is within the per-schema cap and fine on its own; broken JSON would be named if compiled.
+    const large = (n: number) => JSON.stringify({ type: 'object', description: 'x'.repeat(n) });
+    const half = MAX_KIT_SCHEMA_BYTES / 2;
+    expect(problemsOf((f) => { f['schemas/openapi.schema.json'] = large(half - 100); f['schemas/compose.schema.json'] = large(half - 100); })).toEqual([]);
+    const [first, second] = [large(half), `${large(half)}{`];
+    expect(problemsOf((f) => { f['schemas/openapi.schema.json'] = first; f['schemas/compose.schema.json'] = second; })).toEqual([
+      { file: 'kit.json', message: `the output schemas together are ${first.length + second.length} bytes, over the limit of ${MAX_KIT_SCHEMA_BYTES} bytes for one kit` },
+    ]);
+  });
+
+  it('refuses two fixed output names that cannot unpack side by side when every output renders (no PLAN hook)', () => {
+    const clash = (m: any) => { m.outputs[2].filename = 'OPENAPI.json'; };
+    expect(problemsOf(() => {}, clash)).toEqual([
+      { file: 'kit.json', message: 'outputs[2].filename: filename "OPENAPI.json" differs only in letter case from "openapi.json", used by output "openapi"' },
+    ]);
+    expect(problemsOf(() => {}, (m) => { m.outputs[2].filename = 'openapi.json/README.md'; })).toEqual([
+      { file: 'kit.json', message: expect.stringContaining('needs a directory "openapi.json"') },
+    ]);
+    // A PLAN hook may choose one of them per run: then the run decides.
+    expect(problemsOf((f) => { f['hooks/plan.js'] = 'function plan() { return { outputs: ["openapi"] }; }'; }, (m) => { clash(m); m.hooks.PLAN = 'hooks/plan.js'; })).toEqual([]);
   });
 
   it('names the hook file and line of a JavaScript syntax error', () => {

@@ -43,6 +43,8 @@ export function newBundleNames(): BundleNames {
 }
 const MAX_FILES = 500;
 export const MAX_KIT_FILE_BYTES = 2 * 1024 * 1024;
+/** All of a kit's output schema files together (each distinct file counted once). */
+export const MAX_KIT_SCHEMA_BYTES = 256 * 1024;
 const MAX_PACKAGE_BYTES = 10 * 1024 * 1024;
 /** Pools reach hooks and templates as JSON, whose copies nest at most 256 levels. */
 const MAX_POOL_DEPTH = 256;
@@ -77,6 +79,20 @@ export function loadKitPackage(input: {
   };
 
   const ajv = createKitAjv();
+  // Compiling a schema blocks the thread that loads the kit (the API's, at publish) for about 3 ms
+  // per KiB, so each distinct schema file is compiled once, and only when all of them together
+  // stay within the kit's budget.
+  const schemaFiles = new Set(manifest.outputs.flatMap((output) => (output.schema === undefined ? [] : [output.schema])));
+  const schemaBytes = [...schemaFiles].reduce((sum, file) => sum + Buffer.byteLength(files.get(file) ?? '', 'utf8'), 0);
+  const schemasAffordable = schemaBytes <= MAX_KIT_SCHEMA_BYTES;
+  if (!schemasAffordable) {
+    problems.push({ file: MANIFEST_FILE, message: `the output schemas together are ${schemaBytes} bytes, over the limit of ${MAX_KIT_SCHEMA_BYTES} bytes for one kit` });
+  }
+  const compiledSchemas = new Set<string>();
+  // Without a PLAN hook every output renders on every run, so two fixed names that cannot unpack
+  // side by side would make every run partial: refused here. (A PLAN hook may choose between them.)
+  const fixedNames = newBundleNames();
+  const everyOutputRenders = manifest.hooks?.PLAN === undefined;
   manifest.outputs.forEach((output, index) => {
     const where = `${MANIFEST_FILE} outputs[${index}]`;
     const template = need(output.template, `${where}.template`);
@@ -87,15 +103,18 @@ export function loadKitPackage(input: {
       }
     } else {
       // In any letter case, or as a directory: what the bundle would refuse at every run.
-      const clash = newBundleNames().problem(safeKitPath(output.filename));
+      const name = safeKitPath(output.filename);
+      const clash = (everyOutputRenders ? fixedNames : newBundleNames()).problem(name);
       if (clash) problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].filename: ${clash}` });
+      else fixedNames.add(name, `output "${output.id}"`);
     }
     if (output.schema === undefined) return;
     if (output.outputType !== 'json' && output.outputType !== 'yaml') {
       problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].schema: only json and yaml outputs are validated against a schema` });
     }
     const schema = need(output.schema, `${where}.schema`);
-    if (schema === undefined) return;
+    if (schema === undefined || !schemasAffordable || compiledSchemas.has(output.schema)) return;
+    compiledSchemas.add(output.schema);
     try {
       compileOutputSchema(ajv, schema);
     } catch (error) {

@@ -13,6 +13,7 @@ import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import addFormatsModule from 'ajv-formats';
 import { RE2JS } from 're2js';
 import { nestsDeeperThan } from './json-depth.ts';
+import { useLinearUniqueItems } from './unique-items.ts';
 
 const addFormats = addFormatsModule.default;
 
@@ -45,6 +46,7 @@ export function createKitAjv(): Ajv2020 {
     code: { regExp: createLinearRegExpEngine() },
   });
   addFormats(ajv);
+  useLinearUniqueItems(ajv);
   return ajv;
 }
 
