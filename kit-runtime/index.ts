@@ -47,6 +47,7 @@ export { MAX_COMPOSITION_DEPTH, type KitResolver, type KitComponentRecord } from
 export { MAX_RENDERED_OUTPUTS } from './render-outputs.ts';
 export {
   createGitCapabilities,
+  isPublicHttpsRemote,
   type GitCapabilitiesOptions,
   type GitCredentialOpener,
   type GitCommitArgument,

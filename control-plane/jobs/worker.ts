@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger as WorkerLogger, parseCronItems, run, type Runner } from 'graphile-worker';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
-import { createKitRuntime, type HostCapability } from '../../kit-runtime/index.ts';
+import { createKitRuntime, isPublicHttpsRemote, type HostCapability } from '../../kit-runtime/index.ts';
 import type { Database } from '../db/database.ts';
 import { createCredentialVault } from '../domains/kit-credentials/credential-vault.ts';
 import { reapInterruptedExecutions } from '../domains/kit-executions/kit-execution-reaper.job.ts';
@@ -39,7 +39,7 @@ export interface StartWorkerOptions {
 }
 
 function gitRemotePolicy(prefixes: string[]): (url: URL) => boolean {
-  if (prefixes.length === 0) return (url) => url.protocol === 'https:';
+  if (prefixes.length === 0) return isPublicHttpsRemote;
   return (url) => prefixes.some((prefix) => url.href.startsWith(prefix));
 }
 

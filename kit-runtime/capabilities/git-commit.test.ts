@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostCapabilityError } from '../errors.ts';
 import { startTestGitServer, type TestGitServer } from '../test-support/git-http-server.ts';
-import { createGitCapabilities, isWithinRepository } from './git-commit.ts';
+import { createGitCapabilities, isPublicHttpsRemote, isWithinRepository } from './git-commit.ts';
 
 const TOKEN = 'tok_3f9a0c1d2e';
 let server: TestGitServer;
@@ -84,6 +84,34 @@ describe('git capabilities over smart HTTP', () => {
     expect(await refuse({ repository: server.url('existing'), credential: 'other' })).toBe('credential "other" is not configured or has no token');
     const defaults = createGitCapabilities();
     expect(await Promise.resolve(defaults.gitCommit.call({ repository: server.url('existing'), message: 'm', files }, call)).then(() => '', (e: Error) => e.message)).toMatch(/not an allowed git remote/);
+  });
+
+  it('by default reaches only https remotes that are not the worker\'s own host or a network that is not public', async () => {
+    const { gitCommit } = createGitCapabilities();
+    for (const repository of [
+      'https://127.0.0.1/x.git',
+      'https://127.8.9.10:8443/x.git',
+      'https://localhost/x.git',
+      'https://git.localhost/x.git',
+      'https://169.254.169.254/latest/meta-data',
+      'https://10.1.2.3/x.git',
+      'https://172.16.0.1/x.git',
+      'https://192.168.1.1/x.git',
+      'https://100.64.0.1/x.git',
+      'https://0.0.0.0/x.git',
+      'https://[::1]/x.git',
+      'https://[fe80::1]/x.git',
+      'https://[fd00::1]/x.git',
+      'https://[::ffff:127.0.0.1]/x.git',
+      'https://2130706433/x.git',
+      'http://example.com/x.git',
+    ]) {
+      const refused = await Promise.resolve(gitCommit.call({ repository, message: 'm', files }, call)).then(() => '', (e: Error) => e.message);
+      expect(refused, repository).toMatch(/is not an allowed git remote$/);
+    }
+    for (const repository of ['https://github.com/acme/specs.git', 'https://8.8.8.8/x.git', 'https://[2001:4860::8888]/x.git', 'https://172.32.0.1/x.git']) {
+      expect(isPublicHttpsRemote(new URL(repository)), repository).toBe(true);
+    }
   });
 
   it('sends a credential only to the repository it was stored for', async () => {

@@ -12,6 +12,7 @@
  * whoever runs the kit chooses the URL too, and must not be able to send the token elsewhere.
  */
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { BlockList, isIP } from 'node:net';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -80,6 +81,30 @@ async function withScrubbedErrors<R>(options: GitCapabilitiesOptions, argument: 
   }
 }
 
+/** Addresses no kit may make the worker reach by default: its own host and networks not public. */
+const nonPublicAddresses = new BlockList();
+for (const [network, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16]] as const) {
+  nonPublicAddresses.addSubnet(network, prefix, 'ipv4');
+}
+// (BlockList checks an IPv4-mapped IPv6 address, ::ffff:127.0.0.1, against the IPv4 rules too.)
+for (const [network, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10]] as const) nonPublicAddresses.addSubnet(network, prefix, 'ipv6');
+
+/**
+ * The default remote policy: https, and not a loopback, private, link-local (cloud metadata) or
+ * unspecified address, nor `localhost`, since the URL comes from the kit's input and the answers'
+ * errors would map the worker's network. Names are checked as written, not as resolved: a public
+ * name that resolves to a private address passes, so deployments that must close that too set
+ * KIT_GIT_ALLOWED_REMOTES (an allow-list replaces this policy).
+ */
+export function isPublicHttpsRemote(url: URL): boolean {
+  if (url.protocol !== 'https:') return false;
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return false;
+  const family = isIP(host);
+  if (family === 0) return true;
+  return !nonPublicAddresses.check(host, family === 4 ? 'ipv4' : 'ipv6');
+}
+
 async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<string, unknown>): Promise<Remote> {
   let url: URL;
   try {
@@ -89,7 +114,7 @@ async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<s
   }
   if (url.username !== '' || url.password !== '') throw new HostCapabilityError('repository URL must not contain credentials; name a stored credential instead');
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new HostCapabilityError('repository must be an http(s) URL');
-  const allowed = options.isAllowedRemote ?? ((candidate: URL) => candidate.protocol === 'https:');
+  const allowed = options.isAllowedRemote ?? isPublicHttpsRemote;
   if (!allowed(url)) throw new HostCapabilityError(`repository ${url.origin} is not an allowed git remote`);
   const branch = argument.branch === undefined ? 'main' : String(argument.branch);
   if (!BRANCH.test(branch)) throw new HostCapabilityError('branch is not a valid branch name');

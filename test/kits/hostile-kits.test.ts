@@ -60,3 +60,30 @@ describe('hostile kits run through the service', () => {
     expect((await waitForExecution(app.url, key, orgId, honest.body.data.executionId)).status).toBe('completed');
   }, 90_000);
 });
+
+describe('reaching the network through a kit', () => {
+  const reachFor = async (id: string, kitType: string, repository: string) => {
+    const kit = sampleKit({ id });
+    kit.manifest.metadata.kitType = kitType;
+    kit.manifest.hooks.APPLY = 'hooks/apply.js';
+    kit.files['hooks/apply.js'] = `async function apply() { return await kit.gitCommit({ repository: ${JSON.stringify(repository)}, message: 'm', files: [{ path: 'a.txt', content: 'b' }] }); }`;
+    const published = await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit });
+    expect(published.status, published.text).toBe(201);
+    const started = await call(app.url, `/api/${orgId}/kits/${id}/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    return waitForExecution(app.url, key, orgId, started.body.data.executionId, 30_000);
+  };
+
+  it('is for platform kits only: a kit that makes files has no git capability', async () => {
+    const ended = await reachFor('file-kit-pushing', 'file', 'https://github.com/acme/specs.git');
+    expect(ended.status).toBe('failed');
+    expect(ended.errorMessage).toMatch(/^APPLY: .*kit\.gitCommit is not a function/);
+  });
+
+  it('never reaches the worker\'s own host or a network that is not public, by default', async () => {
+    for (const [id, repository] of [['metadata-probe', 'https://169.254.169.254/latest'], ['loopback-probe', 'https://127.0.0.1:5432/x.git']] as const) {
+      const ended = await reachFor(id, 'platform', repository);
+      expect(ended.status, id).toBe('failed');
+      expect(ended.errorMessage, id).toMatch(/is not an allowed git remote/);
+    }
+  });
+});

@@ -7,6 +7,9 @@ import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
 import { getsBundle } from './kit-bundle.job.ts';
 import { claimExecution, executionExists, finishExecution, findComponentVersion, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
 
+/** Kits that publish to a platform may push to git; a kit that only makes files has no need to reach the network. */
+const KIT_TYPES_LENT_GIT: ReadonlySet<string> = new Set(['platform', 'hybrid']);
+
 /** Loaded kit packages by version id: versions are immutable, so a cached one never goes stale. */
 const packages = new Map<string, KitPackage>();
 const MAX_CACHED_PACKAGES = 200;
@@ -85,7 +88,7 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
     input: claimed.input,
     options: { dryRun: claimed.options.dryRun === true, skipApply: claimed.options.skipApply === true },
     openCredential,
-    capabilities: { ...createGitCapabilities({ openCredential, isAllowedRemote: deps.isAllowedGitRemote }), ...deps.kitCapabilities },
+    capabilities: { ...(KIT_TYPES_LENT_GIT.has(kit.manifest.metadata.kitType) ? createGitCapabilities({ openCredential, isAllowedRemote: deps.isAllowedGitRemote }) : {}), ...deps.kitCapabilities },
     resolveKit: async (component) => {
       const found = await findComponentVersion(ownerDb, { tenantId, organizationId: claimed.organization_id }, component);
       return found ? kitPackageFor(found) : null;
