@@ -6,6 +6,8 @@ describe('safeKitPath', () => {
     expect(safeKitPath('a/b.json')).toBe('a/b.json');
     expect(safeKitPath('./a//b/./c.md')).toBe('a/b/c.md');
     expect(safeKitPath('cafe\u0301.txt')).toBe('caf\u00e9.txt');
+    expect(safeKitPath(`${'\u00e9'.repeat(125)}.txt`)).toBe(`${'\u00e9'.repeat(125)}.txt`);
+    expect(safeKitPath(`a/${'x'.repeat(255)}`)).toBe(`a/${'x'.repeat(255)}`);
   });
 
   it.each([
@@ -26,6 +28,14 @@ describe('safeKitPath', () => {
     // Storage turns a lone surrogate into U+FFFD, so these two would be stored under one name.
     ['x\uD800.md', 'unpaired UTF-16 surrogates'],
     ['x\uDC00.md', 'unpaired UTF-16 surrogates'],
+    // Each looks like "a.txt" in a file list.
+    ['a\u200B.txt', 'invisible characters'],
+    ['a\uFEFF.txt', 'invisible characters'],
+    ['a\u00AD.txt', 'invisible characters'],
+    ['a\u2028.txt', 'line separators'],
+    // 404 bytes of UTF-8 in 204 characters: unzip and Python refuse the name on Linux.
+    [`${'\u00e9'.repeat(200)}.txt`, 'at most 255 bytes in UTF-8'],
+    [`dir/${'x'.repeat(256)}`, 'at most 255 bytes in UTF-8'],
   ])('rejects %j', (path, reason) => {
     expect(() => safeKitPath(path)).toThrow(UnsafePathError);
     expect(() => safeKitPath(path)).toThrow(reason);

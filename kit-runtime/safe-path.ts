@@ -10,7 +10,7 @@ export class UnsafePathError extends Error {
 }
 
 const MAX_PATH_LENGTH = 1024;
-const MAX_SEGMENT_LENGTH = 255;
+const MAX_SEGMENT_BYTES = 255;
 // Characters that change meaning on some filesystem or shell: drive/ADS separators, wildcards,
 // redirections. Control characters (NUL included) are rejected separately.
 const FORBIDDEN_CHARACTERS = /[:*?"<>|]/;
@@ -20,6 +20,9 @@ const WINDOWS_DEVICE_NAME = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
 // is displayed, so "evil\u202Egpj.md" shows as "evildm.jpg" in a file list: a spoofed extension.
 const BIDI_CONTROL = /\p{Bidi_Control}/u;
 const BIDI_CONTROLS = /\p{Bidi_Control}/gu;
+// Invisible characters (zero-width space U+200B, joiners, U+FEFF, soft hyphen …) and the line and
+// paragraph separators: "a\u200B.txt" sits beside "a.txt" in a bundle looking exactly like it.
+const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}]/u;
 
 function hasControlCharacter(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
@@ -36,6 +39,7 @@ export function explainUnsafePath(path: unknown): string | null {
   if (path.length > MAX_PATH_LENGTH) return `must be at most ${MAX_PATH_LENGTH} characters`;
   if (hasControlCharacter(path)) return 'must not contain NUL or other control characters';
   if (BIDI_CONTROL.test(path)) return 'must not contain Unicode bidirectional controls (such as U+202E)';
+  if (INVISIBLE.test(path)) return 'must not contain invisible characters (such as U+200B) or line separators';
   // Storage would turn each into U+FFFD, so two different names could be stored as one.
   if (!path.isWellFormed()) return 'must not contain unpaired UTF-16 surrogates';
   if (path.includes('\\')) return 'must use "/" as separator, not "\\"';
@@ -48,7 +52,8 @@ export function explainUnsafePath(path: unknown): string | null {
     if (segment === '..') return 'must not contain ".." segments';
     if (/^\.+$/.test(segment)) return 'must not contain dot-only segments';
     if (/[. ]$/.test(segment)) return 'must not have a segment ending in "." or " "';
-    if (segment.length > MAX_SEGMENT_LENGTH) return `segments must be at most ${MAX_SEGMENT_LENGTH} characters`;
+    // File systems count a name's bytes (ext4, APFS: 255 bytes of UTF-8), so 200 × "é" is too long.
+    if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) return `segments must be at most ${MAX_SEGMENT_BYTES} bytes in UTF-8`;
     if (WINDOWS_DEVICE_NAME.test(segment)) return `must not use the reserved device name "${segment}"`;
   }
   return null;
