@@ -45,6 +45,13 @@ async function main(): Promise<void> {
     service?.log.error(`${reason}; shutting down`);
     shutdown('fatal', 1);
   };
+  // A failed promise nobody waits on (a library's unawaited call, say) would end the process on
+  // the spot, requests in flight and all: it is logged, and the service shuts down in order.
+  process.on('unhandledRejection', (error) => {
+    if (!service) process.stderr.write(`Specwright: a failure nothing handled, during start: ${error instanceof Error ? error.message : String(error)}\n`);
+    service?.log.error({ err: error }, 'a failure nothing handled');
+    onFatal('a failure nothing handled');
+  });
   service = await startService(loadConfig(), { mode, announce: true, onFatal });
   if (stopSignal) {
     const signal = stopSignal;

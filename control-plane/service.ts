@@ -69,7 +69,8 @@ export async function startService(config: Config, options: StartServiceOptions 
       log.info({ port: embedded.port, dataDir: config.dataDir }, 'embedded PostgreSQL started');
       void embedded.lostUnexpectedly.then((why) => options.onFatal?.(`the embedded PostgreSQL stopped unexpectedly (${why})`));
     }
-    const owner = createDatabase(ownerUrl, { max: 4, applicationName: 'specwright-owner' });
+    // The owner connections serve the worker: they wait out a database that is briefly away.
+    const owner = createDatabase(ownerUrl, { max: 4, applicationName: 'specwright-owner', patientConnectMs: OWNER_CONNECT_PATIENCE_MS });
     cleanups.push(poolStep('the owner database connections', owner));
     // Before anything lands in DATA_DIR: a start that cannot reach its database leaves nothing behind.
     if (config.databaseUrl) await assertReachable(owner.pool, config.databaseUrl);
@@ -142,6 +143,8 @@ export async function startService(config: Config, options: StartServiceOptions 
     // Run first at shutdown: the worker takes no new job from the moment shutdown begins, not only
     // once the HTTP server has drained (which may take the whole grace period).
     if (worker) cleanups.push({ what: 'the worker taking new jobs', run: async () => void stopWorker().catch(() => {}) });
+    // First of all: a shutdown (the embedded database lost, say) does not wait for the database.
+    cleanups.push({ what: 'waiting for the database', run: async () => owner.stopWaiting() });
 
     return { url, log, owner, app, firstRun, stop: stopAll };
   } catch (error) {
@@ -170,6 +173,8 @@ function describeDatabaseUrl(url: string): string {
 
 /** Time to close connections and stop the embedded database once the grace period is over. */
 const CLOSE_MARGIN_MS = 5_000;
+/** How long the owner connections (the worker's) wait for a database that is briefly away. */
+const OWNER_CONNECT_PATIENCE_MS = 60_000;
 
 interface ShutdownStep {
   what: string;

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.ts';
+import { PatientPool } from './patient-pool.ts';
 import { preparingPool } from './prepared-statements.ts';
 
 // bigint columns (counts, sizes) come back as JS numbers; values beyond 2^53 do not occur here.
@@ -9,6 +10,8 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 export interface DatabaseHandle {
   db: Kysely<Database>;
   pool: pg.Pool;
+  /** Ends waiting for a database that is away, where the pool waits at all (shutdown calls it). */
+  stopWaiting(): void;
 }
 
 export interface DatabaseOptions {
@@ -16,17 +19,16 @@ export interface DatabaseOptions {
   applicationName?: string;
   /** Prepare parameterised statements once per connection (see prepared-statements.ts). */
   prepareStatements?: boolean;
+  /** New connections wait this long for a database that is briefly away (see patient-pool.ts). */
+  patientConnectMs?: number;
 }
 
 export function createDatabase(connectionString: string, options: DatabaseOptions = {}): DatabaseHandle {
-  const pool = new pg.Pool({
-    connectionString,
-    max: options.max ?? 10,
-    application_name: options.applicationName ?? 'specwright',
-  });
+  const config = { connectionString, max: options.max ?? 10, application_name: options.applicationName ?? 'specwright' };
+  const pool = options.patientConnectMs === undefined ? new pg.Pool(config) : new PatientPool({ ...config, patienceMs: options.patientConnectMs });
   // An idle client losing its connection must not take the process down; the pool replaces it.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const dialect = new PostgresDialect({ pool: options.prepareStatements ? preparingPool(pool) : pool });
-  return { db: new Kysely<Database>({ dialect }), pool };
+  return { db: new Kysely<Database>({ dialect }), pool, stopWaiting: () => (pool instanceof PatientPool ? pool.stopWaiting() : undefined) };
 }

@@ -80,3 +80,22 @@ describe('the embedded PostgreSQL dying under a running service', () => {
     expect(await again.exit, again.output()).toBe(0);
   }, 120_000);
 });
+
+describe('a failure nothing handles (an unawaited promise that rejects)', () => {
+  it('is logged and shuts the service down in order with exit code 1, instead of killing it mid-request', async () => {
+    const database = await createTestDatabase();
+    const rejectSoon = new URL('../helpers/reject-unhandled-soon.mjs', import.meta.url).href;
+    const main = startMainProcess('worker', {
+      DATABASE_URL: database.ownerUrl,
+      DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-unhandled-')),
+      NODE_OPTIONS: `--import=${rejectSoon}`,
+    });
+    const code = await Promise.race([main.exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
+    if (code === 'still running') main.child.kill('SIGKILL');
+    expect(code, main.output()).toBe(1);
+    expect(main.output()).toMatch(/a failure nothing handled/);
+    expect(main.output()).toMatch(/an unawaited call failed/);
+    expect(main.output()).toMatch(/shutting down: no new requests or jobs/);
+    expect(main.output()).toMatch(/worker stopped/);
+  }, 60_000);
+});

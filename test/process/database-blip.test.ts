@@ -1,0 +1,113 @@
+import { mkdtemp } from 'node:fs/promises';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
+
+/**
+ * A worker process reaches PostgreSQL through a TCP proxy the test can cut, as a failover or a
+ * network blip would: connections in use break, new ones are refused, then all is well again.
+ */
+const startMain = mainProcessesStoppedAfterAll();
+let api: TestApp;
+let proxy: CuttableProxy;
+
+/** A TCP proxy to `target` that can drop every connection and refuse new ones for a while. */
+class CuttableProxy {
+  #server: Server | undefined;
+  #sockets = new Set<Socket>();
+  readonly #target: { host: string; port: number };
+  port = 0;
+  constructor(target: { host: string; port: number }) {
+    this.#target = target;
+  }
+
+  async open(): Promise<void> {
+    this.#server = createServer((client) => {
+      const upstream = connect(this.#target.port, this.#target.host);
+      const drop = () => {
+        for (const socket of [client, upstream]) {
+          socket.destroy();
+          this.#sockets.delete(socket);
+        }
+      };
+      for (const socket of [client, upstream]) {
+        this.#sockets.add(socket);
+        socket.on('error', drop).on('close', drop);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => this.#server!.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.#server.address() as AddressInfo).port;
+  }
+
+  async cut(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise((resolve) => this.#server?.close(resolve));
+  }
+}
+
+const viaProxy = (url: string) => {
+  const parsed = new URL(url);
+  parsed.port = String(proxy.port);
+  return parsed.toString();
+};
+
+beforeAll(async () => {
+  api = await startTestApp({ mode: 'api' });
+  const owner = new URL(api.database.ownerUrl);
+  proxy = new CuttableProxy({ host: owner.hostname, port: Number(owner.port) });
+  await proxy.open();
+});
+afterAll(async () => {
+  await proxy?.cut();
+  await api?.stop();
+});
+
+describe('a database that is briefly away while the worker runs a job', () => {
+  it('is waited out: the worker process stays up and the execution completes on its next attempt', async () => {
+    const key = api.bootstrap.apiKey;
+    const orgId = api.bootstrap.organizationId;
+    // PLAN takes ~1.5 s: the outcome is stored while the database is away.
+    const kit = sampleKit({ id: 'slow-kit' });
+    kit.manifest.hooks.PLAN = 'hooks/plan.js';
+    kit.files['hooks/plan.js'] = 'function plan() { var until = Date.now() + 1500; while (Date.now() < until) {} return {}; }';
+    expect((await call(api.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    const projectId = (await call(api.url, '/api/projects', { apiKey: key, body: { name: 'Blip' } })).body.data.id;
+
+    const worker = startMain('worker', {
+      DATABASE_URL: viaProxy(api.database.ownerUrl),
+      APP_DATABASE_URL: api.database.appUrl,
+      SERVER_SECRET: TEST_SERVER_SECRET,
+      DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-blip-')),
+      LOG_LEVEL: 'info',
+    });
+    await untilOutput(worker, /worker started/);
+
+    const started = await call(api.url, `/api/${orgId}/kits/slow-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    expect(started.status, started.text).toBe(201);
+    const executionId = started.body.data.executionId;
+    const deadline = Date.now() + 15_000;
+    while ((await ownerQuery(api.database.ownerUrl, 'select status from kit_executions where id = $1', [executionId]))[0].status !== 'running') {
+      if (Date.now() > deadline) throw new Error(`the execution never started:\n${worker.output()}`);
+      await sleep(20);
+    }
+
+    await proxy.cut();
+    await sleep(3_000);
+    expect(worker.child.exitCode, worker.output()).toBeNull();
+    await proxy.open();
+
+    const ended = await waitForExecution(api.url, key, orgId, executionId, 30_000);
+    expect(ended.status, `${ended.errorMessage}\n${worker.output()}`).toBe('completed');
+    expect(worker.child.exitCode, worker.output()).toBeNull();
+    expect(worker.output()).not.toMatch(/unhandled|a failure nothing handled/i);
+  });
+});
