@@ -238,7 +238,7 @@ describe('stored credentials', () => {
     // This kit declares no credential, yet its APPLY names one to kit.gitCommit: the host must not open it.
     const undeclaredApply = `
 async function apply(context, kit) {
-  await kit.gitCommit({ repository: 'https://127.0.0.1:9/none.git', message: 'x', files: [{ path: 'a.txt', content: 'a' }], credential: 'deploy' });
+  await kit.gitCommit({ repository: 'https://git.example.invalid/none.git', message: 'x', files: [{ path: 'a.txt', content: 'a' }], credential: 'deploy' });
   return { applied: true };
 }
 `;
@@ -247,7 +247,9 @@ async function apply(context, kit) {
     expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: declaring })).status).toBe(201);
     const stored = await call(app.url, base(), { apiKey: key, body: { projectId, kitId: 'undeclaring', credentialType: 'deploy', credentials: { token: SECRET } } });
     expect(stored.status, stored.text).toBe(201);
+    // A platform kit: the server lends git capabilities to no other kind.
     const kit = sampleKit({ id: 'undeclaring', version: '1.1.0', applyHook: undeclaredApply });
+    kit.manifest.metadata.kitType = 'platform';
     expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
     const started = await call(app.url, `/api/${orgId}/kits/undeclaring/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
     const done = await waitForExecution(app.url, key, orgId, started.body.data.executionId);
