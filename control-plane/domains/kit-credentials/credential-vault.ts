@@ -28,11 +28,19 @@ export class CredentialUnopenableError extends Error {
 
 export function createCredentialVault(owner: Kysely<Database>, serverSecret: string, log: Logger): CredentialVault {
   let loaded: Promise<{ sealer: CredentialSealer; keyIds: Set<string> }> | undefined;
-  const keyRing = () =>
-    (loaded ??= loadCredentialKeyRing(owner, serverSecret).then(async (ring) => ({
+  const keyRing = () => {
+    if (loaded) return loaded;
+    const loading = loadCredentialKeyRing(owner, serverSecret).then(async (ring) => ({
       sealer: await createCredentialSealer(ring),
       keyIds: new Set(ring.keys.map((key) => key.keyId)),
-    })));
+    }));
+    loaded = loading;
+    // A load that failed (a lost connection, say) is not kept: the next run loads again.
+    loading.catch(() => {
+      if (loaded === loading) loaded = undefined;
+    });
+    return loading;
+  };
 
   return {
     async openForExecution({ tenantId, organizationId, projectId, kitId, credentialId }) {

@@ -4,6 +4,7 @@ import { createGitCapabilities, loadKitPackage, type KitExecutionResult, type Ki
 import { permanentRefusalOf } from '../../db/postgres-errors.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
+import { CredentialUnopenableError } from '../kit-credentials/credential-vault.ts';
 import { getsBundle } from './kit-bundle.job.ts';
 import { claimExecution, executionExists, finishExecution, findComponentVersion, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
 
@@ -81,8 +82,18 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
   // Credentials of this project and kit only, and only those the kit declares: the git
   // capabilities open them host-side with whatever id the kit's hook names.
   const declared = new Set((kit.manifest.credentials ?? []).map((credential) => credential.id));
-  const openCredential = async (credentialId: string) =>
-    declared.has(credentialId) ? deps.credentials.openForExecution({ tenantId, organizationId: claimed.organization_id, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId }) : null;
+  // The kit sees "could not be opened" whatever went wrong; a failure of the database or the key
+  // ring, not of the stored credential, is kept here, so the job tries again instead.
+  let openingFault: unknown;
+  const openCredential = async (credentialId: string) => {
+    if (!declared.has(credentialId)) return null;
+    try {
+      return await deps.credentials.openForExecution({ tenantId, organizationId: claimed.organization_id, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId });
+    } catch (error) {
+      if (!(error instanceof CredentialUnopenableError)) openingFault ??= error;
+      throw error;
+    }
+  };
   const result = await deps.kitRuntime.execute(kit, {
     tenantId,
     input: claimed.input,
@@ -94,6 +105,10 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
       return found ? kitPackageFor(found) : null;
     },
   });
+  if (openingFault !== undefined && result.status === 'failed') {
+    log.warn({ err: openingFault, executionId }, 'a credential could not be opened for a reason of the server\'s own; the execution runs again');
+    throw openingFault;
+  }
   const outcome = outcomeOf(result);
   ran.outcome = outcome;
 

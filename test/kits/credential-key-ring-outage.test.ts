@@ -1,0 +1,71 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { untilLockWaiters } from '../helpers/lock-holder.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/**
+ * The worker loads the credential key ring the first time a run needs a credential. Here that load
+ * loses its connection (its backend is terminated while it waits on a lock), as a failover would.
+ */
+let app: TestApp;
+let key: string;
+let orgId: string;
+let projectId: string;
+
+// APPLY fails unless the worker opened the credential and handed it over.
+const applyHook = `
+function apply(context) {
+  var token = context.credentials && context.credentials.deploy && context.credentials.deploy.token;
+  if (!token) throw new Error('credential not received');
+  return { applied: true };
+}
+`;
+
+beforeAll(async () => {
+  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500' } });
+  key = app.bootstrap.apiKey;
+  orgId = app.bootstrap.organizationId;
+  const kit = sampleKit({ id: 'deployer', credentials: [{ id: 'deploy', description: 'Deploy token', required: true }], applyHook });
+  expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+  projectId = (await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Deploys' } })).body.data.id;
+  const stored = await call(app.url, `/api/${orgId}/kits/credentials`, { apiKey: key, body: { projectId, kitId: 'deployer', credentialType: 'deploy', credentials: { token: 'a-deploy-token-long-enough' } } });
+  expect(stored.status, stored.text).toBe(201);
+});
+afterAll(() => app?.stop());
+
+const execute = async () => {
+  const started = await call(app.url, `/api/${orgId}/kits/deployer/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+  expect(started.status, started.text).toBe(201);
+  return started.body.data.executionId as string;
+};
+
+describe('a credential key ring load that fails for a reason of the server\'s own', () => {
+  it('runs the execution again instead of failing it as "could not be opened", and is not remembered by later runs', async () => {
+    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
+    await holder.connect();
+    let executionId: string;
+    try {
+      await holder.query('begin');
+      await holder.query('lock table credential_keys in access exclusive mode');
+      executionId = await execute();
+      await untilLockWaiters(app.database.ownerUrl);
+      const [terminated] = await ownerQuery(
+        app.database.ownerUrl,
+        `select count(pg_terminate_backend(pid)) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%credential_keys%'`,
+      );
+      expect(Number(terminated.count)).toBe(1);
+      await holder.query('commit');
+    } finally {
+      await holder.end();
+    }
+
+    const first = await waitForExecution(app.url, key, orgId, executionId, 30_000);
+    expect(first.status, first.errorMessage).toBe('completed');
+    const second = await waitForExecution(app.url, key, orgId, await execute(), 30_000);
+    expect(second.status, second.errorMessage).toBe('completed');
+    expect(app.rawLog.join('\n')).toContain('a credential could not be opened for a reason of the server');
+  });
+});
