@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
+import { whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
@@ -279,6 +280,31 @@ describe('DELETE /api/projects/{projectId}', () => {
     }
     expect(await counts()).toEqual(before);
     expect(before).toEqual({ outputs: 4, executions: 2, credentials: 2, projects: 1 });
+  });
+
+  it('counts outputs a worker was storing at that moment: it waits for the store, and leaves none to the cascade', async () => {
+    const tenantId = app.bootstrap.tenantId;
+    const organizationId = app.bootstrap.organizationId;
+    const [kit] = await sqlAsOwner('select id, latest_version_id from kits where organization_id is null and latest_version_id is not null order by kit_id limit 1');
+    const project = await createProject({ name: 'Busy', organizationId });
+    const [execution] = await sqlAsOwner(
+      `insert into kit_executions (tenant_id, organization_id, project_id, kit_row_id, kit_version_id, status, input) values ($1, $2, $3, $4, $5, 'running', '{}') returning id`,
+      [tenantId, organizationId, project.id, kit.id, kit.latest_version_id],
+    );
+    // The worker's store, caught in the middle: its outputs are inserted, not yet committed.
+    const response = await whileTransactionHolds(
+      app.database.ownerUrl,
+      (worker) =>
+        worker.query(
+          `insert into kit_outputs (tenant_id, execution_id, output_id, filename, output_type, content_type, content, status, content_size_bytes)
+           values ($1, $2, 'readme', 'README.md', 'markdown', 'text/markdown', 'x', 'valid', 1), ($1, $2, 'notes', 'NOTES.md', 'markdown', 'text/markdown', 'y', 'valid', 1)`,
+          [tenantId, execution.id],
+        ),
+      () => call(app.url, `/api/projects/${project.id}`, { method: 'DELETE', apiKey: key }),
+    );
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.data).toEqual({ projectId: project.id, deletedTables: ['kit_outputs', 'kit_executions', 'projects'], rowsDeleted: 4 });
+    expect(await sqlAsOwner('select id from kit_outputs where execution_id = $1', [execution.id])).toEqual([]);
   });
 });
 

@@ -102,6 +102,16 @@ export async function deleteProjectRows(
 }
 
 /** Deletes the outputs of the project's kit executions; returns how many went. */
+/**
+ * Locks the project's kit executions for the rest of the transaction. A worker storing a run's
+ * outputs holds its execution (the outputs' foreign key), so this waits for that store to commit,
+ * and the outputs deleted next are all there are: none is left for the execution's cascade to
+ * remove uncounted. A store that comes later waits for this delete and finds its execution gone.
+ */
+export async function lockKitExecutionsOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<void> {
+  await db.selectFrom('kit_executions').select('id').where('tenant_id', '=', tenantId).where('project_id', '=', projectId).forUpdate().execute();
+}
+
 export async function deleteKitOutputsOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<number> {
   const result = await db
     .deleteFrom('kit_outputs')

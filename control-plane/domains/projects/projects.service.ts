@@ -11,6 +11,7 @@ import {
   deleteBlobs,
   deleteKitExecutionsOfProject,
   deleteKitOutputsOfProject,
+  lockKitExecutionsOfProject,
   deleteProjectRow,
   deleteProjectRows,
   findProject,
@@ -115,6 +116,7 @@ export async function deleteProjectForCaller(db: Kysely<Database>, principal: Pr
   if (projectScopeFor(principal).userId && project.organization_id) await requireOrganizationRole(db, principal, project.organization_id, 'admin');
   const { tenantId } = principal;
   const removed: Array<[table: string, rows: number]> = [];
+  await lockKitExecutionsOfProject(db, tenantId, projectId);
   removed.push(['kit_outputs', await deleteKitOutputsOfProject(db, tenantId, projectId)]);
   const executions = await deleteKitExecutionsOfProject(db, tenantId, projectId);
   removed.push(['kit_executions', executions.count]);
