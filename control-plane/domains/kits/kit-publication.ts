@@ -31,7 +31,7 @@ export function kitFieldsOf(manifest: KitManifest): KitFields {
   };
 }
 
-/** Only the files the manifest uses are kept: a version is exactly what runs. */
+/** The identity of a published package: its manifest and every file as sent, in name order. */
 export function checksumOf(manifest: unknown, files: Record<string, string>): string {
   const canonical = JSON.stringify({ manifest, files: Object.fromEntries(Object.entries(files).sort(([a], [b]) => a.localeCompare(b))) });
   return createHash('sha256').update(canonical).digest('hex');
