@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostCapabilityError } from '../errors.ts';
 import { startTestGitServer, type TestGitServer } from '../test-support/git-http-server.ts';
 import { createGitCapabilities, isPublicHttpsRemote, isWithinRepository } from './git-commit.ts';
+import { NonPublicAddressError, publicOnlyLookup } from './git-remote-policy.ts';
 
 const TOKEN = 'tok_3f9a0c1d2e';
 let server: TestGitServer;
@@ -105,6 +106,12 @@ describe('git capabilities over smart HTTP', () => {
       'https://[::ffff:127.0.0.1]/x.git',
       'https://2130706433/x.git',
       'http://example.com/x.git',
+      'https://localhost./x.git',
+      'https://git.localhost../x.git',
+      'https://[::127.0.0.1]/x.git',
+      'https://[64:ff9b::a9fe:a9fe]/x.git',
+      'https://[2002:a9fe:a9fe::]/x.git',
+      'https://[fec0::1]/x.git',
     ]) {
       const refused = await Promise.resolve(gitCommit.call({ repository, message: 'm', files }, call)).then(() => '', (e: Error) => e.message);
       expect(refused, repository).toMatch(/is not an allowed git remote$/);
@@ -112,6 +119,40 @@ describe('git capabilities over smart HTTP', () => {
     for (const repository of ['https://github.com/acme/specs.git', 'https://8.8.8.8/x.git', 'https://[2001:4860::8888]/x.git', 'https://172.32.0.1/x.git']) {
       expect(isPublicHttpsRemote(new URL(repository)), repository).toBe(true);
     }
+  });
+
+  it('follows no redirect, which would lead past the remote policy', async () => {
+    let reached = 0;
+    const elsewhere = createServer((_req, res) => {
+      reached += 1;
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${(elsewhere.address() as { port: number }).port}/latest/meta-data`;
+    const redirecting = createServer((_req, res) => void res.writeHead(302, { location: target }).end());
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    const allowedPort = String((redirecting.address() as { port: number }).port);
+    try {
+      const { gitCommit } = createGitCapabilities({ isAllowedRemote: (url) => url.port === allowedPort });
+      const refused = await Promise.resolve(gitCommit.call({ repository: `http://127.0.0.1:${allowedPort}/x.git`, message: 'm', files }, call)).then(() => '', (e: Error) => e.message);
+      expect(refused).toBe(`the git server at http://127.0.0.1:${allowedPort} answered HTTP 302 (redirects are not followed)`);
+      expect(reached).toBe(0);
+    } finally {
+      elsewhere.close();
+      redirecting.close();
+    }
+  });
+
+  it('under the default policy, refuses a name that resolves to an address that is not public, as the connection is made', async () => {
+    const resolved = (hostname: string, all: boolean) =>
+      new Promise<unknown>((resolve) => publicOnlyLookup(hostname, { all }, (error, address) => resolve(error ?? address)));
+    for (const all of [false, true]) {
+      const refused = await resolved('localhost', all);
+      expect(refused).toBeInstanceOf(NonPublicAddressError);
+      expect((refused as Error).message).toBe('localhost resolves to an address that is not public');
+    }
+    // A public literal passes the lookup untouched.
+    expect(await resolved('8.8.8.8', false)).toBe('8.8.8.8');
   });
 
   it('sends a credential only to the repository it was stored for', async () => {

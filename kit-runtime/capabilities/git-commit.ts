@@ -6,28 +6,30 @@
  *
  * The hook names a credential by id (`credential: "git-token"`); the host opens it through the
  * caller's opener, so the secret never enters the isolate, and every message this file produces is
- * scrubbed of it. Remotes go through an allow-list (https only by default): a kit chooses the URL,
- * so without it a kit could make the worker call internal services. And a credential names the
+ * scrubbed of it. Remotes go through a policy (git-remote-policy.ts: public https addresses by
+ * default, or an allow-list): a kit chooses the URL, so without it a kit could make the worker call
+ * internal services. And a credential names the
  * repository it may be sent to (`repository` inside the sealed value, set by whoever stored it):
  * whoever runs the kit chooses the URL too, and must not be able to send the token elsewhere.
  */
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { BlockList, isIP } from 'node:net';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import git from 'isomorphic-git';
-import http from 'isomorphic-git/http/node';
+import git, { type HttpClient } from 'isomorphic-git';
 import { HostCapabilityError } from '../errors.ts';
 import type { HostCapability } from '../sandbox/host-bridge.ts';
 import { explainUnsafePath, safeKitPath } from '../safe-path.ts';
+import { gitHttpClient, isPublicHttpsRemote, NonPublicAddressError } from './git-remote-policy.ts';
+
+export { isPublicHttpsRemote } from './git-remote-policy.ts';
 
 export type GitCredentialOpener = (credentialId: string) => Promise<Record<string, unknown> | null>;
 
 export type GitCapabilitiesOptions = {
   /** Opens a stored credential by id; give the same opener as the run's `openCredential`. */
   openCredential?: GitCredentialOpener;
-  /** Which remotes kits may reach; default: any https URL. */
+  /** Which remotes kits may reach; default: `isPublicHttpsRemote` (public https addresses, checked again as each connection is made). */
   isAllowedRemote?: (url: URL) => boolean;
   /** Commit author when the kit names none. */
   author?: { name: string; email: string };
@@ -63,7 +65,7 @@ export function createGitCapabilities(options: GitCapabilitiesOptions = {}): { g
   };
 }
 
-type Remote = { url: string; origin: string; branch: string; directory: string; headers: Record<string, string>; credential: string | null };
+type Remote = { url: string; origin: string; branch: string; directory: string; headers: Record<string, string>; credential: string | null; http: HttpClient };
 type Operation<R> = (remote: Remote, argument: Record<string, unknown>, options: GitCapabilitiesOptions, dir: string) => Promise<R>;
 
 async function withScrubbedErrors<R>(options: GitCapabilitiesOptions, argument: unknown, operation: Operation<R>): Promise<R> {
@@ -79,30 +81,6 @@ async function withScrubbedErrors<R>(options: GitCapabilitiesOptions, argument: 
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/** Addresses no kit may make the worker reach by default: its own host and networks not public. */
-const nonPublicAddresses = new BlockList();
-for (const [network, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16]] as const) {
-  nonPublicAddresses.addSubnet(network, prefix, 'ipv4');
-}
-// (BlockList checks an IPv4-mapped IPv6 address, ::ffff:127.0.0.1, against the IPv4 rules too.)
-for (const [network, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10]] as const) nonPublicAddresses.addSubnet(network, prefix, 'ipv6');
-
-/**
- * The default remote policy: https, and not a loopback, private, link-local (cloud metadata) or
- * unspecified address, nor `localhost`, since the URL comes from the kit's input and the answers'
- * errors would map the worker's network. Names are checked as written, not as resolved: a public
- * name that resolves to a private address passes, so deployments that must close that too set
- * KIT_GIT_ALLOWED_REMOTES (an allow-list replaces this policy).
- */
-export function isPublicHttpsRemote(url: URL): boolean {
-  if (url.protocol !== 'https:') return false;
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return false;
-  const family = isIP(host);
-  if (family === 0) return true;
-  return !nonPublicAddresses.check(host, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<string, unknown>): Promise<Remote> {
@@ -125,7 +103,9 @@ async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<s
     directory = safeKitPath(argument.directory);
   }
   const credential = argument.credential === undefined ? null : String(argument.credential);
-  return { url: url.href, origin: url.origin, branch, directory, headers: await authHeaders(options, credential, url), credential };
+  // The default policy is enforced again where connections are made; an allow-list names hosts itself.
+  const http = gitHttpClient({ publicAddressesOnly: allowed === isPublicHttpsRemote });
+  return { url: url.href, origin: url.origin, branch, directory, headers: await authHeaders(options, credential, url), credential, http };
 }
 
 async function authHeaders(options: GitCapabilitiesOptions, credentialId: string | null, url: URL): Promise<Record<string, string>> {
@@ -190,7 +170,7 @@ const commitFiles: Operation<GitCommitResult> = async (remote, argument, options
     await git.init({ fs, dir, defaultBranch: remote.branch });
     await git.addRemote({ fs, dir, remote: 'origin', url: remote.url });
   } else {
-    await git.clone({ fs, http, dir, url: remote.url, ref: remote.branch, singleBranch: true, depth: 1, noTags: true, headers: { ...remote.headers } });
+    await git.clone({ fs, http: remote.http, dir, url: remote.url, ref: remote.branch, singleBranch: true, depth: 1, noTags: true, headers: { ...remote.headers } });
   }
   for (const file of files) {
     await mkdir(dirname(join(dir, file.path)), { recursive: true });
@@ -205,7 +185,7 @@ const commitFiles: Operation<GitCommitResult> = async (remote, argument, options
     }
   }
   const commit = await git.commit({ fs, dir, message, author });
-  const pushed = await git.push({ fs, http, dir, remote: 'origin', ref: remote.branch, headers: { ...remote.headers } });
+  const pushed = await git.push({ fs, http: remote.http, dir, remote: 'origin', ref: remote.branch, headers: { ...remote.headers } });
   if (!pushed.ok) throw new HostCapabilityError(`the git server rejected the push to ${remote.branch}: ${pushed.error ?? 'unknown reason'}`);
   return { commit, parent, branch: remote.branch, changed: true, files: files.length };
 };
@@ -217,7 +197,7 @@ const verifyCommit: Operation<GitVerifyResult> = async (remote, argument, _optio
   const files = argument.files === undefined ? [] : checkFiles(argument.files, remote.directory);
   const head = await remoteHead(remote);
   if (head === null) return { onBranch: false, head: null, missing: files.map((f) => f.path), different: [] };
-  await git.clone({ fs, http, dir, url: remote.url, ref: remote.branch, singleBranch: true, depth: VERIFY_HISTORY_DEPTH, noTags: true, noCheckout: true, headers: { ...remote.headers } });
+  await git.clone({ fs, http: remote.http, dir, url: remote.url, ref: remote.branch, singleBranch: true, depth: VERIFY_HISTORY_DEPTH, noTags: true, noCheckout: true, headers: { ...remote.headers } });
   const onBranch = head === commit || (await isAncestor(dir, commit, head));
   if (!onBranch) return { onBranch: false, head, missing: files.map((f) => f.path), different: [] };
   const missing: string[] = [];
@@ -235,7 +215,7 @@ const verifyCommit: Operation<GitVerifyResult> = async (remote, argument, _optio
 
 async function remoteHead(remote: Remote): Promise<string | null> {
   // isomorphic-git adds its own headers to the object it is given, so every call gets a copy.
-  const refs = await git.listServerRefs({ http, url: remote.url, prefix: `refs/heads/${remote.branch}`, headers: { ...remote.headers } });
+  const refs = await git.listServerRefs({ http: remote.http, url: remote.url, prefix: `refs/heads/${remote.branch}`, headers: { ...remote.headers } });
   return refs.find((ref) => ref.ref === `refs/heads/${remote.branch}`)?.oid ?? null;
 }
 
@@ -261,9 +241,10 @@ function describeGitError(error: unknown, remote: Remote): string {
       ? `the git server at ${remote.origin} requires authentication (HTTP ${String(status)}); name a credential`
       : `the git server at ${remote.origin} refused credential "${remote.credential}" (HTTP ${String(status)})`;
   }
-  if (code === 'HttpError') return `the git server at ${remote.origin} answered HTTP ${String(status)}`;
+  if (code === 'HttpError') return `the git server at ${remote.origin} answered HTTP ${String(status)}${typeof status === 'number' && status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`;
   if (code === 'PushRejectedError') return `the git server rejected the push to ${remote.branch} (the branch moved meanwhile?)`;
   if (code === 'SmartHttpError' || code === 'UnknownTransportError') return `${remote.origin} does not speak the git smart HTTP protocol`;
+  if (error instanceof NonPublicAddressError || (error as { code?: unknown })?.code === 'ENONPUBLIC') return `repository ${remote.origin} is not an allowed git remote`;
   const sys = (error as { code?: unknown; errno?: unknown }).errno !== undefined ? String(code) : null;
   if (sys !== null) return `cannot reach the git server at ${remote.origin} (${sys})`;
   return `git operation failed: ${String((error as Error)?.message ?? error).split('\n')[0]}`;

@@ -76,7 +76,7 @@ describe('reaching the network through a kit', () => {
   it('is for platform kits only: a kit that makes files has no git capability', async () => {
     const ended = await reachFor('file-kit-pushing', 'file', 'https://github.com/acme/specs.git');
     expect(ended.status).toBe('failed');
-    expect(ended.errorMessage).toMatch(/^APPLY: .*kit\.gitCommit is not a function/);
+    expect(ended.errorMessage).toMatch(/^APPLY: .*kit\.gitCommit is lent only to kits of kitType platform or hybrid/);
   });
 
   it('never reaches the worker\'s own host or a network that is not public, by default', async () => {

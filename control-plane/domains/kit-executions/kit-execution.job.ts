@@ -1,6 +1,6 @@
 import type { Job } from 'graphile-worker';
 import { z } from 'zod';
-import { createGitCapabilities, loadKitPackage, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
+import { createGitCapabilities, HostCapabilityError, loadKitPackage, type HostCapability, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
 import { permanentRefusalOf } from '../../db/postgres-errors.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
@@ -10,6 +10,13 @@ import { claimExecution, executionExists, finishExecution, findComponentVersion,
 
 /** Kits that publish to a platform may push to git; a kit that only makes files has no need to reach the network. */
 const KIT_TYPES_LENT_GIT: ReadonlySet<string> = new Set(['platform', 'hybrid']);
+/** What other kits find under those names: a refusal that says why, rather than "not a function". */
+const refuseGit = (name: string): HostCapability => ({
+  call: () => {
+    throw new HostCapabilityError(`kit.${name} is lent only to kits of kitType platform or hybrid`);
+  },
+});
+const gitRefused = { gitCommit: refuseGit('gitCommit'), gitVerify: refuseGit('gitVerify') };
 
 /** Loaded kit packages by version id: versions are immutable, so a cached one never goes stale. */
 const packages = new Map<string, KitPackage>();
@@ -99,7 +106,7 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
     input: claimed.input,
     options: { dryRun: claimed.options.dryRun === true, skipApply: claimed.options.skipApply === true },
     openCredential,
-    capabilities: { ...(KIT_TYPES_LENT_GIT.has(kit.manifest.metadata.kitType) ? createGitCapabilities({ openCredential, isAllowedRemote: deps.isAllowedGitRemote }) : {}), ...deps.kitCapabilities },
+    capabilities: { ...(KIT_TYPES_LENT_GIT.has(kit.manifest.metadata.kitType) ? createGitCapabilities({ openCredential, isAllowedRemote: deps.isAllowedGitRemote }) : gitRefused), ...deps.kitCapabilities },
     resolveKit: async (component) => {
       const found = await findComponentVersion(ownerDb, { tenantId, organizationId: claimed.organization_id }, component);
       return found ? kitPackageFor(found) : null;
