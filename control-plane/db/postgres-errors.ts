@@ -41,13 +41,19 @@ const permanentClasses: Readonly<Record<string, string>> = {
 };
 
 /**
- * Single codes of other classes that are just as permanent. A protocol violation is class 08
- * (connection exceptions) but says the statement itself cannot be sent as it is: one with more than
- * 65,535 parameters answers it every time.
+ * Errors of other classes that are just as permanent, by code and message. A protocol violation is
+ * class 08 (connection exceptions), and poolers such as PgBouncer send it for passing trouble (no
+ * server connection, a full pool); but "bind message …" says the statement itself cannot be sent as
+ * it is — one with more than 65,535 parameters answers it every time.
  */
-const permanentCodes: Readonly<Record<string, string>> = {
-  '08P01': 'a statement it cannot take (protocol violation)',
-};
+const permanentErrors: ReadonlyArray<{ code: string; message: RegExp; description: string }> = [
+  { code: '08P01', message: /^bind message /, description: 'a statement it cannot take (protocol violation)' },
+];
+
+function permanentErrorOf(error: unknown): string | undefined {
+  const { code, message } = (error ?? {}) as PgErrorLike & { message?: unknown };
+  return permanentErrors.find((known) => known.code === code && typeof message === 'string' && known.message.test(message))?.description;
+}
 
 /**
  * A database error that no retry can cure, with what it says (`a rule it enforces (SQLSTATE 23514,
@@ -55,7 +61,7 @@ const permanentCodes: Readonly<Record<string, string>> = {
  */
 export function permanentRefusalOf(error: unknown): { constraint?: string; description: string } | undefined {
   const { code, constraint } = (error ?? {}) as PgErrorLike;
-  const refused = typeof code === 'string' ? (permanentCodes[code] ?? permanentClasses[code.slice(0, 2)]) : undefined;
+  const refused = typeof code === 'string' ? (permanentErrorOf(error) ?? permanentClasses[code.slice(0, 2)]) : undefined;
   if (refused === undefined || code === undefined) return undefined;
   const description = `${refused} (SQLSTATE ${code}${typeof constraint === 'string' ? `, constraint ${constraint}` : ''})`;
   return typeof constraint === 'string' ? { constraint, description } : { description };
@@ -74,7 +80,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const { code } = (error ?? {}) as PgErrorLike;
   if (typeof code === 'string') {
     if (unreachableNodeCodes.has(code)) return true;
-    if (permanentCodes[code] !== undefined) return false;
+    if (permanentErrorOf(error) !== undefined) return false;
     if (/^(08|28)/.test(code) || ['57P01', '57P02', '57P03'].includes(code)) return true;
   }
   if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable);

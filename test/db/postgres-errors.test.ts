@@ -38,6 +38,13 @@ describe('database errors, as PostgreSQL really answers them', () => {
     expect(whyNotToRetry(error, firstAttempt)).toBe('the database refused its outcome: a statement it cannot take (protocol violation) (SQLSTATE 08P01)');
   });
 
+  it('takes a protocol violation of another kind (a pooler without a server connection) as the database being away', () => {
+    const fromPooler = Object.assign(new Error('no more connections allowed (max_client_conn)'), { code: '08P01' });
+    expect(isDatabaseUnavailable(fromPooler)).toBe(true);
+    expect(permanentRefusalOf(fromPooler)).toBeUndefined();
+    expect(whyNotToRetry(fromPooler, firstAttempt)).toBeNull();
+  });
+
   it('takes a lost connection as the database being away, which a retry may cure', async () => {
     const error = await refusalOf((client) => client.query('select pg_terminate_backend(pg_backend_pid())'));
     expect(isDatabaseUnavailable(error)).toBe(true);
