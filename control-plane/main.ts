@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     if (!service) return; // boot finishes first, then stops
     service.log.info({ signal }, 'shutting down: no new requests or jobs; finishing running ones');
     service.stop().then(
-      () => process.exit(exitCode),
+      () => process.exit(stopExitCode),
       (error) => {
         if (error instanceof ShutdownTimeoutError) service?.log.error(error.message);
         else service?.log.error({ err: error }, 'shutdown failed');
@@ -42,6 +42,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 
   const onFatal = (reason: string) => {
+    if (stopSignal) {
+      // Already stopping: let that shutdown finish (a second request would end it at once), and exit 1.
+      service?.log.error(`${reason}; already shutting down`);
+      stopExitCode = 1;
+      return;
+    }
     service?.log.error(`${reason}; shutting down`);
     shutdown('fatal', 1);
   };

@@ -1,9 +1,12 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startMainProcess, untilOutput } from '../helpers/main-process.ts';
+import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 const BOOT_LOCK_KEY = 7_305_221_901;
@@ -82,20 +85,54 @@ describe('the embedded PostgreSQL dying under a running service', () => {
 });
 
 describe('a failure nothing handles (an unawaited promise that rejects)', () => {
+  const rejectOnSignal = new URL('../helpers/reject-unhandled-on-signal.mjs', import.meta.url).href;
+
   it('is logged and shuts the service down in order with exit code 1, instead of killing it mid-request', async () => {
     const database = await createTestDatabase();
-    const rejectSoon = new URL('../helpers/reject-unhandled-soon.mjs', import.meta.url).href;
     const main = startMainProcess('worker', {
       DATABASE_URL: database.ownerUrl,
       DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-unhandled-')),
-      NODE_OPTIONS: `--import=${rejectSoon}`,
+      NODE_OPTIONS: `--import=${rejectOnSignal}`,
     });
+    await untilOutput(main, /worker started/);
+    main.child.kill('SIGUSR2');
     const code = await Promise.race([main.exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
     if (code === 'still running') main.child.kill('SIGKILL');
     expect(code, main.output()).toBe(1);
-    expect(main.output()).toMatch(/a failure nothing handled/);
+    expect(main.output()).toMatch(/"msg":"a failure nothing handled"/);
     expect(main.output()).toMatch(/an unawaited call failed/);
     expect(main.output()).toMatch(/shutting down: no new requests or jobs/);
     expect(main.output()).toMatch(/worker stopped/);
+  }, 60_000);
+
+  it('a second one, while the first shutdown waits for a request in flight, does not cut that shutdown short', async () => {
+    const database = await createTestDatabase();
+    const main = startMainProcess('api', {
+      DATABASE_URL: database.ownerUrl,
+      APP_DATABASE_URL: database.appUrl,
+      SERVER_SECRET: TEST_SERVER_SECRET,
+      DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-unhandled-')),
+      PORT: '0',
+      SHUTDOWN_GRACE_MS: '4000',
+      NODE_OPTIONS: `--import=${rejectOnSignal}`,
+    });
+    await untilOutput(main, /API listening/);
+    const port = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(main.output())![1]);
+    // A request whose body has not all arrived: shutdown waits for it, up to the grace period.
+    const inFlight = connect(port, '127.0.0.1');
+    inFlight.on('error', () => {});
+    inFlight.write('POST /api/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na');
+    await sleep(200);
+    main.child.kill('SIGUSR2');
+    await untilOutput(main, /shutting down: no new requests or jobs/);
+    await sleep(1_500);
+    main.child.kill('SIGUSR2');
+    await untilOutput(main, /already shutting down/);
+    expect(main.child.exitCode, main.output()).toBeNull();
+    const code = await Promise.race([main.exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
+    if (code === 'still running') main.child.kill('SIGKILL');
+    inFlight.destroy();
+    expect(code, main.output()).toBe(1);
+    expect(main.output()).not.toMatch(/again: exiting without waiting/);
   }, 60_000);
 });
