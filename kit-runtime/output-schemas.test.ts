@@ -82,6 +82,9 @@ describe('kit output schemas', () => {
     const validate = compileOutputSchema(createKitAjv(), JSON.stringify({ type: 'array', uniqueItems: true }));
     expect(validate([{ a: 1, b: [1, 2] }, 3, { b: [1, 2], a: 1.0 }])).toEqual(['(root): must NOT have duplicate items (items ## 2 and 0 are identical)']);
     expect(validate([0, -0])).toEqual(['(root): must NOT have duplicate items (items ## 1 and 0 are identical)']);
+    // YAML's .inf and .nan are numbers JSON has no text for: not the same as null.
+    expect(validate([Infinity, null, -Infinity, Number.NaN, '#Infinity'])).toEqual([]);
+    expect(validate([Infinity, Infinity])).toEqual(['(root): must NOT have duplicate items (items ## 1 and 0 are identical)']);
     expect(validate([1, '1', [1], { 1: 1 }, null, true, [[1]], { a: { b: 1 } }, { a: { b: 2 } }])).toEqual([]);
     expect(validate(Array.from({ length: 60_000 }, (_, i) => [i]))).toEqual([]);
     const nested = compileOutputSchema(createKitAjv(), JSON.stringify({ properties: { tags: { items: { type: 'string' }, uniqueItems: true }, any: { uniqueItems: false } } }));

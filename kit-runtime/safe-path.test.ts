@@ -8,6 +8,11 @@ describe('safeKitPath', () => {
     expect(safeKitPath('cafe\u0301.txt')).toBe('caf\u00e9.txt');
     expect(safeKitPath(`${'\u00e9'.repeat(125)}.txt`)).toBe(`${'\u00e9'.repeat(125)}.txt`);
     expect(safeKitPath(`a/${'x'.repeat(255)}`)).toBe(`a/${'x'.repeat(255)}`);
+    // Measured once normalised: 300 bytes as decomposed text (as macOS writes it), 200 in NFC.
+    expect(safeKitPath('e\u0301'.repeat(100))).toBe('\u00e9'.repeat(100));
+    // Zero-width joiners are parts of words and emoji, not disguises.
+    expect(safeKitPath('\u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645.md')).toBe('\u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645.md');
+    expect(safeKitPath('\u{1F468}\u200D\u{1F469}\u200D\u{1F467}.md')).toBe('\u{1F468}\u200D\u{1F469}\u200D\u{1F467}.md');
   });
 
   it.each([
@@ -33,9 +38,13 @@ describe('safeKitPath', () => {
     ['a\uFEFF.txt', 'invisible characters'],
     ['a\u00AD.txt', 'invisible characters'],
     ['a\u2028.txt', 'line separators'],
+    ['a\u2060.txt', 'invisible characters'],
+    ['a\u{E0041}.txt', 'invisible characters'],
     // 404 bytes of UTF-8 in 204 characters: unzip and Python refuse the name on Linux.
     [`${'\u00e9'.repeat(200)}.txt`, 'at most 255 bytes in UTF-8'],
     [`dir/${'x'.repeat(256)}`, 'at most 255 bytes in UTF-8'],
+    // 255 bytes as sent, 510 once normalised (NFC decomposes U+0958 into two characters).
+    ['\u0958'.repeat(85), 'at most 255 bytes in UTF-8'],
   ])('rejects %j', (path, reason) => {
     expect(() => safeKitPath(path)).toThrow(UnsafePathError);
     expect(() => safeKitPath(path)).toThrow(reason);

@@ -20,9 +20,11 @@ const WINDOWS_DEVICE_NAME = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
 // is displayed, so "evil\u202Egpj.md" shows as "evildm.jpg" in a file list: a spoofed extension.
 const BIDI_CONTROL = /\p{Bidi_Control}/u;
 const BIDI_CONTROLS = /\p{Bidi_Control}/gu;
-// Invisible characters (zero-width space U+200B, joiners, U+FEFF, soft hyphen …) and the line and
-// paragraph separators: "a\u200B.txt" sits beside "a.txt" in a bundle looking exactly like it.
-const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}]/u;
+// Characters that show as nothing — zero-width space U+200B, word joiner U+2060, U+FEFF, soft
+// hyphen U+00AD, Mongolian vowel separator U+180E, invisible operators U+2061–U+2064, tag characters
+// — and the line and paragraph separators: "a\u200B.txt" sits beside "a.txt" looking exactly like it.
+// (The zero-width joiners U+200C/U+200D stay allowed: Persian and Indic words and emoji need them.)
+const INVISIBLE = /[\u00AD\u180E\u200B\u2060-\u2064\uFEFF\u2028\u2029\u{E0000}-\u{E007F}]/u;
 
 function hasControlCharacter(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
@@ -47,7 +49,8 @@ export function explainUnsafePath(path: unknown): string | null {
   if (/^[a-zA-Z]:/.test(path)) return 'must be relative, not a drive path';
   if (FORBIDDEN_CHARACTERS.test(path)) return 'must not contain any of : * ? " < > |';
   if (path.endsWith('/')) return 'must name a file, not a directory';
-  for (const segment of path.split('/')) {
+  // Segments are measured as they will be stored (NFC, see safeKitPath).
+  for (const segment of path.normalize('NFC').split('/')) {
     if (segment === '' || segment === '.') continue;
     if (segment === '..') return 'must not contain ".." segments';
     if (/^\.+$/.test(segment)) return 'must not contain dot-only segments';

@@ -37,8 +37,13 @@ export function useLinearUniqueItems(ajv: Ajv2020): void {
   });
 }
 
-/** JSON text with object members sorted by name (one fixed order); `-0` reads as `0`, as in JSON. */
+/**
+ * JSON text with object members sorted by name (one fixed order); `-0` reads as `0`, as in JSON.
+ * A YAML output may hold numbers JSON has no text for (`.inf`, `.nan`): each gets its own key
+ * instead of JSON.stringify's `null`, so `[.inf, null]` has no duplicates.
+ */
 export function canonicalJson(value: unknown): string {
+  if (typeof value === 'number' && !Number.isFinite(value)) return `#${String(value)}`;
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>;
