@@ -93,6 +93,18 @@ describe('loadKitPackage', () => {
     ]);
     // A PLAN hook may choose one of them per run: then the run decides.
     expect(problemsOf((f) => { f['hooks/plan.js'] = 'function plan() { return { outputs: ["openapi"] }; }'; }, (m) => { clash(m); m.hooks.PLAN = 'hooks/plan.js'; })).toEqual([]);
+    // A forEach output renders once per item, or not at all: the run decides too.
+    expect(problemsOf(() => {}, (m) => { clash(m); m.outputs[2].forEach = 'discoveryAnswers.entities'; })).toEqual([]);
+  });
+
+  it('loads a stored version without the checks that guard only what a publish may add', () => {
+    const files = exampleFiles();
+    const manifest = structuredClone(exampleManifest()) as any;
+    manifest.outputs[2].filename = 'OPENAPI.json';
+    files['schemas/openapi.schema.json'] = JSON.stringify({ type: 'object', description: 'x'.repeat(MAX_KIT_SCHEMA_BYTES) });
+    expect(loadKitPackage({ manifest, files }).ok).toBe(false);
+    const stored = loadKitPackage({ manifest, files, stored: true });
+    expect(stored.ok ? stored.kit.ref : stored.problems).toBe('service-starter@1.2.0');
   });
 
   it('names the hook file and line of a JavaScript syntax error', () => {

@@ -54,6 +54,12 @@ export function loadKitPackage(input: {
   manifest: unknown;
   files: KitFiles;
   maxTemplateDepth?: number;
+  /**
+   * A version published earlier, loaded to run: the checks that only guard what a publish may add
+   * (the schema budget, fixed output names that clash) are skipped, so a version stored before
+   * they existed keeps running as it did.
+   */
+  stored?: boolean;
 }): LoadKitPackageResult {
   const problems: KitPackageProblem[] = [];
   const parsed = parseKitManifest(input.manifest);
@@ -84,15 +90,16 @@ export function loadKitPackage(input: {
   // stay within the kit's budget.
   const schemaFiles = new Set(manifest.outputs.flatMap((output) => (output.schema === undefined ? [] : [output.schema])));
   const schemaBytes = [...schemaFiles].reduce((sum, file) => sum + Buffer.byteLength(files.get(file) ?? '', 'utf8'), 0);
-  const schemasAffordable = schemaBytes <= MAX_KIT_SCHEMA_BYTES;
+  const schemasAffordable = input.stored === true || schemaBytes <= MAX_KIT_SCHEMA_BYTES;
   if (!schemasAffordable) {
     problems.push({ file: MANIFEST_FILE, message: `the output schemas together are ${schemaBytes} bytes, over the limit of ${MAX_KIT_SCHEMA_BYTES} bytes for one kit` });
   }
   const compiledSchemas = new Set<string>();
   // Without a PLAN hook every output renders on every run, so two fixed names that cannot unpack
-  // side by side would make every run partial: refused here. (A PLAN hook may choose between them.)
+  // side by side would make every run partial: refused here. (A PLAN hook may choose between them,
+  // and a forEach output renders once per item, or not at all.)
   const fixedNames = newBundleNames();
-  const everyOutputRenders = manifest.hooks?.PLAN === undefined;
+  const everyOutputRenders = manifest.hooks?.PLAN === undefined && input.stored !== true;
   manifest.outputs.forEach((output, index) => {
     const where = `${MANIFEST_FILE} outputs[${index}]`;
     const template = need(output.template, `${where}.template`);
@@ -104,9 +111,9 @@ export function loadKitPackage(input: {
     } else {
       // In any letter case, or as a directory: what the bundle would refuse at every run.
       const name = safeKitPath(output.filename);
-      const clash = (everyOutputRenders ? fixedNames : newBundleNames()).problem(name);
+      const clash = (everyOutputRenders && output.forEach === undefined ? fixedNames : newBundleNames()).problem(name);
       if (clash) problems.push({ file: MANIFEST_FILE, message: `outputs[${index}].filename: ${clash}` });
-      else fixedNames.add(name, `output "${output.id}"`);
+      else if (output.forEach === undefined) fixedNames.add(name, `output "${output.id}"`);
     }
     if (output.schema === undefined) return;
     if (output.outputType !== 'json' && output.outputType !== 'yaml') {

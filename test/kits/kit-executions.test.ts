@@ -260,6 +260,21 @@ describe('the latest version', () => {
   });
 });
 
+describe('a version stored before today\'s publish checks', () => {
+  it('still runs as it did: its clashing fixed names make the run partial, not "no longer loads"', async () => {
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit({ id: 'older-rules' }) })).status).toBe(201);
+    // Two fixed names that clash by letter case, as a publish before the check could store them.
+    await sqlAsOwner(`
+      alter table kit_versions disable trigger kit_versions_immutable;
+      update kit_versions set manifest = jsonb_set(manifest, '{outputs,1,filename}', to_jsonb(upper(manifest #>> '{outputs,0,filename}')))
+        where kit_row_id = (select id from kits where kit_id = 'older-rules');
+      alter table kit_versions enable trigger kit_versions_immutable;`);
+    const ended = await waitForExecution(app.url, key, orgId, (await execute('older-rules', sampleExecutionBody(projectId))).body.data.executionId);
+    expect([ended.status, ended.errorMessage]).toEqual(['partial', expect.any(String)]);
+    expect(ended.errorMessage).not.toMatch(/no longer loads/);
+  });
+});
+
 describe('a pinned version', () => {
   it('may be as long as a manifest allows (128 characters)', async () => {
     const version = `1.0.0-${'a'.repeat(122)}`;

@@ -110,6 +110,18 @@ describe('publishing kits', () => {
     expect(listed.body.data.version).toBe(`${Number.MAX_SAFE_INTEGER}.0.0`);
   });
 
+  it('ranks a stored latest version that semver cannot order below a new one, instead of answering 500', async () => {
+    expect((await publish(sampleKit({ id: 'stored-huge', version: '1.0.0' }))).status).toBe(201);
+    // As a publish before versions were bounded could store it.
+    await sqlAsOwner(`
+      alter table kit_versions disable trigger kit_versions_immutable;
+      update kit_versions set version = '99999999999999999999.0.0' where kit_row_id = (select id from kits where kit_id = 'stored-huge');
+      alter table kit_versions enable trigger kit_versions_immutable;`);
+    const next = await publish(sampleKit({ id: 'stored-huge', version: '1.0.1' }));
+    expect(next.status, next.text).toBe(201);
+    expect((await call(app.url, `/api/${orgId}/kits/stored-huge`, { apiKey: key })).body.data.version).toBe('1.0.1');
+  });
+
   it('refuses kit ids that name the routes beside GET /kits/{kitId}, where the kit could never be read', async () => {
     const before = [await count('kits'), await count('kit_versions')];
     for (const id of ['executions', 'credentials']) {

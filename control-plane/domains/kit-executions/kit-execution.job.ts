@@ -25,7 +25,7 @@ const MAX_CACHED_PACKAGES = 200;
 function kitPackageFor(version: { id: string; manifest: unknown; files: Record<string, string> }): KitPackage {
   const cached = packages.get(version.id);
   if (cached) return cached;
-  const loaded = loadKitPackage({ manifest: version.manifest, files: version.files });
+  const loaded = loadKitPackage({ manifest: version.manifest, files: version.files, stored: true });
   // Published versions were checked at publish time; failing here means the runtime changed.
   if (!loaded.ok) throw new KitVersionUnloadable(`Kit version ${version.id} no longer loads: ${loaded.problems.map((p) => `${p.file}: ${p.message}`).join('; ')}`);
   if (packages.size >= MAX_CACHED_PACKAGES) packages.delete(packages.keys().next().value!);

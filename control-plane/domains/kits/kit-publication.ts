@@ -45,7 +45,8 @@ export function checksumOf(manifest: unknown, files: Record<string, string>): st
  */
 export async function pointKitAtVersionIfHighest(db: Kysely<Database>, kitRowId: string, created: { id: string; version: string }, fields: KitFields) {
   const latest = await findLatestVersion(db, kitRowId);
-  if (latest && !semver.gt(created.version, latest.version)) return;
+  // A stored latest semver cannot order (stored before versions were bounded) ranks lowest.
+  if (latest && semver.valid(latest.version) !== null && !semver.gt(created.version, latest.version)) return;
   await pointKitAtVersion(db, kitRowId, created.id, fields);
 }
 
