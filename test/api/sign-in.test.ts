@@ -160,6 +160,22 @@ describe('POST /api/auth/login', () => {
     expect(await storedHash(current)).toBe(before);
   });
 
+  it('signs in all the same when the outdated hash cannot be replaced, and tries again next time', async () => {
+    const old = phc(PASSWORD, { memory: 8_192, passes: 1 });
+    const email = await userWithHash('stuck-hash', old);
+    await ownerQuery(app.database.ownerUrl, `create function refuse_hash_update() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`);
+    await ownerQuery(app.database.ownerUrl, `create trigger refuse_hash_update before update on users for each row when (old.email = '${email}') execute function refuse_hash_update()`);
+    try {
+      expect((await login(newAddress(), email, PASSWORD)).status).toBe(200);
+      expect(await storedHash(email)).toBe(old);
+      expect(app.rawLog.join('\n')).toContain('an outdated password hash could not be replaced');
+    } finally {
+      await ownerQuery(app.database.ownerUrl, 'drop trigger refuse_hash_update on users; drop function refuse_hash_update()');
+    }
+    expect((await login(newAddress(), email, PASSWORD)).status).toBe(200);
+    expect(await storedHash(email)).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+  });
+
   it('refuses malformed input with field-level errors', async () => {
     const response = await login(newAddress(), 'not-an-email', '');
     expect(response.status).toBe(400);

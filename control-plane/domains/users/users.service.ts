@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { SessionTokens } from '../../auth/session-token.ts';
 import type { Database } from '../../db/database.ts';
+import type { Logger } from '../../logger.ts';
 import { AppError, unauthorized } from '../../errors/app-error.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { checkPassword, hashPassword, verifyAgainstDecoy } from './password-hash.ts';
@@ -13,6 +14,7 @@ export interface SignInDeps {
   loginThrottle: LoginThrottle;
   clientAddress: string;
   setResponseHeader: (name: string, value: string) => void;
+  log: Logger;
 }
 
 /** One message for every failure, so a caller cannot tell an unknown email from a wrong password. */
@@ -36,7 +38,12 @@ export async function signIn(deps: SignInDeps, input: LoginInput): Promise<Login
   await attempt.succeeded();
   // The password is known only now: a hash stored before normalisation or at an old cost is
   // replaced by one made today, so the legacy fallback and old costs retire as users sign in.
-  if (check.rehash) await replacePasswordHash(deps.db, login, login.password_hash, await hashPassword(input.password));
+  // Best effort: the password is right, so a failure here must not fail the sign-in.
+  if (check.rehash) {
+    await replacePasswordHash(deps.db, login, login.password_hash, await hashPassword(input.password)).catch((error: unknown) =>
+      deps.log.warn({ err: error, userId: login.user_id }, 'an outdated password hash could not be replaced; the next sign-in tries again'),
+    );
+  }
   const issued = await deps.sessionTokens.issue(login.user_id);
   return { accessToken: issued.accessToken, tokenType: 'Bearer', expiresAt: issued.expiresAt.toISOString(), expiresIn: issued.expiresIn };
 }
