@@ -101,12 +101,15 @@ describe('a database that is briefly away while the worker runs a job', () => {
     }
 
     await proxy.cut();
-    await sleep(3_000);
+    await sleep(6_000);
     expect(worker.child.exitCode, worker.output()).toBeNull();
+    const reopenedAt = Date.now();
     await proxy.open();
 
     const ended = await waitForExecution(api.url, key, orgId, executionId, 30_000);
     expect(ended.status, `${ended.errorMessage}\n${worker.output()}`).toBe('completed');
+    // The kit had finished (and its outcome was waiting to be stored) while the database was away.
+    expect(Date.parse(ended.startedAt) + ended.executionTimeMs, 'the run outlasted the outage, so nothing was tested').toBeLessThan(reopenedAt);
     expect(worker.child.exitCode, worker.output()).toBeNull();
     expect(worker.output()).not.toMatch(/unhandled|a failure nothing handled/i);
   });
