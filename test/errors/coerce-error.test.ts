@@ -11,11 +11,11 @@ describe('toWireError on database refusals', () => {
     const client = new pg.Client({ connectionString: inject('postgres').ownerUrl });
     await client.connect();
     try {
-      const refusals = await Promise.all([
-        client.query(`select $1::text`, ['a\u0000b']).catch((error: unknown) => error),
-        client.query(`select $1::jsonb`, ['{"a": "\\u0000"}']).catch((error: unknown) => error),
-        client.query(`select 1/0`).catch((error: unknown) => error),
-      ]);
+      // One after the other: a pg client runs one query at a time.
+      const refusals: unknown[] = [];
+      for (const [text, values] of [[`select $1::text`, ['a\u0000b']], [`select $1::jsonb`, ['{"a": "\\u0000"}']], [`select 1/0`, []]] as const) {
+        refusals.push(await client.query(text, [...values]).catch((error: unknown) => error));
+      }
       expect(refusals.map((error) => toWireError(error).code)).toEqual(['VALIDATION_ERROR', 'VALIDATION_ERROR', 'INTERNAL_ERROR']);
       expect(toWireError(refusals[0]).message).toContain('cannot be stored');
     } finally {
