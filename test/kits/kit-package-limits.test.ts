@@ -108,3 +108,28 @@ describe('discovery pools that are not plain data', () => {
     expectRefused(await publish(withPool('bomb-pool', 'discovery/bomb.yaml', bomb.join('\n'))), 'discovery/bomb.yaml', /^cannot parse discovery pool: Excessive alias count/);
   });
 });
+
+describe('checking a costly kit at publish', () => {
+  it('runs off the API\'s thread: other requests are answered while it compiles', async () => {
+    // Schemas near the kit's budget: compiling them takes the better part of a second.
+    const largeSchema = () => {
+      const properties: Record<string, unknown> = {};
+      for (let i = 0; JSON.stringify(properties).length < 120 * 1024; i += 1) properties[`field${i}`] = { type: 'string', maxLength: 10 };
+      return JSON.stringify({ type: 'object', properties });
+    };
+    const kit = sampleKit({ id: 'costly-schemas' });
+    Object.assign(kit.files, { 'schemas/openapi.schema.json': largeSchema(), 'schemas/compose.schema.json': largeSchema() });
+    let published = false;
+    const publishing = publish(kit).finally(() => (published = true));
+    // On the API's thread the compile would hold every request until it ended: one answer at most.
+    let answeredMeanwhile = 0;
+    while (!published) {
+      // Any answer counts (past the anonymous rate limit it is a 429, answered just as promptly).
+      await call(app.url, '/api/health');
+      if (!published) answeredMeanwhile += 1;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect((await publishing).status).toBe(201);
+    expect(answeredMeanwhile).toBeGreaterThanOrEqual(5);
+  });
+});

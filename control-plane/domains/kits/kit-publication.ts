@@ -1,23 +1,34 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import semver from 'semver';
-import { loadKitPackage, type KitManifest } from '../../../kit-runtime/index.ts';
+import { loadKitPackage, type KitManifest, type KitPackageProblem } from '../../../kit-runtime/index.ts';
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { AppError, conflict } from '../../errors/app-error.ts';
+import { createKitPackageChecker } from './kit-package-checker.ts';
 import { createOwnKitOrLock, findBuiltInKitId, findLatestVersion, findOwnKitForUpdate, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
 
 /** Checks a kit package the way the runtime will load it; refuses it naming every problem's file. */
 export function validateKitPackage(manifest: unknown, files: Record<string, string>): KitManifest {
   const loaded = loadKitPackage({ manifest, files });
-  if (!loaded.ok) {
-    const first = loaded.problems[0];
-    const summary = first ? `${first.file}${first.line ? `:${first.line}` : ''}: ${first.message}` : 'the kit is invalid';
-    throw new AppError('VALIDATION_ERROR', `The kit cannot be published — ${summary}${loaded.problems.length > 1 ? ` (and ${loaded.problems.length - 1} more)` : ''}`, {
-      problems: loaded.problems,
-    });
-  }
+  if (!loaded.ok) throw refusalOf(loaded.problems);
   return loaded.kit.manifest;
+}
+
+const packageChecker = createKitPackageChecker();
+
+/** `validateKitPackage` on the checker's own thread (kit-package-checker.ts), as a publish request needs. */
+export async function validateKitPackageOffThread(manifest: unknown, files: Record<string, string>): Promise<KitManifest> {
+  const checked = await packageChecker.check(manifest, files);
+  if (checked.ok) return checked.manifest;
+  if ('failure' in checked) throw new Error(checked.failure);
+  throw refusalOf(checked.problems);
+}
+
+function refusalOf(problems: KitPackageProblem[]): AppError {
+  const first = problems[0];
+  const summary = first ? `${first.file}${first.line ? `:${first.line}` : ''}: ${first.message}` : 'the kit is invalid';
+  return new AppError('VALIDATION_ERROR', `The kit cannot be published — ${summary}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`, { problems });
 }
 
 export function kitFieldsOf(manifest: KitManifest): KitFields {
@@ -60,7 +71,7 @@ export async function publishKitVersion(
   manifestInput: Record<string, unknown>,
   files: Record<string, string>,
 ) {
-  const manifest = validateKitPackage(manifestInput, files);
+  const manifest = await validateKitPackageOffThread(manifestInput, files);
   const fields = kitFieldsOf(manifest);
   const version = manifest.metadata.version;
   if (await findBuiltInKitId(db, fields.kitId)) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
