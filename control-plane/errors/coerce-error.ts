@@ -15,7 +15,19 @@ export interface FieldIssue {
   issue: string;
 }
 
+/**
+ * Issues listed in one answer. A body of 100,000 unknown keys would otherwise be answered with an
+ * issue for each (megabytes); the first ones show what is wrong, and a last entry counts the rest.
+ */
+export const MAX_LISTED_ISSUES = 100;
+
 export function zodIssuesToFields(error: ZodError): FieldIssue[] {
+  const fields = allIssuesToFields(error);
+  if (fields.length <= MAX_LISTED_ISSUES) return fields;
+  return [...fields.slice(0, MAX_LISTED_ISSUES), { field: '(more)', issue: `and ${fields.length - MAX_LISTED_ISSUES} more issues like these` }];
+}
+
+function allIssuesToFields(error: ZodError): FieldIssue[] {
   return error.issues.flatMap((issue) => {
     const prefix = issue.path.map(String).join('.');
     // An unknown key is the caller's field, not the object's: name each one.

@@ -166,3 +166,17 @@ describe('JSON that JavaScript would not keep as sent', () => {
     expect(created.body.data.metadata).toEqual({ __proto: 1, constructor: 'c', prototype: 'p', n: 1e308 });
   });
 });
+
+describe('a body of very many unknown fields', () => {
+  it('is answered with the first 100 issues and a count of the rest, not an issue for each', async () => {
+    const body = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`unknown${i}`, 1]));
+    const response = await call(app.url, '/api/auth/login', { body: { email: 'a@b.test', password: 'x', ...body } });
+    expect(response.status).toBe(400);
+    const issues = response.body.error.details.issues as Array<{ field: string; issue: string }>;
+    expect(issues).toHaveLength(101);
+    expect(issues[0]).toEqual({ field: 'unknown0', issue: 'is not a field that can be set here' });
+    expect(issues.at(-1)).toEqual({ field: '(more)', issue: 'and 19900 more issues like these' });
+    expect(response.text.length).toBeLessThan(20_000);
+  });
+});
+
