@@ -63,6 +63,22 @@ describe('API keys', () => {
     expect(after.body.error.message).toBe('The API key has been revoked');
   });
 
+  it('are at most 50 per user that are not revoked, also when created at the same moment; revoking one makes room', async () => {
+    const user = await createTenant(app, 'Key minter');
+    const create = () => call(app.url, '/api/developer/api-keys', { apiKey: user.apiKey, body: { name: 'minted' } });
+    const active = async () => Number((await ownerQuery(app.database.ownerUrl, 'select count(*) from api_keys where user_id = $1 and revoked_at is null', [user.userId]))[0].count);
+    const held = await active();
+    const answers = await Promise.all(Array.from({ length: 60 - held }, create));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(50 - held);
+    const refused = answers.filter((a) => a.status !== 201);
+    expect(refused).toHaveLength(10);
+    for (const answer of refused) expect([answer.status, answer.body.error.code, answer.body.error.details]).toEqual([409, 'CONFLICT', { maxActiveKeys: 50 }]);
+    expect(await active()).toBe(50);
+    const someKey = answers.find((a) => a.status === 201)!.body.data.id;
+    expect((await call(app.url, `/api/developer/api-keys/${someKey}`, { method: 'DELETE', apiKey: user.apiKey })).status).toBe(200);
+    expect((await create()).status).toBe(201);
+  });
+
   it('refuses a key name with the NUL character, and fields that cannot be set, creating no key', async () => {
     const keysOfOwner = async () => Number((await ownerQuery(app.database.ownerUrl, 'select count(*) from api_keys where user_id = $1', [app.bootstrap.userId]))[0].count);
     const before = await keysOfOwner();

@@ -12,6 +12,22 @@ export async function insertApiKey(
     .executeTakeFirstOrThrow();
 }
 
+/**
+ * The user's keys not revoked, counted while their user row is locked for the rest of the
+ * transaction, so two creations at once cannot both count one below the cap.
+ */
+export async function countActiveApiKeysOfUserLocked(db: Kysely<Database>, tenantId: string, userId: string): Promise<number> {
+  await db.selectFrom('users').select('id').where('tenant_id', '=', tenantId).where('id', '=', userId).forUpdate().execute();
+  const { count } = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
 export async function listApiKeysOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<ApiKeyRow[]> {
   return db
     .selectFrom('api_keys')

@@ -2,9 +2,9 @@ import type { Kysely } from 'kysely';
 import type { ApiKeyRow, Database } from '../../db/database.ts';
 import { generateApiKey } from '../../auth/api-key-format.ts';
 import type { Principal } from '../../auth/principal.ts';
-import { forbidden, notFound } from '../../errors/app-error.ts';
+import { conflict, forbidden, notFound } from '../../errors/app-error.ts';
 import type { ApiKey } from './api-keys.schema.ts';
-import { findApiKeyOfUser, insertApiKey, listApiKeysOfUser, revokeApiKeyOfUser } from './api-keys.repository.ts';
+import { countActiveApiKeysOfUserLocked, findApiKeyOfUser, insertApiKey, listApiKeysOfUser, revokeApiKeyOfUser } from './api-keys.repository.ts';
 
 function apiKeyRowToApiKey(row: ApiKeyRow): ApiKey {
   return {
@@ -17,8 +17,17 @@ function apiKeyRowToApiKey(row: ApiKeyRow): ApiKey {
   };
 }
 
+/**
+ * Keys one user may hold at once. Each key is a caller of its own to the rate limits, so keys
+ * without number would multiply every per-caller budget (10,000 were minted in 14 s).
+ */
+export const MAX_ACTIVE_API_KEYS_PER_USER = 50;
+
 /** Creates a key and returns it in full; this is the only time the key itself is ever shown. */
 export async function issueApiKey(db: Kysely<Database>, owner: { tenantId: string; userId: string }, name: string): Promise<ApiKey & { key: string }> {
+  if ((await countActiveApiKeysOfUserLocked(db, owner.tenantId, owner.userId)) >= MAX_ACTIVE_API_KEYS_PER_USER) {
+    throw conflict(`A user holds at most ${MAX_ACTIVE_API_KEYS_PER_USER} API keys that are not revoked; revoke one first`, { maxActiveKeys: MAX_ACTIVE_API_KEYS_PER_USER });
+  }
   const generated = generateApiKey();
   const row = await insertApiKey(db, { ...owner, name, prefix: generated.prefix, keyHash: generated.keyHash });
   return { ...apiKeyRowToApiKey(row), key: generated.key };
