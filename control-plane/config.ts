@@ -74,6 +74,9 @@ const environmentSchema = z.object({
   KIT_GIT_ALLOWED_REMOTES: z.string().optional(),
   WORKER_STALE_AFTER_MS: milliseconds(30_000),
   SHUTDOWN_GRACE_MS: milliseconds(15_000),
+  HTTP_HEADERS_TIMEOUT_MS: milliseconds(20_000),
+  HTTP_REQUEST_TIMEOUT_MS: milliseconds(120_000),
+  HTTP_IDLE_TIMEOUT_MS: milliseconds(70_000),
 }).superRefine((e, ctx) => {
   // A worker beats every WORKER_HEARTBEAT_MS and is dead after WORKER_STALE_AFTER_MS of silence:
   // without room for a late beat or two, a live worker's executions would be failed under it.
@@ -114,6 +117,8 @@ export interface Config {
   /** A worker silent for this long is dead: its executions are failed, health reports it down. */
   workerStaleAfterMs: number;
   shutdownGraceMs: number;
+  /** How long a client may take to send its headers, its whole request, or to move any data at all. */
+  httpTimeouts: { headersMs: number; requestMs: number; idleMs: number };
 }
 
 export class ConfigError extends Error {
@@ -177,5 +182,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kitGitAllowedRemotes: (e.KIT_GIT_ALLOWED_REMOTES ?? '').split(',').map((prefix) => prefix.trim()).filter(Boolean),
     workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    httpTimeouts: { headersMs: e.HTTP_HEADERS_TIMEOUT_MS, requestMs: e.HTTP_REQUEST_TIMEOUT_MS, idleMs: e.HTTP_IDLE_TIMEOUT_MS },
   };
 }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import type { DestinationStream } from 'pino';
@@ -231,8 +231,17 @@ function unsetIdpClaims(config: Config): string[] {
 
 function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(server)));
-    server.keepAliveTimeout = 65_000;
+    // A client that holds a connection without sending (slowloris) or without reading (a download
+    // left unread) holds a file handle and memory: headers must arrive in time, the whole request
+    // too (a 10 MiB upload included), and a connection with nothing moving is closed. Timeouts are
+    // checked every second rather than Node's 30 s.
+    const { headersMs, requestMs, idleMs } = config.httpTimeouts;
+    const server = createServer({ headersTimeout: headersMs, requestTimeout: Math.max(requestMs, headersMs), connectionsCheckingInterval: 1_000 }, app);
+    // Longer than a load balancer's idle timeout (60 s is common), so it closes first.
+    server.keepAliveTimeout = Math.min(65_000, idleMs);
+    server.setTimeout(idleMs, (socket) => socket.destroy());
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve(server));
   });
 }
 

@@ -1,0 +1,55 @@
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/**
+ * Clients that hold a connection without finishing their request, or without doing anything, are
+ * cut off (slowloris): each such connection holds a file handle, and a few thousand would leave
+ * none for anyone else. Timeouts here are short so the test is; the defaults are 20 s, 2 min, 70 s.
+ */
+let app: TestApp;
+let port: number;
+beforeAll(async () => {
+  app = await startTestApp({ env: { HTTP_HEADERS_TIMEOUT_MS: '1000', HTTP_REQUEST_TIMEOUT_MS: '2500', HTTP_IDLE_TIMEOUT_MS: '2000' } });
+  port = Number(new URL(app.url).port);
+});
+afterAll(() => app?.stop());
+
+/** Opens a connection, writes `sent`, and resolves with what came back once the server closed it (or null after `waitMs`). */
+function holdOpen(sent: string, waitMs: number): Promise<{ answer: string } | null> {
+  return new Promise((resolve) => {
+    const socket: Socket = connect(port, '127.0.0.1');
+    let answer = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(null);
+    }, waitMs);
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ answer });
+    });
+    socket.write(sent);
+  });
+}
+
+describe('slow and idle clients', () => {
+  it('are answered 408 and closed when their headers do not arrive in time', async () => {
+    const closed = await holdOpen('GET /api/health HTTP/1.1\r\nHost: x\r\nX-Slow: ', 10_000);
+    expect(closed).not.toBeNull();
+    expect(closed!.answer).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it('are cut off when a body does not arrive in time', async () => {
+    const closed = await holdOpen('POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"em', 10_000);
+    expect(closed).not.toBeNull();
+    expect(closed!.answer).not.toMatch(/^HTTP\/1\.1 [25]/);
+  });
+
+  it('are closed when a kept-alive connection goes idle', async () => {
+    const closed = await holdOpen('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n', 10_000);
+    expect(closed).not.toBeNull();
+    expect(closed!.answer).toMatch(/^HTTP\/1\.1 200/);
+  });
+});
