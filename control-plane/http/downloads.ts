@@ -5,6 +5,8 @@ import { withTenant } from '../db/tenant-transaction.ts';
 import { AppError } from '../errors/app-error.ts';
 import { toWireError } from '../errors/coerce-error.ts';
 import type { DownloadLinks } from './download-links.ts';
+import { clientAddressOf } from './client-address.ts';
+import { createDownloadSlots, DOWNLOAD_SLOTS } from './download-slots.ts';
 import { sendSurfaceError } from './surface-errors.ts';
 
 /**
@@ -13,7 +15,21 @@ import { sendSurfaceError } from './surface-errors.ts';
  * the blob is still read under its tenant's row-level security.
  */
 export function createDownloadHandler(db: Kysely<Database>, links: DownloadLinks) {
+  const slots = createDownloadSlots();
   return async (req: Request<{ token: string }>, res: Response) => {
+    const slot = slots.take(clientAddressOf(req.ip ?? req.socket.remoteAddress));
+    if ('refused' in slot) {
+      res.setHeader('Retry-After', '1');
+      return sendSurfaceError(
+        req,
+        res,
+        slot.refused === 'address'
+          ? { code: 'RATE_LIMITED', message: `At most ${DOWNLOAD_SLOTS.perAddress} downloads at once from one address; retry when one has finished` }
+          : { code: 'SERVICE_UNAVAILABLE', message: 'Too many downloads at once; retry shortly' },
+      );
+    }
+    // Held until the response is done with, read to the end or abandoned.
+    res.once('close', slot.release);
     try {
       const target = links.verify(req.params.token);
       const blob = await withTenant(db, target.tenantId, (trx) =>
