@@ -66,6 +66,18 @@ export async function findOutput(db: Kysely<Database>, tenantId: string, executi
     .executeTakeFirst();
 }
 
+/** How many of the tenant's executions are waiting to start, `except` one of them. */
+export async function countWaitingExecutions(db: Kysely<Database>, tenantId: string, except: string): Promise<number> {
+  const { count } = await db
+    .selectFrom('kit_executions')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'pending')
+    .where('id', '!=', except)
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
 export async function insertExecution(
   db: Kysely<Database>,
   values: { tenantId: string; organizationId: string; projectId: string; kitRowId: string; kitVersionId: string; input: Record<string, unknown>; options: Record<string, boolean>; createdBy: string },
