@@ -10,9 +10,10 @@ const WITH_PRIORITY = sql`app_private.enqueue_job(text, json, text, integer, tim
  * one tenant's backlog of kit executions does not hold up another tenant's first one.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`drop function ${WITHOUT_PRIORITY}`.execute(db);
+  // Written to run again harmlessly (a database whose record of it was lost).
+  await sql`drop function if exists ${WITHOUT_PRIORITY}`.execute(db);
   await sql`
-    create function app_private.enqueue_job(identifier text, payload json, job_key text default null,
+    create or replace function app_private.enqueue_job(identifier text, payload json, job_key text default null,
                                             max_attempts integer default null, run_at timestamptz default null,
                                             priority integer default null)
       returns bigint

@@ -25,14 +25,14 @@ describe('migrations at boot', () => {
   it('says which migrations it is applying before it applies them, and applies each once', async () => {
     const database = await createTestDatabase();
     // A database one migration behind: the newest one's record removed (it can run again).
-    await ownerQuery(database.ownerUrl, `delete from kysely_migration where name = '0010_ordering_times_in_milliseconds'`);
+    await ownerQuery(database.ownerUrl, `delete from kysely_migration where name = '0011_job_priority'`);
     const lines: Array<{ msg?: string; migrations?: string[] }> = [];
     const logDestination = new Writable({ write: (chunk, _encoding, done) => { lines.push(...String(chunk).split('\n').filter(Boolean).map((line) => JSON.parse(line))); done(); } });
     const config = loadConfig({ DATABASE_URL: database.ownerUrl, APP_DATABASE_URL: database.appUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-migrate-')), SERVER_SECRET: TEST_SERVER_SECRET, PORT: '0', HOST: '127.0.0.1' });
     started.push(await startService(config, { mode: 'api', logDestination }));
     const announced = lines.filter((line) => line.msg?.startsWith('applying database migrations'));
-    expect(announced.map((line) => line.migrations)).toEqual([['0010_ordering_times_in_milliseconds']]);
-    expect(await ownerQuery(database.ownerUrl, `select count(*)::int as count from kysely_migration where name = '0010_ordering_times_in_milliseconds'`)).toEqual([{ count: 1 }]);
+    expect(announced.map((line) => line.migrations)).toEqual([['0011_job_priority']]);
+    expect(await ownerQuery(database.ownerUrl, `select count(*)::int as count from kysely_migration where name = '0011_job_priority'`)).toEqual([{ count: 1 }]);
   });
 });
 
