@@ -2,15 +2,15 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { findJobDefinition } from './task-list.ts';
 
-/** graphile-worker keeps a job's priority as a smallint. */
-export const MAX_JOB_PRIORITY = 32_767;
+/** graphile-worker keeps a job's priority as a smallint: a higher one is stored as this. */
+const MAX_JOB_PRIORITY = 32_767;
 
 export interface AddJobOptions {
   /** Deduplicates: a second add with the same key replaces the pending job instead of doubling it. */
   jobKey?: string;
   maxAttempts?: number;
   runAt?: Date;
-  /** graphile-worker runs the lowest first (default 0). */
+  /** graphile-worker runs the lowest first (default 0); at most 32,767. */
   priority?: number;
 }
 
@@ -25,7 +25,7 @@ export async function addJob(db: Kysely<Database>, name: string, payload: unknow
   const { rows } = await sql<{ id: string }>`
     select app_private.enqueue_job(${name}, ${JSON.stringify(parsed)}::json, ${options.jobKey ?? null},
                                    ${options.maxAttempts ?? null}::int, ${options.runAt ?? null}::timestamptz,
-                                   ${options.priority ?? null}::int) as id
+                                   ${options.priority === undefined ? null : Math.min(options.priority, MAX_JOB_PRIORITY)}::int) as id
   `.execute(db);
   return String(rows[0]?.id);
 }

@@ -5,7 +5,7 @@ import type { Database, KitExecutionStatus } from '../../db/database.ts';
 import { AppError, invalid, notFound } from '../../errors/app-error.ts';
 import type { DownloadLinks } from '../../http/download-links.ts';
 import type { Paging } from '../../http/paging.ts';
-import { addJob, MAX_JOB_PRIORITY } from '../../jobs/add-job.ts';
+import { addJob } from '../../jobs/add-job.ts';
 import { requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
 import { getsBundle } from './kit-bundle.job.ts';
@@ -86,7 +86,7 @@ export async function startKitExecution(db: Kysely<Database>, principal: Princip
   });
   // Fair turns between tenants: a tenant's k-th waiting execution runs at priority k (lowest first),
   // so another tenant's first one goes ahead of the rest of a backlog instead of behind all of it.
-  const priority = Math.min(await countWaitingExecutions(db, principal.tenantId, execution.id), MAX_JOB_PRIORITY);
+  const priority = await countWaitingExecutions(db, principal.tenantId, execution.id);
   // The payload names the execution only: inputs and secrets stay in the database.
   const jobId = await addJob(db, executeKitJob.name, { executionId: execution.id, tenantId: principal.tenantId }, { jobKey: `kit-execution:${execution.id}`, priority });
   await recordWorkerRun(db, execution.id, jobId);
