@@ -18,7 +18,7 @@ const PHC_PATTERN = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+
  * and as `e` + a combining accent from another, so passwords are hashed in Unicode NFKC, as NIST SP
  * 800-63B asks.
  */
-const normalised = (password: string) => password.normalize('NFKC');
+export const normalisedPassword = (password: string) => password.normalize('NFKC');
 
 function derive(password: string, salt: Buffer, cost: { memory: number; passes: number; parallelism: number; tagLength: number }): Promise<Buffer> {
   const parameters: Argon2Parameters = { message: password, nonce: salt, ...cost };
@@ -30,7 +30,7 @@ const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
 export async function hashPassword(password: string): Promise<string> {
   const { memory, passes, parallelism, tagLength, saltLength } = passwordHashDefaults;
   const salt = randomBytes(saltLength);
-  const hash = await derive(normalised(password), salt, { memory, passes, parallelism, tagLength });
+  const hash = await derive(normalisedPassword(password), salt, { memory, passes, parallelism, tagLength });
   return `$argon2id$v=19$m=${memory},t=${passes},p=${parallelism}$${b64(salt)}$${b64(hash)}`;
 }
 
@@ -57,10 +57,11 @@ export async function checkPassword(password: string, encoded: string): Promise<
   const cost = { memory, passes, parallelism, tagLength: expected.length };
   const d = passwordHashDefaults;
   const outdatedCost = memory !== d.memory || passes !== d.passes || parallelism !== d.parallelism || expected.length !== d.tagLength || salt.length !== d.saltLength;
-  if (timingSafeEqual(await derive(normalised(password), salt, cost), expected)) return { matches: true, rehash: outdatedCost };
+  const normalised = normalisedPassword(password);
+  if (timingSafeEqual(await derive(normalised, salt, cost), expected)) return { matches: true, rehash: outdatedCost };
   // Hashes stored before passwords were normalised hold the password exactly as it was typed.
   // (A password NFKC leaves alone costs one derivation either way, known account or not.)
-  if (normalised(password) !== password && timingSafeEqual(await derive(password, salt, cost), expected)) return { matches: true, rehash: true };
+  if (normalised !== password && timingSafeEqual(await derive(password, salt, cost), expected)) return { matches: true, rehash: true };
   return NO_MATCH;
 }
 

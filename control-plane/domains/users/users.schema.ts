@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { normalisedPassword } from './password-hash.ts';
 
-/** Characters as hashed: code points after NFKC (password-hash.ts), not UTF-16 units. */
-const hashedLength = (password: string) => [...password.normalize('NFKC')].length;
+/** Characters as hashed: code points of the normalised password, not UTF-16 units. */
+const hashedLength = (password: string) => [...normalisedPassword(password)].length;
 
 /** What a new password must be: long enough to resist guessing, short enough to hash cheaply. */
 export const newPasswordSchema = z
