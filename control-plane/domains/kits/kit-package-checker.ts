@@ -61,12 +61,5 @@ export function createKitPackageChecker() {
         target.postMessage({ id, manifest, files } satisfies KitPackageCheckRequest);
       });
     },
-    async close(): Promise<void> {
-      const running = worker;
-      worker = undefined;
-      await running?.terminate();
-    },
   };
 }
-
-export type KitPackageChecker = ReturnType<typeof createKitPackageChecker>;
