@@ -7,7 +7,9 @@ const WITH_PRIORITY = sql`app_private.enqueue_job(text, json, text, integer, tim
 
 /**
  * The app role's way to enqueue takes a priority too (graphile-worker runs the lowest first), so
- * one tenant's backlog of kit executions does not hold up another tenant's first one.
+ * one tenant's backlog of kit executions does not hold up another tenant's first one. The priority
+ * is the tenant's count of executions waiting to start, read at every execute: a partial index
+ * keeps that count to the waiting ones, however long the tenant's history.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   // Written to run again harmlessly (a database whose record of it was lost).
@@ -25,9 +27,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   `.execute(db);
   await sql`revoke execute on function ${WITH_PRIORITY} from public`.execute(db);
   await sql`grant execute on function ${WITH_PRIORITY} to specwright_app`.execute(db);
+  await sql`create index if not exists kit_executions_waiting_idx on kit_executions (tenant_id) where status = 'pending'`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`drop index if exists kit_executions_waiting_idx`.execute(db);
   await sql`drop function ${WITH_PRIORITY}`.execute(db);
   await sql`
     create function app_private.enqueue_job(identifier text, payload json, job_key text default null,
