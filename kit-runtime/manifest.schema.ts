@@ -25,10 +25,14 @@ const SEMVER =
  */
 export const kitVersionSchema = z
   .string()
-  // Each rule stops the checking when it fails (`abort`), so one mistake gets one message.
-  .max(128, { error: 'a version has at most 128 characters', abort: true })
-  .regex(SEMVER, { error: 'must be a semantic version such as 1.2.0', abort: true })
-  .refine((version) => semver.valid(version) !== null, `major, minor and patch must each be at most ${Number.MAX_SAFE_INTEGER}`);
+  .max(128, 'a version has at most 128 characters')
+  .regex(SEMVER, 'must be a semantic version such as 1.2.0')
+  // Only for a version the rules above took, so one mistake gets one message. (Not `abort` on them:
+  // that would also stop the refinements of the object around it, which name other fields.)
+  .refine((version) => semver.valid(version) !== null, {
+    error: `major, minor and patch must each be at most ${Number.MAX_SAFE_INTEGER}`,
+    when: (payload) => payload.issues.length === 0,
+  });
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const DOTTED_PATH = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
 const FOR_EACH_PATH = /^(?:@(?:spec|plan|discovery)(?:\.[A-Za-z_$][\w$]*)*|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$/;
