@@ -289,6 +289,66 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
   });
 });
 
+describe("an inviter's standing", () => {
+  const pendingOf = async (id: string) => (await sqlAsOwner('select status from customer_invitations where id = $1', [id]))[0].status;
+  async function makeAdmin(name: string) {
+    const user = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, name);
+    const added = await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: owner.apiKey, body: { userId: user.userId, role: 'admin' } });
+    expect(added.status, added.text).toBe(201);
+    return user;
+  }
+
+  it('revokes the pending invitations an admin sent when they are removed, or leave, so none can bring anyone in after', async () => {
+    const removed = await makeAdmin('Rex');
+    const leaving = await makeAdmin('Lea');
+    const fromRemoved = await invite({ roleId: 'member' }, removed.apiKey);
+    const fromLeaving = await invite({}, leaving.apiKey);
+    const fromOther = await invite();
+
+    expect((await call(app.url, `/api/organizations/${orgId}/members/${removed.userId}`, { method: 'DELETE', apiKey: owner.apiKey })).status).toBe(200);
+    expect((await call(app.url, `/api/organizations/${orgId}/members/${leaving.userId}`, { method: 'DELETE', apiKey: leaving.apiKey })).status).toBe(200);
+
+    expect([await pendingOf(fromRemoved.id), await pendingOf(fromLeaving.id), await pendingOf(fromOther.id)]).toEqual(['revoked', 'revoked', 'pending']);
+    for (const { token, email } of [fromRemoved, fromLeaving]) {
+      const response = await accept(token, { name: 'Back Door', password: PASSWORD });
+      expect([response.status, response.body.error?.message]).toEqual([409, 'The invitation has been revoked']);
+      expect(await count('select count(*) from users where lower(email) = lower($1)', [email])).toBe(0);
+    }
+  });
+
+  it('revokes them when the inviter stops being an admin or owner, and keeps them while they still are one', async () => {
+    const demoted = await makeAdmin('Dora');
+    const promoted = await makeAdmin('Otto');
+    const fromDemoted = await invite({}, demoted.apiKey);
+    const fromPromoted = await invite({}, promoted.apiKey);
+    const setRole = (userId: string, role: string) => call(app.url, `/api/organizations/${orgId}/members/${userId}`, { method: 'PUT', apiKey: owner.apiKey, body: { role } });
+
+    expect((await setRole(promoted.userId, 'owner')).status).toBe(200);
+    expect((await setRole(promoted.userId, 'admin')).status).toBe(200);
+    expect(await pendingOf(fromPromoted.id)).toBe('pending');
+    expect((await setRole(demoted.userId, 'member')).status).toBe(200);
+    expect(await pendingOf(fromDemoted.id)).toBe('revoked');
+    expect(await pendingOf(fromPromoted.id)).toBe('pending');
+  });
+
+  it('refuses an invitation from an admin whose removal is being committed at that moment, and stores none', async () => {
+    const removed = await makeAdmin('Ivo');
+    const email = freshEmail();
+    // The removal (its lock on the organization's memberships taken, the membership deleted) is
+    // still open when the admin's invitation arrives.
+    const response = await whileTransactionHolds(
+      app.database.ownerUrl,
+      async (holder) => {
+        await holder.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`organization-members:${orgId}`]);
+        await holder.query('delete from organization_members where organization_id = $1 and user_id = $2', [orgId, removed.userId]);
+      },
+      () => call(app.url, '/api/customer-invitations', { apiKey: removed.apiKey, body: { organizationId: orgId, email } }),
+    );
+    expect([response.status, response.body.error?.code]).toEqual([403, 'ORG_NOT_MEMBER']);
+    expect(await count('select count(*) from customer_invitations where email = $1', [email])).toBe(0);
+  });
+});
+
 describe('POST /api/customer-invitations/{token}/revoke', () => {
   it('revokes by token or by listed id (admins and owners), idempotently', async () => {
     const byToken = await invite();

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { AuthOutcome } from '../../auth/authenticate.ts';
-import type { Database, CustomerInvitationRow } from '../../db/database.ts';
+import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { withTenant } from '../../db/tenant-transaction.ts';
 import { AppError, conflict, forbidden, notFound, unauthorized } from '../../errors/app-error.ts';
@@ -11,7 +11,7 @@ import { hashPassword } from '../users/password-hash.ts';
 import { emailTaken, insertUserWithPassword } from '../users/users.repository.ts';
 import { hashInvitationToken } from './invitation-token.ts';
 import type { AcceptInvitationInput } from './invitations.schema.ts';
-import { findInvitationByTokenHash, findPublicInvitation, lockInvitation, markAccepted, type InvitationLookup } from './invitations.repository.ts';
+import { findInvitationByTokenHash, findInvitationState, findPublicInvitation, lockInvitation, markAccepted, type InvitationLookup } from './invitations.repository.ts';
 import { effectiveStatus } from './invitations.service.ts';
 
 // These run on public routes: no tenant is known until the token names one, and then the work
@@ -38,7 +38,7 @@ export async function viewInvitation(db: Kysely<Database>, token: string) {
   };
 }
 
-function assertAcceptable(row: CustomerInvitationRow): void {
+function assertAcceptable(row: Parameters<typeof effectiveStatus>[0]): void {
   const status = effectiveStatus(row);
   if (status === 'accepted') throw conflict('The invitation has been accepted already');
   if (status === 'revoked') throw conflict('The invitation has been revoked');
@@ -63,8 +63,15 @@ function existingUserOf(auth: AuthOutcome, userId: string, tenantId: string): st
 export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, input: AcceptInvitationInput) {
   const found = await lookUp(db, input.token);
   const existingUserId = input.userId === undefined ? undefined : existingUserOf(auth, input.userId, found.tenant_id);
-  // Hashing is slow: do it before taking the row lock.
-  const passwordHash = existingUserId === undefined ? await hashPassword(input.password!) : undefined;
+  // Hashing is slow: do it before taking the row lock, and only for an invitation that can still
+  // be accepted (checked again under the lock), so a dead token costs a look-up, not a hash.
+  let passwordHash: string | undefined;
+  if (existingUserId === undefined) {
+    const state = await withTenant(db, found.tenant_id, (trx) => findInvitationState(trx, found.tenant_id, found.invitation_id));
+    if (!state) throw notFound('The invitation');
+    assertAcceptable(state);
+    passwordHash = await hashPassword(input.password!);
+  }
 
   return withTenant(db, found.tenant_id, async (trx) => {
     const invitation = await lockInvitation(trx, found.tenant_id, { id: found.invitation_id });

@@ -131,6 +131,26 @@ export async function revokePendingInvitations(db: Kysely<Database>, tenantId: s
     .execute();
 }
 
+/**
+ * Revokes the pending invitations `invitedBy` sent into the organization: an invitation is the
+ * inviter's standing lent out, so it ends when that standing does (removal, leaving, demotion).
+ */
+export async function revokePendingInvitationsFrom(db: Kysely<Database>, tenantId: string, organizationId: string, invitedBy: string): Promise<void> {
+  await db
+    .updateTable('customer_invitations')
+    .set({ status: 'revoked', revoked_at: sql<Date>`now()` })
+    .where('tenant_id', '=', tenantId)
+    .where('organization_id', '=', organizationId)
+    .where('invited_by', '=', invitedBy)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+/** Whether an invitation can still be accepted, read without a lock (see acceptInvitation). */
+export async function findInvitationState(db: Kysely<Database>, tenantId: string, id: string) {
+  return db.selectFrom('customer_invitations').select(['status', 'expires_at']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
 /** What the public page shows: the organization's names and the inviter's name, nothing more. */
 export async function findPublicInvitation(db: Kysely<Database>, tenantId: string, id: string) {
   return db

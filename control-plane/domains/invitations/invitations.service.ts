@@ -5,7 +5,7 @@ import type { Database } from '../../db/database.ts';
 import { conflict, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
-import { findMembership } from '../organizations/organizations.repository.ts';
+import { findMembership, lockMembershipsShared } from '../organizations/organizations.repository.ts';
 import { generateInvitationToken, hashInvitationToken } from './invitation-token.ts';
 import { INVITATION_LIFETIME_DAYS, type Invitation, type InvitationStatus } from './invitations.schema.ts';
 import {
@@ -54,6 +54,9 @@ export async function createInvitation(
   principal: Principal,
   input: { organizationId: string; email: string; message?: string | undefined; roleId?: 'customer' | 'member' | undefined },
 ): Promise<Invitation & { token: string }> {
+  // The caller's standing is read once no change to the memberships can be running: an admin
+  // being removed at this moment invites nobody (their pending invitations are revoked with them).
+  await lockMembershipsShared(db, input.organizationId);
   await requireOrganizationRole(db, principal, input.organizationId, 'admin');
   await lockInvitee(db, input.organizationId, input.email);
   const existingUser = await findUserByEmailInTenant(db, principal.tenantId, input.email);

@@ -5,8 +5,8 @@ import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { conflict, forbidden, notFound } from '../../errors/app-error.ts';
 import { insertMembership } from '../tenants/tenants.repository.ts';
 import { findUserInTenant } from '../users/users.repository.ts';
-import { lockInvitee, revokePendingInvitations } from '../invitations/invitations.repository.ts';
-import { outranks, requireOrganizationRole } from './organization-access.ts';
+import { lockInvitee, revokePendingInvitations, revokePendingInvitationsFrom } from '../invitations/invitations.repository.ts';
+import { atLeast, outranks, requireOrganizationRole } from './organization-access.ts';
 import type { Member } from './organizations.schema.ts';
 import {
   countOwners,
@@ -84,12 +84,15 @@ export async function changeOrganizationMemberRole(
   }
   await setMemberRole(db, principal.tenantId, input.id, input.userId, input.role);
   if (target.role === 'owner') await keepOwnerIdOnAnOwner(db, principal.tenantId, input.id);
+  // Below admin they could no longer invite: the invitations they sent end here too.
+  if (!atLeast(input.role, 'admin')) await revokePendingInvitationsFrom(db, principal.tenantId, input.id, input.userId);
   return memberRowToMember({ ...target, role: input.role });
 }
 
 /**
  * Removes a membership (anyone may leave; admins remove others). What the membership granted goes
- * with it in the same transaction: a customer's project assignments in this organization.
+ * with it in the same transaction: a customer's project assignments in this organization, and the
+ * pending invitations the member sent into it.
  */
 export async function removeOrganizationMember(db: Kysely<Database>, principal: Principal, input: { id: string; userId: string }) {
   const leaving = input.userId === principal.userId;
@@ -104,6 +107,7 @@ export async function removeOrganizationMember(db: Kysely<Database>, principal: 
   // it), so the assignments deleted next include theirs. The other order left them behind.
   await deleteMembership(db, principal.tenantId, input.id, input.userId);
   await deleteAssignmentsOfCustomer(db, principal.tenantId, input.id, input.userId);
+  await revokePendingInvitationsFrom(db, principal.tenantId, input.id, input.userId);
   if (target.role === 'owner') await keepOwnerIdOnAnOwner(db, principal.tenantId, input.id);
   return { removed: true as const, userId: target.user_id };
 }

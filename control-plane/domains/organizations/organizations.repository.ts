@@ -50,8 +50,20 @@ export async function findMembership(db: Kysely<Database>, tenantId: string, org
  * scan met them (updates move rows), so concurrent changes deadlocked; and it leaves foreign-key
  * checks alone, so an invitation being accepted meanwhile never waits on it.
  */
+const membershipsLockKey = (organizationId: string) => `organization-members:${organizationId}`;
+
+/** Taken by every change to an organization's memberships, for the rest of the transaction. */
 export async function lockMemberships(db: Kysely<Database>, organizationId: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`organization-members:${organizationId}`}, 0))`.execute(db);
+  await sql`select pg_advisory_xact_lock(hashtextextended(${membershipsLockKey(organizationId)}, 0))`.execute(db);
+}
+
+/**
+ * The shared form: work that acts on a member's standing (an admin inviting) waits for a
+ * membership change being made, and holds one off until it commits; it does not wait for others
+ * of its kind.
+ */
+export async function lockMembershipsShared(db: Kysely<Database>, organizationId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock_shared(hashtextextended(${membershipsLockKey(organizationId)}, 0))`.execute(db);
 }
 
 /**
