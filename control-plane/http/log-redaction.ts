@@ -12,7 +12,13 @@
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { isTrpcPath } from './trpc-path.ts';
 
-const secretPathSegments: RegExp[] = [/(\/customer-invitations\/)[^/?#]+/gi, /(\/downloads\/)[^/?#]+/gi];
+/**
+ * Routes whose path carries a secret after their name, with the segments after it that are not
+ * secret (the route's verbs). Every other segment after the name is blanked, however the path is
+ * spelled: `//<token>` routes nowhere but still carries a token that works.
+ */
+const secretRoutes: RegExp = /(\/(?:customer-invitations|downloads))((?:\/[^/?#]*)+)/gi;
+const verbsAfterSecret = new Set(['accept', 'revoke']);
 
 const REDACTED = '[redacted]';
 
@@ -31,7 +37,10 @@ export function redactUrl(url: string, declaredQueryNames: ReadonlySet<string>):
 }
 
 function blankSecretSegments(url: string): string {
-  return secretPathSegments.reduce((text, pattern) => text.replace(pattern, `$1${REDACTED}`), url);
+  return url.replace(secretRoutes, (_match, route: string, rest: string) => {
+    const segments = rest.split('/').map((segment) => (segment === '' || segment === '.' || segment === '..' || verbsAfterSecret.has(segment.toLowerCase()) ? segment : REDACTED));
+    return route + segments.join('/');
+  });
 }
 
 /**

@@ -431,6 +431,9 @@ describe('secrets in logs', () => {
     // A mistyped, percent-encoded path routes nowhere, but the token it carries is still good.
     await call(app.url, `/api/customer-invitation%73/${created.token}`);
     await call(app.url, `/api/%63ustomer-invitations/${created.token}/accept`, { body: {} });
+    // Nor does a doubled slash before the token.
+    expect((await call(app.url, `/api/customer-invitations//${created.token}`)).status).toBe(404);
+    await call(app.url, `/api/Customer-Invitations///${created.token}/accept`, { body: {} });
     const log = app.rawLog.join('\n');
     expect(log).toContain('/api/customer-invitations/[redacted]');
     expect(log).not.toContain(created.token);
