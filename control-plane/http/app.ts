@@ -114,7 +114,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   // Publishing a kit carries its files: that one route takes bodies up to the upload limit.
   // Only an authenticated caller gets that far: nobody else makes the server read and parse 10 MiB.
-  app.post(/^\/api\/[0-9a-f-]{36}\/kits$/i, refuseUnauthenticated, express.json({ limit: deps.config.uploadLimitBytes }));
+  app.post(/^\/api\/[0-9a-f-]{36}\/kits\/?$/i, refuseUnauthenticated, express.json({ limit: deps.config.uploadLimitBytes }));
   // The same procedure over tRPC (the SDK), called on its own.
   app.post('/trpc/kits.publish', refuseUnauthenticated, express.json({ limit: deps.config.uploadLimitBytes, type: isJsonOrUntyped }));
   app.use('/api', express.json({ limit: deps.config.bodyLimitBytes }), refuseMisshapenBodies);

@@ -139,6 +139,11 @@ describe('publishing kits', () => {
     large.files['templates/readme.md.hbs'] += `\n${'Lorem ipsum dolor sit amet. '.repeat(55_000)}\n`; // ~1.5 MB: above the JSON limit, under the runtime's 2 MiB per file
     const accepted = await publish(large);
     expect(accepted.status, accepted.text.slice(0, 300)).toBe(201);
+    // The same route spelled with a trailing slash has the same limit.
+    const slashed = sampleKit({ id: 'large-kit-slashed' });
+    slashed.files['templates/readme.md.hbs'] = large.files['templates/readme.md.hbs']!;
+    const viaSlash = await call(app.url, `/api/${orgId}/kits/`, { apiKey: key, body: slashed });
+    expect(viaSlash.status, viaSlash.text.slice(0, 300)).toBe(201);
     const huge = sampleKit({ id: 'huge-kit' });
     huge.files['templates/readme.md.hbs'] += 'x'.repeat(11 * 1024 * 1024);
     const refused = await publish(huge);
