@@ -39,20 +39,51 @@ const errorEnvelopeSchema: SchemaObject = {
   },
 };
 
+type Header = { description: string; required?: boolean; schema: { type: 'string' | 'integer'; pattern?: string } };
+type Response = { content?: Record<string, { schema?: unknown }>; description?: string; headers?: Record<string, Header> };
 type Operation = {
   operationId?: string;
   security?: unknown[];
-  parameters?: Array<{ in: string }>;
+  parameters?: Array<{ in: string; name?: string; required?: boolean; description?: string; schema?: unknown }>;
   requestBody?: unknown;
-  responses?: Record<string, { content?: Record<string, { schema?: unknown }>; description?: string }>;
+  responses?: Record<string, Response>;
 };
+
+const authenticated = [{ bearerAuth: [] }, { apiKeyAuth: [] }];
+/** Public, but one of its modes acts as the caller (accepting an invitation as an existing user). */
+const optionallyAuthenticated = [{}, ...authenticated];
+
+const REQUEST_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
+const requestIdParameter = {
+  in: 'header' as const,
+  name: 'X-Request-ID',
+  required: false,
+  description: 'Your id for this request (1–128 of A-Z a-z 0-9 . _ : -), echoed in the answer; one is made up when absent',
+  schema: { type: 'string' as const, pattern: REQUEST_ID_PATTERN },
+};
+const tenantParameter = {
+  in: 'header' as const,
+  name: 'X-Tenant-ID',
+  required: false,
+  description: 'Platform admins only: the tenant to act in (anyone else naming another tenant gets FORBIDDEN)',
+  schema: { type: 'string' as const, format: 'uuid' },
+};
+
+/** Headers on every answer, and those a refusal adds. */
+const answerHeaders: Record<string, Header> = {
+  'X-Request-ID': { description: 'The request id (yours when sent, else made up); also metadata.requestId', required: true, schema: { type: 'string' } },
+  'X-RateLimit-Limit': { description: "Requests allowed per window in this request's rate-limit class", schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'When the window resets, in Unix seconds', schema: { type: 'integer' } },
+};
+const retryAfterHeader: Record<string, Header> = { 'Retry-After': { description: 'Seconds to wait before trying again', required: true, schema: { type: 'integer' } } };
 
 /** What each failure status means on this surface, unless a procedure's meta says more. */
 const errorDescriptions: Record<number, string> = {
   400: 'VALIDATION_ERROR (details.issues names each field) or another 400 code of the catalog',
   401: 'UNAUTHORIZED: missing or invalid credentials',
   403: 'FORBIDDEN or ORG_NOT_MEMBER: the caller may not do this',
-  404: 'NOT_FOUND: no such resource visible to the caller',
+  404: 'NOT_FOUND: no such resource visible to the caller (or no tenant with the id X-Tenant-ID names)',
   409: 'CONFLICT: the resource is not in a state that allows this',
   413: 'PAYLOAD_TOO_LARGE: the body exceeds the size limit',
   415: 'UNSUPPORTED_MEDIA_TYPE: send Content-Type: application/json',
@@ -88,11 +119,14 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       if (!operation?.responses) continue;
-      if (operation.security) operation.security = [{ bearerAuth: [] }, { apiKeyAuth: [] }];
       const operationId = operation.operationId ?? '';
+      const declaredErrors = errorsByOperation.get(operationId);
+      if (operation.security) operation.security = authenticated;
+      else if (declaredErrors?.has(401)) operation.security = optionallyAuthenticated;
       const body = (operation.requestBody as { content?: Record<string, { schema?: { type?: string; additionalProperties?: unknown } }> } | undefined)?.content?.['application/json']?.schema;
       if (body?.type === 'object' && strictOperations.has(operationId)) body.additionalProperties = false;
-      wrapResponses(operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, errorsByOperation.get(operationId)));
+      wrapResponses(operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, declaredErrors));
+      operation.parameters = [...(operation.parameters ?? []), ...(operation.security ? [tenantParameter] : []), requestIdParameter];
     }
   }
   document.paths = { ...document.paths, '/downloads/{token}': { get: downloadOperation() } };
@@ -101,24 +135,26 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
 
 /** The one route outside the router: the bytes behind a signed download link (http/downloads.ts). */
 function downloadOperation() {
-  const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } });
+  const error = (description: string, headers = answerHeaders) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } }, headers });
+  const busy = { ...answerHeaders, ...retryAfterHeader };
   return {
     operationId: 'downloads-get',
     summary: 'The file a download link names (an execution bundle ZIP)',
     description: 'No other authentication: the signed link, handed out by GET …/bundle and valid for 15 minutes, is the credential.',
     tags: ['kits'],
-    parameters: [{ in: 'path' as const, name: 'token', required: true, schema: { type: 'string' as const } }],
+    parameters: [{ in: 'path' as const, name: 'token', required: true, schema: { type: 'string' as const } }, requestIdParameter],
     responses: {
       '200': {
         description: 'The file, with Content-Disposition (its name) and Digest (sha-256)',
         content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
+        headers: answerHeaders,
       },
       '400': error('VALIDATION_ERROR: the link is not valid URL encoding'),
       '403': error('FORBIDDEN: the link was altered or has expired'),
       '404': error('NOT_FOUND: the file behind the link no longer exists'),
-      '429': error(errorDescriptions[429]!),
+      '429': error(`${errorDescriptions[429]}; also when this address has 2 downloads running`, busy),
       '500': error(errorDescriptions[500]!),
-      '503': error(errorDescriptions[503]!),
+      '503': error(`${errorDescriptions[503]}; also when 6 downloads are running`, busy),
     },
   };
 }
@@ -131,7 +167,8 @@ function downloadOperation() {
 function errorStatuses(method: string, operation: Operation, declared = new Map<number, string | undefined>()): Map<number, string> {
   const statuses = new Set([429, 500, 503, ...declared.keys()]);
   const hasInput = Boolean(operation.parameters?.length || operation.requestBody);
-  if (operation.security) [401, 403].forEach((status) => statuses.add(status));
+  // Authenticated calls can be refused the caller, and a platform admin's X-Tenant-ID can name no tenant.
+  if (operation.security) [401, 403, 404].forEach((status) => statuses.add(status));
   if (hasInput) statuses.add(400);
   if (operation.parameters?.some((parameter) => parameter.in === 'path') || (hasInput && method !== 'post')) statuses.add(404);
   // Every POST, PUT and PATCH body goes through the JSON parser, with its size limit.
@@ -153,10 +190,12 @@ function wrapResponses(operation: Operation, successStatus: number, errors: Map<
           },
         },
       },
+      headers: answerHeaders,
     },
   };
   for (const [status, description] of errors) {
-    responses[String(status)] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
+    const headers = status === 429 ? { ...answerHeaders, ...retryAfterHeader } : answerHeaders;
+    responses[String(status)] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } }, headers };
   }
   operation.responses = responses;
 }

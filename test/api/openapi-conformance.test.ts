@@ -48,6 +48,9 @@ async function conform(method: string, template: string, path: string, options: 
     problems.push(`${operationName}: answered ${response.status} (${response.body?.error?.code ?? 'success'}), which the document does not list`);
     return response;
   }
+  for (const [name, header] of Object.entries((documented.headers ?? {}) as Record<string, { required?: boolean }>)) {
+    if (header.required && !response.headers.has(name)) problems.push(`${operationName} ${response.status}: no ${name} header, which the document says every such answer has`);
+  }
   const mediaType = response.headers.get('content-type')?.split(';')[0] ?? '';
   if (mediaType !== 'application/json') {
     if (!documented.content?.[mediaType]) problems.push(`${operationName} ${response.status}: answered ${mediaType}, which the document does not list`);
@@ -81,6 +84,16 @@ describe('every documented operation, called for real', () => {
     await conform('POST', '/developer/api-keys', '/developer/api-keys', { body: { name: 'x'.repeat(1_100_000) } });
     await conform('DELETE', '/developer/api-keys/{keyId}', `/developer/api-keys/${apiKey.id}`);
     await conform('DELETE', '/developer/api-keys/{keyId}', '/developer/api-keys/00000000-0000-4000-8000-000000000000');
+    // A platform admin naming a tenant that does not exist, on operations of every kind.
+    const nowhere = { 'x-tenant-id': '00000000-0000-4000-8000-000000000000' };
+    await conform('GET', '/me', '/me', { headers: nowhere });
+    await conform('POST', '/organizations', '/organizations', { headers: nowhere, body: { name: 'Nowhere', slug: `nowhere-${Date.now()}` } });
+    // A user holds at most 50 keys that are not revoked: the 51st is a CONFLICT.
+    const keyOwner = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Keyholder');
+    for (let n = 1; n < 50; n += 1) {
+      expect((await call(app.url, '/api/developer/api-keys', { apiKey: keyOwner.apiKey, body: { name: `key ${n}` } })).status).toBe(201);
+    }
+    expect((await conform('POST', '/developer/api-keys', '/developer/api-keys', { apiKey: keyOwner.apiKey, body: { name: 'one too many' } })).status).toBe(409);
 
     // Admin.
     await conform('POST', '/admin/tenants', '/admin/tenants', { body: { name: 'Second', ownerEmail: `second-${Date.now()}@example.test` } });
@@ -126,6 +139,9 @@ describe('every documented operation, called for real', () => {
     const accepted = (await conform('POST', '/customer-invitations/{token}/accept', `/customer-invitations/${invitation.token}/accept`, { apiKey: undefined, body: { name: 'Ivy Invitee', password } })).body.data;
     await conform('POST', '/customer-invitations/{token}/accept', `/customer-invitations/${invitation.token}/accept`, { apiKey: undefined, body: { name: 'Ivy Again', password } });
     await conform('POST', '/customer-invitations/{token}/accept', '/customer-invitations/no-such-token/accept', { apiKey: undefined, body: { name: 'Nobody', password } });
+    const forExisting = (await conform('POST', '/customer-invitations', '/customer-invitations', { body: { organizationId: orgId, email: `existing-${Date.now()}@example.test` } })).body.data;
+    await conform('POST', '/customer-invitations/{token}/accept', `/customer-invitations/${forExisting.token}/accept`, { apiKey: undefined, body: { userId: colleague.userId } });
+    await conform('POST', '/customer-invitations/{token}/accept', `/customer-invitations/${forExisting.token}/accept`, { body: { userId: colleague.userId } });
     const toRevoke = (await conform('POST', '/customer-invitations', '/customer-invitations', { body: { organizationId: orgId, email: `revoked-${Date.now()}@example.test` } })).body.data;
     await conform('POST', '/customer-invitations/{token}/revoke', `/customer-invitations/${toRevoke.token}/revoke`, { body: {} });
     await conform('POST', '/customer-invitations/{token}/revoke', '/customer-invitations/no-such-token/revoke', { body: {} });

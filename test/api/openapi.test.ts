@@ -29,6 +29,29 @@ describe('GET /api/openapi.json', () => {
     expect(Object.keys(document.components.schemas).filter((name) => name.startsWith('error.'))).toEqual([]);
     expect(document.paths['/health'].get.security).toBeUndefined();
     expect(create.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }]);
+    // Public, but accepting as an existing user acts as the caller: credentials are optional.
+    expect(document.paths['/customer-invitations/{token}/accept'].post.security).toEqual([{}, { bearerAuth: [] }, { apiKeyAuth: [] }]);
+    expect(document.paths['/customer-invitations/{token}'].get.security).toBeUndefined();
+  });
+
+  it('declares the headers DESIGN relies on: X-Request-ID both ways, X-Tenant-ID where credentials go, the rate-limit headers, Retry-After on 429', async () => {
+    const { body: document } = await call(app.url, '/api/openapi.json');
+    const missing: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const name = `${method} ${path}`;
+        const headerParameters = (operation.parameters ?? []).filter((p: { in: string }) => p.in === 'header').map((p: { name: string }) => p.name);
+        const expected = operation.security ? ['X-Tenant-ID', 'X-Request-ID'] : ['X-Request-ID'];
+        if (JSON.stringify(headerParameters) !== JSON.stringify(expected)) missing.push(`${name}: header parameters ${headerParameters}`);
+        for (const [status, response] of Object.entries(operation.responses as Record<string, { headers?: Record<string, { required?: boolean }> }>)) {
+          if (!response.headers?.['X-Request-ID']?.required) missing.push(`${name} ${status}: X-Request-ID`);
+          if (!response.headers?.['X-RateLimit-Remaining']) missing.push(`${name} ${status}: X-RateLimit-Remaining`);
+          if (status === '429' && !response.headers?.['Retry-After']?.required) missing.push(`${name} 429: Retry-After`);
+        }
+        if (operation.security && !operation.responses['404']) missing.push(`${name}: 404 for an unknown X-Tenant-ID`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 
   it('says which bodies refuse unknown fields, and the server agrees on every operation', async () => {

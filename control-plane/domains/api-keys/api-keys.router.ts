@@ -14,7 +14,7 @@ export const apiKeysRouter = router({
     .query(async ({ ctx }) => ({ apiKeys: await listApiKeys(ctx.db, ctx.principal) })),
 
   create: authedProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/developer/api-keys', tags, summary: 'Create an API key; the key is shown once' } })
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/developer/api-keys', tags, summary: 'Create an API key; the key is shown once', errorResponses: { 409: 'CONFLICT: the caller holds 50 keys that are not revoked; revoke one first' } } })
     .input(createApiKeyInput)
     .output(createdApiKeyOutput)
     .mutation(({ ctx, input }) => issueApiKeyForCaller(ctx.db, ctx.principal, input.name)),
