@@ -1,8 +1,11 @@
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { Request, Response } from 'express';
 import type { WireError } from '../errors/coerce-error.ts';
 import { httpStatusFor } from '../errors/error-catalog.ts';
+import { trpcCodeFor } from '../trpc/error-mapping.ts';
+import { decodeOrKeep } from './decode-or-keep.ts';
 import { errorEnvelope } from './envelope.ts';
-import { isTrpcPath } from './trpc-path.ts';
+import { isTrpcPath, trpcProceduresOf } from './trpc-path.ts';
 
 /**
  * Errors raised by express middleware (before a procedure runs) in the shape of the surface the
@@ -12,8 +15,11 @@ export function sendSurfaceError(req: Request, res: Response, error: WireError):
   const status = httpStatusFor(error.code);
   const requestId = String(res.locals.requestId ?? '');
   if (isTrpcPath(req.originalUrl)) {
+    // As tRPC's own errors read: its JSON-RPC code for the status, and the procedure called.
+    const procedures = trpcProceduresOf(decodeOrKeep(req.originalUrl.split('?')[0]!));
+    const path = procedures && !procedures.includes(',') ? procedures : undefined;
     res.status(status).json({
-      error: { message: error.message, code: -32600, data: { code: error.code, httpStatus: status, details: error.details, requestId } },
+      error: { message: error.message, code: TRPC_ERROR_CODES_BY_KEY[trpcCodeFor(error.code)], data: { code: error.code, httpStatus: status, path, details: error.details, requestId } },
     });
     return;
   }

@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { AppError } from '../errors/app-error.ts';
-import { httpStatusFor } from '../errors/error-catalog.ts';
+import { httpStatusFor, type ErrorCode } from '../errors/error-catalog.ts';
 
 type TrpcCode = TRPCError['code'];
 
@@ -18,8 +18,12 @@ const trpcCodeByStatus: Record<number, TrpcCode> = {
   503: 'SERVICE_UNAVAILABLE',
 };
 
+/** The tRPC error code whose status matches a catalog code's. */
+export function trpcCodeFor(code: ErrorCode): TrpcCode {
+  return trpcCodeByStatus[httpStatusFor(code)] ?? 'INTERNAL_SERVER_ERROR';
+}
+
 /** Domain error → tRPC error with the matching status; the AppError rides along as `cause`. */
 export function appErrorToTrpc(error: AppError): TRPCError {
-  const code = trpcCodeByStatus[httpStatusFor(error.code)] ?? 'INTERNAL_SERVER_ERROR';
-  return new TRPCError({ code, message: error.message, cause: error });
+  return new TRPCError({ code: trpcCodeFor(error.code), message: error.message, cause: error });
 }

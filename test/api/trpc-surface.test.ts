@@ -1,5 +1,6 @@
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../helpers/http.ts';
+import { call, type ApiResponse } from '../helpers/http.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /** /trpc answers like /api does: catalog statuses, a request id on every error, JSON without ceremony. */
@@ -25,6 +26,21 @@ describe('errors raised before a procedure runs', () => {
     expect(response.status, response.text).toBe(status);
     const error = Array.isArray(response.body) ? response.body[0].error : response.body.error;
     expect(error.data).toMatchObject({ code, httpStatus: status, requestId: response.headers.get('x-request-id') });
+  });
+
+  it("carry tRPC's own JSON-RPC code for their status and the procedure's path, as a procedure's errors do", async () => {
+    const cases: Array<[string, Promise<ApiResponse>, number, keyof typeof TRPC_ERROR_CODES_BY_KEY]> = [
+      // Refused by the service's middleware, before tRPC reads the body.
+      ['kits.publish', call(app.url, '/trpc/kits.publish', { body: {} }), 401, 'UNAUTHORIZED'],
+      ['projects.create', call(app.url, '/trpc/projects.create', { apiKey: key, body: { name: 'x'.repeat(1_100_000) } }), 413, 'PAYLOAD_TOO_LARGE'],
+      // Refused by the procedure: the shape the middleware's errors must match.
+      ['me.get', call(app.url, '/trpc/me.get'), 401, 'UNAUTHORIZED'],
+    ];
+    for (const [path, answer, status, trpcCode] of cases) {
+      const response = await answer;
+      expect([path, response.status]).toEqual([path, status]);
+      expect(response.body.error).toMatchObject({ code: TRPC_ERROR_CODES_BY_KEY[trpcCode], data: { httpStatus: status, path } });
+    }
   });
 
   it('a batch of 50 calls is served', async () => {
