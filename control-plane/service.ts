@@ -22,6 +22,7 @@ import { ensureCredentialKey } from './domains/kit-credentials/credential-key-ri
 import { registerBuiltInKits } from './domains/kits/builtin-kits.ts';
 import type { HostCapability } from '../kit-runtime/index.ts';
 import { startWorker, type WorkerHandle } from './jobs/worker.ts';
+import { answerClientError } from './http/client-errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 
 export type ServiceMode = 'all' | 'api' | 'worker';
@@ -132,7 +133,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       // Session tokens are signed with a key derived from SERVER_SECRET, so any node verifies any node's.
       const sessionTokens = createSessionTokens(serverSecret.secret);
       const authenticator = createAuthenticator({ db: appDatabase.db, verifyJwt: createJwtVerifier(config.jwt), sessionTokens, e2eTestUser });
-      const server = await listen(createApp({ config, db: appDatabase.db, pool: appDatabase.pool, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret) }), config);
+      const server = await listen(createApp({ config, db: appDatabase.db, pool: appDatabase.pool, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret) }), config, log);
       const closeServer = closerOf(server);
       cleanups.push({ what: 'the HTTP server (requests in flight)', run: () => closeServer(config.shutdownGraceMs) });
       const address = server.address() as AddressInfo;
@@ -229,7 +230,7 @@ function unsetIdpClaims(config: Config): string[] {
   return [config.jwt.issuer ? null : 'JWT_ISSUER', config.jwt.audience ? null : 'JWT_AUDIENCE'].filter((name): name is string => name !== null);
 }
 
-function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
+function listen(app: ReturnType<typeof createApp>, config: Config, log: Logger): Promise<Server> {
   return new Promise((resolve, reject) => {
     // A client that holds a connection without sending (slowloris) or without reading (a download
     // left unread) holds a file handle and memory: headers must arrive in time, the whole request
@@ -240,6 +241,7 @@ function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Serv
     // Longer than a load balancer's idle timeout (60 s is common), so it closes first.
     server.keepAliveTimeout = Math.min(65_000, idleMs);
     server.setTimeout(idleMs, (socket) => socket.destroy());
+    server.on('clientError', answerClientError(log));
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve(server));
   });

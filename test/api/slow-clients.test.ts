@@ -34,6 +34,36 @@ function holdOpen(sent: string, waitMs: number): Promise<{ answer: string } | nu
   });
 }
 
+/** Writes `sent`, half-closes the connection, and resolves with everything the server answered. */
+function sendAndEnd(sent: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+    socket.end(sent);
+  });
+}
+
+describe('requests that are not whole HTTP', () => {
+  it.each([
+    ['a body that ends before its Content-Length', 'POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email": "a"', /ended before/],
+    ['bytes that are not HTTP', 'HELLO THERE\r\n\r\n', /not valid HTTP/],
+  ])('%s: VALIDATION_ERROR in the envelope, with a request id, and the connection closed', async (_case, sent, message) => {
+    const answer = await sendAndEnd(sent);
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/\r\nconnection: close/i);
+    const requestId = /\r\nx-request-id: (\S+)/i.exec(head!)?.[1];
+    expect(JSON.parse(body!)).toEqual({
+      success: false,
+      error: { code: 'VALIDATION_ERROR', message: expect.stringMatching(message) },
+      metadata: { timestamp: expect.any(String), requestId },
+    });
+  });
+});
+
 describe('slow and idle clients', () => {
   it('are answered 408 and closed when their headers do not arrive in time', async () => {
     const closed = await holdOpen('GET /api/health HTTP/1.1\r\nHost: x\r\nX-Slow: ', 10_000);

@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
+import type { Logger } from '../logger.ts';
+import { errorEnvelope } from './envelope.ts';
+
+/**
+ * Node's HTTP parser gives up on a connection before any route sees it: bytes that are not HTTP,
+ * or a body that ends (the client half-closed) before its Content-Length. Node then writes a bare
+ * `400 Bad Request`; this answers in the envelope instead, with a request id, as every other
+ * refusal does. Timeouts (408) and request heads over the limit (431) keep Node's own answers:
+ * the catalog has no code for them.
+ */
+const whyUnreadable = (code: string | undefined) =>
+  code === 'HPE_INVALID_EOF_STATE' ? 'The connection ended before the request did (its body is shorter than its Content-Length)' : 'The request is not valid HTTP/1.1';
+
+const nodeAnswers: Record<string, string> = {
+  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
+  HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n',
+};
+
+export function answerClientError(log: Logger) {
+  return (error: Error & { code?: string }, socket: Duplex & { bytesWritten?: number }): void => {
+    // Something was already answered (or the peer is gone): nothing more can be said on it.
+    if (!socket.writable || (socket.bytesWritten ?? 0) > 0 || error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const nodeAnswer = error.code === undefined ? undefined : nodeAnswers[error.code];
+    if (nodeAnswer) {
+      socket.end(nodeAnswer);
+      return;
+    }
+    const requestId = randomUUID();
+    log.info({ requestId, parserError: error.code }, 'unreadable request refused');
+    const body = JSON.stringify(errorEnvelope({ code: 'VALIDATION_ERROR', message: whyUnreadable(error.code) }, requestId));
+    socket.end(
+      [
+        'HTTP/1.1 400 Bad Request',
+        'Content-Type: application/json; charset=utf-8',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        'Cache-Control: no-store',
+        `X-Request-ID: ${requestId}`,
+        'Connection: close',
+        '',
+        body,
+      ].join('\r\n'),
+    );
+  };
+}
