@@ -66,6 +66,33 @@ describe('list order', () => {
     expect(listedAssignments.map((a) => a.id).filter((id) => assignments.includes(id))).toEqual(sortedIds(assignments));
   });
 
+  it('API keys and members page like every list: limit, offset, total; keys filter by status', async () => {
+    const sql = (text: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, text, values);
+    const holder = await createUserInTenant(app, sql, app.bootstrap.tenantId, 'Pager');
+    const made: string[] = [];
+    for (const n of [1, 2, 3, 4, 5]) made.push((await call(app.url, '/api/developer/api-keys', { apiKey: holder.apiKey, body: { name: `page ${n}` } })).body.data.id);
+    for (const id of made.slice(0, 2)) expect((await call(app.url, `/api/developer/api-keys/${id}`, { method: 'DELETE', apiKey: holder.apiKey })).status).toBe(200);
+    const keys = async (query: string) => (await call(app.url, `/api/developer/api-keys${query}`, { apiKey: holder.apiKey })).body.data;
+
+    const all = await keys('');
+    expect({ total: all.total, limit: all.limit, offset: all.offset, listed: all.apiKeys.length }).toEqual({ total: 6, limit: 50, offset: 0, listed: 6 });
+    const page = await keys('?limit=2&offset=1');
+    expect({ total: page.total, ids: page.apiKeys.map((k: { id: string }) => k.id) }).toEqual({ total: 6, ids: all.apiKeys.slice(1, 3).map((k: { id: string }) => k.id) });
+    const active = await keys('?status=active');
+    expect([active.total, active.apiKeys.every((k: { revokedAt: unknown }) => k.revokedAt === null)]).toEqual([4, true]);
+    expect((await keys('?status=revoked')).apiKeys.map((k: { id: string }) => k.id)).toEqual(made.slice(0, 2));
+    const refused = await call(app.url, '/api/developer/api-keys?limit=201', { apiKey: holder.apiKey });
+    expect([refused.status, refused.body.error.details.issues]).toEqual([400, [{ field: 'limit', issue: 'must be at most 200' }]]);
+
+    const { organizationId, apiKey } = app.bootstrap;
+    expect((await call(app.url, `/api/organizations/${organizationId}/members`, { apiKey, body: { userId: holder.userId, role: 'member' } })).status).toBe(201);
+    const members = async (query: string) => (await call(app.url, `/api/organizations/${organizationId}/members${query}`, { apiKey })).body.data;
+    const everyone = await members('?limit=200');
+    expect(everyone.total).toBe(everyone.members.length);
+    const second = await members('?limit=1&offset=1');
+    expect([second.total, second.limit, second.offset, second.members.map((m: { id: string }) => m.id)]).toEqual([everyone.total, 1, 1, [everyone.members[1].id]]);
+  });
+
   it('every ordering column holds whole milliseconds, as answers show it', async () => {
     await call(app.url, '/api/projects', { apiKey: app.bootstrap.apiKey, body: { name: 'One more' } });
     await call(app.url, '/api/developer/api-keys', { apiKey: app.bootstrap.apiKey, body: { name: 'one more' } });

@@ -54,6 +54,23 @@ describe('GET /api/openapi.json', () => {
     expect(missing).toEqual([]);
   });
 
+  it('pages every list (DESIGN §4: limit, offset, and total in the answer)', async () => {
+    const { body: document } = await call(app.url, '/api/openapi.json');
+    // A path ending in an id reads one resource, whose arrays are its own (a kit's versions, an
+    // execution's outputs); so does a bundle's description (the files of one execution).
+    const isOneResource = (path: string) => path.endsWith('}') || path.endsWith('/bundle');
+    const unpaged: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+      const operation = operations.get;
+      const data = operation?.responses['200']?.content?.['application/json']?.schema?.properties?.data;
+      const arrays = Object.entries((data?.properties ?? {}) as Record<string, { type?: string }>).filter(([, schema]) => schema.type === 'array');
+      if (arrays.length === 0 || isOneResource(path)) continue;
+      const query = new Set((operation.parameters ?? []).filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name));
+      if (!query.has('limit') || !query.has('offset') || !data.properties.total) unpaged.push(`GET ${path} (${arrays.map(([name]) => name)})`);
+    }
+    expect(unpaged).toEqual([]);
+  });
+
   it('says which bodies refuse unknown fields, and the server agrees on every operation', async () => {
     const { body: document } = await call(app.url, '/api/openapi.json');
     const disagreements: string[] = [];

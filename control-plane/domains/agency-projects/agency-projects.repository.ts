@@ -1,14 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
 
 export async function listAssignments(db: Kysely<Database>, tenantId: string, organizationId: string, paging: Paging) {
   const base = db.selectFrom('agency_project_assignments').where('tenant_id', '=', tenantId).where('organization_id', '=', organizationId);
-  const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('created_at').orderBy('id').limit(paging.limit).offset(paging.offset).execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.total) };
+  return pagedRows(base.selectAll().orderBy('created_at').orderBy('id'), base, paging);
 }
 
 export async function findAssignment(db: Kysely<Database>, tenantId: string, id: string) {

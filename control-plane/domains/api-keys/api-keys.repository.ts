@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ApiKeyRow, Database } from '../../db/database.ts';
+import { pagedRows } from '../../db/paged-rows.ts';
+import type { Paging } from '../../http/paging.ts';
 
 export async function insertApiKey(
   db: Kysely<Database>,
@@ -28,15 +30,10 @@ export async function countActiveApiKeysOfUserLocked(db: Kysely<Database>, tenan
   return Number(count);
 }
 
-export async function listApiKeysOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<ApiKeyRow[]> {
-  return db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('user_id', '=', userId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+export async function listApiKeysOfUser(db: Kysely<Database>, tenantId: string, userId: string, filter: Paging & { status?: 'active' | 'revoked' | undefined }) {
+  let query = db.selectFrom('api_keys').where('tenant_id', '=', tenantId).where('user_id', '=', userId);
+  if (filter.status) query = query.where('revoked_at', filter.status === 'active' ? 'is' : 'is not', null);
+  return pagedRows(query.selectAll().orderBy('created_at').orderBy('id'), query, filter);
 }
 
 export async function revokeApiKeyOfUser(db: Kysely<Database>, tenantId: string, userId: string, keyId: string): Promise<ApiKeyRow | undefined> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { pagedOutput, pagingInput } from '../../http/paging.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
 
 export const apiKeyOutput = z.object({
@@ -23,5 +24,9 @@ export const createdApiKeyOutput = apiKeyOutput.extend({
 });
 
 export const apiKeyIdInput = z.object({ keyId: uuidInput() });
+
+/** Revoked keys stay listed (when they were revoked is history worth keeping): `status` leaves them out. */
+export const listApiKeysInput = pagingInput.extend({ status: z.enum(['active', 'revoked']).optional() }).prefault({});
+export const listApiKeysOutput = pagedOutput('apiKeys', apiKeyOutput);
 
 export type ApiKey = z.infer<typeof apiKeyOutput>;

@@ -3,6 +3,7 @@ import type { ApiKeyRow, Database } from '../../db/database.ts';
 import { generateApiKey } from '../../auth/api-key-format.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { conflict, forbidden, notFound } from '../../errors/app-error.ts';
+import type { Paging } from '../../http/paging.ts';
 import type { ApiKey } from './api-keys.schema.ts';
 import { countActiveApiKeysOfUserLocked, findApiKeyOfUser, insertApiKey, listApiKeysOfUser, revokeApiKeyOfUser } from './api-keys.repository.ts';
 
@@ -47,9 +48,10 @@ export async function issueApiKeyForCaller(db: Kysely<Database>, principal: Prin
   return issueApiKey(db, ownKeysOf(principal), name);
 }
 
-export async function listApiKeys(db: Kysely<Database>, principal: Principal): Promise<ApiKey[]> {
+export async function listApiKeys(db: Kysely<Database>, principal: Principal, filter: Paging & { status?: 'active' | 'revoked' | undefined }) {
   const owner = ownKeysOf(principal);
-  return (await listApiKeysOfUser(db, owner.tenantId, owner.userId)).map(apiKeyRowToApiKey);
+  const { rows, total } = await listApiKeysOfUser(db, owner.tenantId, owner.userId, filter);
+  return { apiKeys: rows.map(apiKeyRowToApiKey), total, limit: filter.limit, offset: filter.offset };
 }
 
 /** Revocation takes effect on the next request: authentication reads the row every time. */

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
 import type { InvitationStatus } from './invitations.schema.ts';
 
@@ -73,11 +74,7 @@ export async function listInvitations(db: Kysely<Database>, tenantId: string, or
   if (status === 'pending') query = query.where('i.status', '=', 'pending').where('i.expires_at', '>', sql<Date>`now()`);
   if (status === 'expired') query = query.where('i.status', '=', 'pending').where('i.expires_at', '<=', sql<Date>`now()`);
   if (status === 'accepted' || status === 'revoked') query = query.where('i.status', '=', status);
-  const [rows, count] = await Promise.all([
-    query.orderBy('i.created_at').orderBy('i.id').limit(paging.limit).offset(paging.offset).execute(),
-    query.clearSelect().select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.total) };
+  return pagedRows(query.orderBy('i.created_at').orderBy('i.id'), query.clearSelect(), paging);
 }
 
 export async function findPendingInvitation(db: Kysely<Database>, tenantId: string, organizationId: string, email: string) {

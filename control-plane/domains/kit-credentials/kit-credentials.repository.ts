@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { pagedRows } from '../../db/paged-rows.ts';
+import type { Paging } from '../../http/paging.ts';
 
 export async function currentPublicKey(db: Kysely<Database>): Promise<{ key_id: string; public_key: string } | undefined> {
   const { rows } = await sql<{ key_id: string; public_key: string }>`select * from app_private.current_credential_key()`.execute(db);
@@ -30,11 +32,16 @@ export async function insertCredential(
 // Listing never selects the sealed column: what is not read cannot leak.
 const listedColumns = ['id', 'kit_id', 'project_id', 'credential_type', 'status', 'key_id', 'last_checked_at', 'last_check_status', 'created_at'] as const;
 
-export async function listCredentials(db: Kysely<Database>, tenantId: string, organizationId: string, filter: { projectId?: string | undefined; kitId?: string | undefined }) {
-  let query = db.selectFrom('kit_credentials').select(listedColumns).where('tenant_id', '=', tenantId).where('organization_id', '=', organizationId);
+export async function listCredentials(
+  db: Kysely<Database>,
+  tenantId: string,
+  organizationId: string,
+  filter: Paging & { projectId?: string | undefined; kitId?: string | undefined },
+) {
+  let query = db.selectFrom('kit_credentials').where('tenant_id', '=', tenantId).where('organization_id', '=', organizationId);
   if (filter.projectId) query = query.where('project_id', '=', filter.projectId);
   if (filter.kitId) query = query.where('kit_id', '=', filter.kitId);
-  return query.orderBy('created_at').orderBy('id').execute();
+  return pagedRows(query.select(listedColumns).orderBy('created_at').orderBy('id'), query, filter);
 }
 
 export async function deleteCredential(db: Kysely<Database>, tenantId: string, organizationId: string, credentialId: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { orgInput } from '../kits/kits.schema.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { pagedOutput, pagingInput } from '../../http/paging.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
 
 export const publicKeyOutput = z.object({ keyId: z.string(), key: z.string().describe('X25519 public key, standard base64; seal with crypto_box_seal') });
@@ -38,8 +39,8 @@ export const credentialOutput = z.object({
   createdAt: z.iso.datetime(),
 });
 
-export const listCredentialsInput = orgInput.extend({ projectId: uuidInput().optional(), kitId: z.string().max(100).superRefine(refuseUnstorableText).optional() });
-export const listCredentialsOutput = z.object({ credentials: z.array(credentialOutput) });
+export const listCredentialsInput = orgInput.extend({ ...pagingInput.shape, projectId: uuidInput().optional(), kitId: z.string().max(100).superRefine(refuseUnstorableText).optional() });
+export const listCredentialsOutput = pagedOutput('credentials', credentialOutput);
 export const credentialRefInput = orgInput.extend({ credentialId: uuidInput() });
 export const deletedCredentialOutput = z.object({ credentialId: z.uuid(), deleted: z.literal(true) });
 

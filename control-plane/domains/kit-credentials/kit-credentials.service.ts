@@ -4,6 +4,7 @@ import { CredentialSealError, createPublicCredentialSealer } from '../../../kit-
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitCredentialRow } from '../../db/database.ts';
 import { AppError, invalid, notFound } from '../../errors/app-error.ts';
+import type { Paging } from '../../http/paging.ts';
 import { requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
 import type { StoreCredentialInput } from './kit-credentials.schema.ts';
@@ -80,9 +81,14 @@ export async function storeCredential(db: Kysely<Database>, principal: Principal
   return { credentialId: row.id, status: 'active' as const, createdAt: row.created_at.toISOString() };
 }
 
-export async function listKitCredentials(db: Kysely<Database>, principal: Principal, input: { orgId: string; projectId?: string | undefined; kitId?: string | undefined }) {
+export async function listKitCredentials(
+  db: Kysely<Database>,
+  principal: Principal,
+  input: Paging & { orgId: string; projectId?: string | undefined; kitId?: string | undefined },
+) {
   await requireKitAccess(db, principal, input.orgId);
-  return { credentials: (await listCredentials(db, principal.tenantId, input.orgId, input)).map(credentialRowToCredential) };
+  const { rows, total } = await listCredentials(db, principal.tenantId, input.orgId, input);
+  return { credentials: rows.map(credentialRowToCredential), total, limit: input.limit, offset: input.offset };
 }
 
 export async function removeCredential(db: Kysely<Database>, principal: Principal, input: { orgId: string; credentialId: string }) {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, KitExecutionStatus } from '../../db/database.ts';
+import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
 
 const executionColumns = [
@@ -28,11 +29,7 @@ export async function listExecutions(
   if (filter.projectId) query = query.where('e.project_id', '=', filter.projectId);
   if (filter.kitId) query = query.where('k.kit_id', '=', filter.kitId);
   if (filter.status) query = query.where('e.status', '=', filter.status);
-  const [rows, count] = await Promise.all([
-    query.select(executionColumns).orderBy('e.created_at').orderBy('e.id').limit(filter.limit).offset(filter.offset).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.total) };
+  return pagedRows(query.select(executionColumns).orderBy('e.created_at').orderBy('e.id'), query, filter);
 }
 
 export async function findExecution(db: Kysely<Database>, tenantId: string, organizationId: string, executionId: string) {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, KitStatus, KitType } from '../../db/database.ts';
+import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
 
 export async function tenantFeatures(db: Kysely<Database>, tenantId: string): Promise<Record<string, boolean>> {
@@ -24,11 +25,7 @@ export async function listKits(db: Kysely<Database>, organizationId: string, fil
   let query = kitsVisibleTo(db, organizationId);
   if (filter.type) query = query.where('k.kit_type', '=', filter.type);
   if (filter.status) query = query.where('k.status', '=', filter.status);
-  const [rows, count] = await Promise.all([
-    query.select(kitColumns).orderBy('k.created_at').orderBy('k.id').limit(filter.limit).offset(filter.offset).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.total) };
+  return pagedRows(query.select(kitColumns).orderBy('k.created_at').orderBy('k.id'), query, filter);
 }
 
 export async function findKit(db: Kysely<Database>, organizationId: string, kitId: string) {

@@ -3,6 +3,7 @@ import type { Principal } from '../../auth/principal.ts';
 import type { Database, OrganizationRole } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { conflict, forbidden, notFound } from '../../errors/app-error.ts';
+import type { Paging } from '../../http/paging.ts';
 import { insertMembership } from '../tenants/tenants.repository.ts';
 import { findUserInTenant } from '../users/users.repository.ts';
 import { lockInvitee, revokePendingInvitations, revokePendingInvitationsFrom } from '../invitations/invitations.repository.ts';
@@ -19,15 +20,17 @@ import {
   setMemberRole,
 } from './organizations.repository.ts';
 
-type MemberRow = Awaited<ReturnType<typeof listMembers>>[number];
+type MemberRow = NonNullable<Awaited<ReturnType<typeof findMemberWithUser>>>;
 
 function memberRowToMember(row: MemberRow): Member {
   return { id: row.id, userId: row.user_id, role: row.role, joinedAt: row.joined_at.toISOString(), user: { name: row.name, email: row.email } };
 }
 
-export async function listOrganizationMembers(db: Kysely<Database>, principal: Principal, organizationId: string): Promise<{ members: Member[] }> {
-  await requireOrganizationRole(db, principal, organizationId, 'member');
-  return { members: (await listMembers(db, principal.tenantId, organizationId)).map(memberRowToMember) };
+export async function listOrganizationMembers(db: Kysely<Database>, principal: Principal, input: Paging & { id: string }) {
+  await requireOrganizationRole(db, principal, input.id, 'member');
+  const paging = { limit: input.limit, offset: input.offset };
+  const { rows, total } = await listMembers(db, principal.tenantId, input.id, paging);
+  return { members: rows.map(memberRowToMember), total, ...paging };
 }
 
 /** Only an owner may hand out (or take away) the owner role; admins manage admins and members. */

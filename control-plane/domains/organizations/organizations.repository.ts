@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database, OrganizationRole, OrganizationUpdate } from '../../db/database.ts';
+import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
 
 export async function slugTaken(db: Kysely<Database>, slug: string): Promise<boolean> {
@@ -17,11 +18,7 @@ export async function listOrganizationsOfUser(db: Kysely<Database>, tenantId: st
     .innerJoin('organization_members as m', 'm.organization_id', 'o.id')
     .where('o.tenant_id', '=', tenantId)
     .where('m.user_id', '=', userId);
-  const [rows, count] = await Promise.all([
-    base.selectAll('o').orderBy('o.created_at').orderBy('o.id').limit(paging.limit).offset(paging.offset).execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.total) };
+  return pagedRows(base.selectAll('o').orderBy('o.created_at').orderBy('o.id'), base, paging);
 }
 
 export async function updateOrganization(db: Kysely<Database>, tenantId: string, id: string, changes: OrganizationUpdate) {
@@ -103,8 +100,9 @@ function membersWithUsers(db: Kysely<Database>, tenantId: string, organizationId
     .where('m.organization_id', '=', organizationId);
 }
 
-export async function listMembers(db: Kysely<Database>, tenantId: string, organizationId: string) {
-  return membersWithUsers(db, tenantId, organizationId).orderBy('m.joined_at').orderBy('m.id').execute();
+export async function listMembers(db: Kysely<Database>, tenantId: string, organizationId: string, paging: Paging) {
+  const members = membersWithUsers(db, tenantId, organizationId);
+  return pagedRows(members.orderBy('m.joined_at').orderBy('m.id'), members.clearSelect(), paging);
 }
 
 export async function findMemberWithUser(db: Kysely<Database>, tenantId: string, organizationId: string, userId: string) {

@@ -4,6 +4,7 @@ import {
   addMemberInput,
   changeMemberRoleInput,
   createOrganizationInput,
+  listMembersInput,
   listMembersOutput,
   listOrganizationsInput,
   listOrganizationsOutput,
@@ -54,10 +55,10 @@ export const organizationsRouter = router({
 
   members: router({
     list: authedProcedure
-      .meta({ openapi: { method: 'GET', path: '/organizations/{id}/members', tags, summary: 'Members of an organization' } })
-      .input(organizationIdInput)
+      .meta({ openapi: { method: 'GET', path: '/organizations/{id}/members', tags, summary: 'Members of an organization, longest-standing first' } })
+      .input(listMembersInput)
       .output(listMembersOutput)
-      .query(({ ctx, input }) => listOrganizationMembers(ctx.db, ctx.principal, input.id)),
+      .query(({ ctx, input }) => listOrganizationMembers(ctx.db, ctx.principal, input)),
 
     add: authedProcedure
       .meta({ successStatus: 201, openapi: { method: 'POST', path: '/organizations/{id}/members', tags, summary: 'Add a user of the tenant (admin or owner)', errorResponses: { 409: 'CONFLICT: the user is a member already' } } })

@@ -72,7 +72,8 @@ export const memberOutput = z.object({
 export const addMemberInput = z.object({ id: uuidInput(), userId: uuidInput(), role: organizationRoleSchema }).strict();
 export const changeMemberRoleInput = z.object({ id: uuidInput(), userId: uuidInput(), role: organizationRoleSchema }).strict();
 export const memberRefInput = z.object({ id: uuidInput(), userId: uuidInput() });
-export const listMembersOutput = z.object({ members: z.array(memberOutput) });
+export const listMembersInput = organizationIdInput.extend(pagingInput.shape);
+export const listMembersOutput = pagedOutput('members', memberOutput);
 export const removedMemberOutput = z.object({ removed: z.literal(true), userId: z.uuid() });
 
 export type Organization = z.infer<typeof organizationOutput>;

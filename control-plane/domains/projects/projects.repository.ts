@@ -1,5 +1,6 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Database, ProjectRow, ProjectStatus } from '../../db/database.ts';
+import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
 
 /** The tenant, and (unless unrestricted) the user whose organizations and assignments bound it. */
@@ -31,11 +32,7 @@ function scoped<O>(query: SelectQueryBuilder<Database, 'projects', O>, scope: Pr
 export async function listProjects(db: Kysely<Database>, scope: ProjectScope, filter: Paging & { status?: ProjectStatus | undefined }) {
   let query = scoped(db.selectFrom('projects'), scope);
   if (filter.status) query = query.where('projects.status', '=', filter.status);
-  const [rows, count] = await Promise.all([
-    query.selectAll('projects').orderBy('projects.created_at').orderBy('projects.id').limit(filter.limit).offset(filter.offset).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.total) };
+  return pagedRows(query.selectAll('projects').orderBy('projects.created_at').orderBy('projects.id'), query, filter);
 }
 
 /**
