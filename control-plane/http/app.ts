@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
+import helmet from 'helmet';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { pinoHttp } from 'pino-http';
@@ -51,6 +52,11 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.trustProxy);
+  // Helmet's defaults on every answer: no type sniffing, no framing by other sites, and a content
+  // security policy under which the docs page runs only its own scripts. Except the policy's
+  // upgrade-insecure-requests: the service is often reached over plain HTTP (npm start, behind a
+  // proxy that ends TLS elsewhere), where it made browsers fetch the docs page's assets by https.
+  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
   const loginThrottle = createLoginThrottle(deps.pool, deps.config.loginLimits);
   const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle, downloadLinks: deps.downloadLinks });
   const openApiDocument = buildOpenApiDocument(appRouter, '/api');

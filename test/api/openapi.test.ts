@@ -103,4 +103,33 @@ describe('GET /docs', () => {
     const bundle = await fetch(`${app.url}/docs/swagger-ui-bundle.js`);
     expect(bundle.status).toBe(200);
   });
+
+  it('may not be framed by another site, and runs only its own scripts', async () => {
+    const page = await fetch(`${app.url}/docs/`);
+    const policy = page.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain("frame-ancestors 'self'");
+    expect(policy).toContain("script-src 'self'");
+    // Served over plain HTTP here, as npm start serves it: its assets must load by the same scheme.
+    expect(policy).not.toContain('upgrade-insecure-requests');
+    expect(page.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    // The policy allows no inline script: the page must have none, or it would not run.
+    expect((await page.text()).match(/<script(?![^>]*\bsrc=)[^>]*>/g)).toBeNull();
+  });
+});
+
+describe('security headers', () => {
+  it('every answer tells browsers not to sniff its type, on /api, /trpc and refusals alike', async () => {
+    const answers = await Promise.all([
+      call(app.url, '/api/health'),
+      call(app.url, '/api/me'),
+      call(app.url, '/trpc/me.get', { apiKey: app.bootstrap.apiKey }),
+      call(app.url, '/api/no-such-route'),
+    ]);
+    expect(answers.map((answer) => [answer.status, answer.headers.get('x-content-type-options')])).toEqual([
+      [200, 'nosniff'],
+      [401, 'nosniff'],
+      [200, 'nosniff'],
+      [404, 'nosniff'],
+    ]);
+  });
 });
