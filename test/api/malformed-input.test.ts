@@ -50,10 +50,29 @@ describe('malformed input on every route', () => {
   }, 120_000);
 });
 
+describe('a percent-encoded path parameter', () => {
+  it('is read decoded, as RFC 3986 reads it: %2D is a hyphen', async () => {
+    const { apiKey, organizationId } = app.bootstrap;
+    const project = (await call(app.url, '/api/projects', { apiKey, body: { name: 'Encoded' } })).body.data;
+    const encoded = await call(app.url, `/api/projects/${project.id.replaceAll('-', '%2D')}`, { apiKey });
+    expect([encoded.status, encoded.body.data?.id]).toEqual([200, project.id]);
+    const kit = await call(app.url, `/api/${organizationId}/kits/project%2Ddocs`, { apiKey });
+    expect([kit.status, kit.body.data?.kitId]).toEqual([200, 'project-docs']);
+    // Decoded, a parameter can hold what PostgreSQL cannot store: still the caller's mistake.
+    for (const path of [`/api/${organizationId}/kits/a%00b`, `/api/${organizationId}/kits/executions/${project.id}/outputs/%00`, `/api/projects/${project.id.slice(0, -1)}%00`]) {
+      const response = await call(app.url, path, { apiKey });
+      expect([path, response.status < 500, response.body.success]).toEqual([path, true, false]);
+    }
+  });
+});
+
 describe('a path that is not valid URL encoding', () => {
   it.each(['%E0%A4%A', 'abc%ZZ'])('%s is refused as a bad path, not as an unreadable body (REST and tRPC)', async (bad) => {
     const rest = await call(app.url, `/api/downloads/${bad}`);
     expect([rest.status, rest.body?.error]).toEqual([400, { code: 'VALIDATION_ERROR', message: 'The request path is not valid URL encoding' }]);
+    // The same in a path parameter of the REST projection.
+    const projected = await call(app.url, `/api/projects/${bad}`, { apiKey: app.bootstrap.apiKey });
+    expect([projected.status, projected.body?.error]).toEqual([400, { code: 'VALIDATION_ERROR', message: 'The request path is not valid URL encoding' }]);
     // tRPC decodes its own path and says so in its words; the code and status are the same.
     const trpc = await call(app.url, `/trpc/projects.get${bad}`, { apiKey: app.bootstrap.apiKey });
     expect([trpc.status, trpc.body?.error?.data?.code]).toEqual([400, 'VALIDATION_ERROR']);
