@@ -94,6 +94,20 @@ describe('executeKit', () => {
     expect(result.status).toBe('partial');
   });
 
+  it('finds duplicate YAML keys in block and flow maps, at any depth, and not across maps', async () => {
+    const cases: Array<[string, string[]]> = [
+      ['services:\n  web: {}\n  web: {}\n', ['not valid YAML: Map keys must be unique (line 3, column 3)']],
+      ['services: {a: 1, b: 2, a: 3}\n', ['not valid YAML: Map keys must be unique (line 1, column 24)']],
+      ['"1": x\n1: y\nservices: {}\n', []],
+      ['services:\n  a: {name: x}\n  b: {name: x}\n', []],
+    ];
+    for (const [template, errors] of cases) {
+      const kit = kitWith({ manifest: (m) => { delete m.outputs[1].schema; }, files: (f) => { f['templates/compose.yml.hbs'] = template; } });
+      const result = await runtime.execute(kit, { tenantId: 'tenant-a', input: exampleInput });
+      expect([template, result.outputs[1]?.validationErrors]).toEqual([template, errors]);
+    }
+  });
+
   it('refuses YAML alias bombs', async () => {
     const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 8 }, (_, i) => {
       const prev = i === 0 ? 'a' : `l${i - 1}`;

@@ -203,6 +203,12 @@ describe('loadKitPackage', () => {
       }
     });
 
+    it('refuses a YAML pool with a duplicate key, saying where', () => {
+      expect(withPool('discovery/twice.yaml', 'questions:\n  - id: a\n    id: b\n')).toEqual([
+        { file: 'discovery/twice.yaml', line: 3, message: 'cannot parse discovery pool: Map keys must be unique (line 3, column 5)' },
+      ]);
+    });
+
     it('refuses alias expansion bombs and pools nested deeper than 256 levels', () => {
       const bomb = ['a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
       for (const [previous, name] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e'], ['e', 'f'], ['f', 'g']]) {

@@ -6,13 +6,13 @@
 import { createHash } from 'node:crypto';
 import { Script } from 'node:vm';
 import Handlebars from 'handlebars';
-import { parse as parseYaml } from 'yaml';
 import { parseKitManifest, type KitManifest } from './manifest.schema.ts';
 import { createKitAjv, compileOutputSchema } from './output-schemas.ts';
 import { BundleNames, explainUnsafePath, safeKitPath, describePath } from './safe-path.ts';
 import { countTemplateExpressions, deepestSubexpression, measureTemplateDepth, type HandlebarsAstNode } from './template-depth.ts';
 import { DEFAULT_KIT_LIMITS, KIT_TEMPLATE_LIMITS } from './limits.ts';
 import { nestsDeeperThan } from './json-depth.ts';
+import { parseYamlDocument } from './yaml-document.ts';
 
 export type KitFiles = Readonly<Record<string, string>>;
 export type KitPackageProblem = { file: string; line?: number; message: string };
@@ -281,7 +281,11 @@ function checkHookSyntax(file: string, source: string): KitPackageProblem[] {
  */
 function parsePool(file: string, source: string): unknown {
   if (file.endsWith('.json')) return checkPoolShape(JSON.parse(source));
-  if (file.endsWith('.yaml') || file.endsWith('.yml')) return checkPoolShape(parseYaml(source, { maxAliasCount: MAX_POOL_ALIASES }));
+  if (file.endsWith('.yaml') || file.endsWith('.yml')) {
+    const document = parseYamlDocument(source);
+    if (document.errors.length > 0) throw document.errors[0];
+    return checkPoolShape(document.toJS({ maxAliasCount: MAX_POOL_ALIASES }));
+  }
   return source;
 }
 

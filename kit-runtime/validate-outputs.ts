@@ -3,10 +3,10 @@
  * kit ships a schema, validated with ajv; markdown, text and code get cheap sanity checks. Compiled
  * schema validators are cached per kit content (fingerprint), since a kit version is immutable.
  */
-import { parseDocument } from 'yaml';
 import type { KitPackage } from './kit-package.ts';
 import type { KitOutputDeclaration } from './manifest.schema.ts';
 import { createKitAjv, compileOutputSchema, type OutputSchemaValidator } from './output-schemas.ts';
+import { parseYamlDocument } from './yaml-document.ts';
 
 export type KitOutputStatus = 'valid' | 'warning' | 'invalid';
 export type OutputVerdict = { status: KitOutputStatus; validationErrors: string[]; validationWarnings: string[] };
@@ -87,7 +87,7 @@ function parseJson(content: string): Parsed {
 
 function parseYaml(content: string, warnings: string[]): Parsed {
   try {
-    const document = parseDocument(content, { uniqueKeys: true, prettyErrors: false });
+    const document = parseYamlDocument(content, { prettyErrors: false });
     if (document.errors.length > 0) return { ok: false, error: `not valid YAML: ${firstLine(document.errors[0]?.message)}` };
     warnings.push(...document.warnings.map((w) => `YAML: ${firstLine(w.message)}`));
     return { ok: true, value: document.toJS({ maxAliasCount: YAML_MAX_ALIAS_COUNT }) };
