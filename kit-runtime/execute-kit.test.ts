@@ -68,6 +68,18 @@ describe('executeKit', () => {
     expect(result.outputs).toEqual([]);
   });
 
+  it('counts an empty list or object as missing, as it counts blank text', async () => {
+    const kit = kitWith({ manifest: (m) => { delete m.hooks.SPEC; } });
+    for (const entities of [[], {}]) {
+      const result = await runtime.execute(kit, { tenantId: 'tenant-a', input: { ...exampleInput, discoveryAnswers: { entities } } });
+      expect(result.error).toEqual({ code: 'PHASE_FAILED', phase: 'CHECK', message: 'missing required inputs: discoveryAnswers.entities' });
+    }
+    // Zero and false are values, not absences.
+    const withFalsy = kitWith({ manifest: (m) => { delete m.hooks.SPEC; m.inputs.required = ['a', 'b']; } });
+    const result = await runtime.execute(withFalsy, { tenantId: 'tenant-a', input: { ...exampleInput, a: 0, b: false } });
+    expect(result.error?.phase).not.toBe('CHECK');
+  });
+
   it('is partial when some outputs break their schema, and lists the errors', async () => {
     const kit = kitWith({ files: (f) => { f['templates/openapi.json.hbs'] = '{"openapi": "2.0", "paths": {}}'; } });
     const result = await runtime.execute(kit, { tenantId: 'tenant-a', input: exampleInput });

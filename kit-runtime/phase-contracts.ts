@@ -49,7 +49,10 @@ export function parseHookResult<P extends KitPhase>(phase: P, file: string, valu
   throw new KitHookError(`${phase} hook (${file}) returned an unexpected value: ${where}: ${issue?.message ?? 'invalid'}`);
 }
 
-/** Default CHECK: every dotted path in `inputs.required` leads to a non-empty value. */
+/**
+ * Default CHECK: every dotted path in `inputs.required` leads to a non-empty value. Empty means
+ * absent, null, blank text, or a list or object with nothing in it; 0 and false are values.
+ */
 export function findMissingInputs(input: unknown, required: readonly string[]): string[] {
   return required.filter((path) => {
     let value: unknown = input;
@@ -57,6 +60,9 @@ export function findMissingInputs(input: unknown, required: readonly string[]): 
       if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return true;
       value = (value as Record<string, unknown>)[key];
     }
-    return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+    if (value === undefined || value === null) return true;
+    if (typeof value === 'string') return value.trim() === '';
+    if (Array.isArray(value)) return value.length === 0;
+    return typeof value === 'object' && Object.keys(value).length === 0;
   });
 }
