@@ -41,6 +41,21 @@ describe('loadKitPackage', () => {
     ]);
   });
 
+  it('says how to write a manifest path that names a sent file in another spelling, instead of calling it missing', () => {
+    const nfd = 'templates/re\u0301sume\u0301.md.hbs';
+    const problems = problemsOf(
+      (f) => { f['templates/r\u00e9sum\u00e9.md.hbs'] = '# CV\n'; },
+      (m) => {
+        m.outputs[2].template = './templates/readme.md.hbs';
+        m.outputs.push({ id: 'cv', filename: 'CV.md', template: nfd, outputType: 'markdown' });
+      },
+    );
+    expect(problems).toEqual([
+      { file: './templates/readme.md.hbs', message: 'write this path as "templates/readme.md.hbs", the name the file is stored under (referenced by kit.json outputs[2].template)' },
+      { file: nfd, message: `write this path as "${nfd.normalize('NFC')}", the name the file is stored under (referenced by kit.json outputs[3].template)` },
+    ]);
+  });
+
   it('names the template and line of a Handlebars syntax error', () => {
     const problems = problemsOf((f) => { f['templates/readme.md.hbs'] = '# Title\n\n{{#each items}}\n- {{this}}\n{{/with}}\n'; });
     // Handlebars reports a mismatched block at the line that opened it.

@@ -70,8 +70,12 @@ export function loadKitPackage(input: {
 
   const need = (file: string, usedBy: string): string | undefined => {
     const contents = files.get(file);
-    if (contents === undefined) problems.push({ file, message: `missing file (referenced by ${usedBy})` });
-    return contents;
+    if (contents !== undefined) return contents;
+    // Files are stored under their normal form (NFC, no "./"); the manifest must name them so.
+    const stored = storedNameOf(file);
+    const spelledOtherwise = stored !== undefined && stored !== file && files.has(stored);
+    problems.push({ file, message: spelledOtherwise ? `write this path as "${stored}", the name the file is stored under (referenced by ${usedBy})` : `missing file (referenced by ${usedBy})` });
+    return undefined;
   };
 
   // Over either expression limit, nothing is parsed: the problems say so without the cost.
@@ -160,6 +164,14 @@ export function loadKitPackage(input: {
       ref: `${manifest.metadata.id}@${manifest.metadata.version}`,
     }),
   };
+}
+
+function storedNameOf(path: string): string | undefined {
+  try {
+    return safeKitPath(path);
+  } catch {
+    return undefined;
+  }
 }
 
 function normaliseFiles(raw: KitFiles, problems: KitPackageProblem[]): Map<string, string> {
