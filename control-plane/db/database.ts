@@ -162,6 +162,9 @@ export interface BlobsTable {
   created_at: CreatedAt;
 }
 
+/** One step of a run: how it ended, how long it took, and why it was skipped (`detail`). */
+export type KitExecutionPhase = { phase: string; status: string; durationMs: number; detail?: string };
+
 export interface KitExecutionsTable {
   id: Generated<string>;
   tenant_id: string;
@@ -176,8 +179,11 @@ export interface KitExecutionsTable {
   worker_process_id: string | null;
   locked_by: string | null;
   error_message: string | null;
-  phases: JsonWithDefault<Array<{ phase: string; status: string; durationMs: number }>>;
+  phases: JsonWithDefault<KitExecutionPhase[]>;
   logs: JsonWithDefault<KitExecutionLogEntry[]>;
+  /** What APPLY returned, as JSON text when written; null when it did not run or was too large to keep. */
+  apply_result: ColumnType<unknown, string | null | undefined, string | null>;
+  verify_warnings: JsonWithDefault<string[]>;
   started_at: Date | null;
   completed_at: Date | null;
   execution_time_ms: number | null;

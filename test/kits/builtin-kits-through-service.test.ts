@@ -73,11 +73,16 @@ describe('built-in kits', () => {
     const dry = await run('git-publish', { ...body, options: { dryRun: true } });
     expect(dry.status, dry.errorMessage).toBe('completed');
     expect(await git.git('specs', 'rev-parse', 'main')).toBe(headBefore);
+    // The execution says why APPLY did not run, and what VERIFY warned.
+    expect(dry.phases.find((p: { phase: string }) => p.phase === 'APPLY')).toMatchObject({ status: 'skipped', detail: expect.stringMatching(/dry ?run/i) });
+    expect([dry.applyResult, dry.verifyWarnings]).toEqual([null, ['nothing to verify: dry run']]);
 
     const real = await run('git-publish', body);
     expect(real.status, real.errorMessage).toBe('completed');
     const headAfter = await git.git('specs', 'rev-parse', 'main');
     expect(headAfter).not.toBe(headBefore);
+    // What APPLY returned: the commit it made, which the caller could not learn otherwise.
+    expect(real.applyResult).toMatchObject({ branch: 'main', commit: headAfter.trim(), changed: true });
     expect(await git.git('specs', 'ls-tree', '-r', '--name-only', 'main')).toMatch(/README\.md/);
     expect(app.rawLog.join('\n')).not.toContain(TOKEN);
   });

@@ -295,6 +295,30 @@ async function apply(context, kit) {
     );
   });
 
+  it('show what APPLY returned, a secret in it redacted, and leave out one too large to keep, saying so', async () => {
+    const returningApply = `
+      function apply(context) {
+        if (context.input.discoveryAnswers.database === 'huge') return { filler: 'x'.repeat(70000) };
+        return { deployed: true, usedToken: context.credentials.deploy.token, at: 'https://deploy.example/1' };
+      }`;
+    const kit = sampleKit({ id: 'reporting-deployer', credentials: [{ id: 'deploy', description: 'Deploy token', required: true }], applyHook: returningApply });
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    expect((await call(app.url, base(), { apiKey: key, body: { projectId, kitId: 'reporting-deployer', credentialType: 'deploy', credentials: { token: SECRET } } })).status).toBe(201);
+    const runWith = async (database: string) => {
+      const body = sampleExecutionBody(projectId);
+      const started = await call(app.url, `/api/${orgId}/kits/reporting-deployer/execute`, { apiKey: key, body: { ...body, discoveryAnswers: { ...body.discoveryAnswers, database } } });
+      return waitForExecution(app.url, key, orgId, started.body.data.executionId);
+    };
+    const execution = await runWith('postgres');
+    expect(execution.status, execution.errorMessage).toBe('completed');
+    expect(execution.applyResult).toEqual({ deployed: true, usedToken: '[redacted]', at: 'https://deploy.example/1' });
+
+    const huge = await runWith('huge');
+    expect(huge.status, huge.errorMessage).toBe('completed');
+    expect(huge.applyResult).toBeNull();
+    expect(huge.logs).toContainEqual({ phase: 'APPLY', level: 'warn', message: expect.stringMatching(/^what APPLY returned was not kept: \d+ bytes of JSON, over the 65536 kept$/) });
+  });
+
   it('never show a secret in a response, a log line or a job payload', async () => {
     for (const secret of [SECRET, CLIENT_SECRET]) {
       expect(recordedResponses.filter((r) => r.text.includes(secret)).map((r) => r.path)).toEqual([]);

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database, KitExecutionLogEntry, KitExecutionStatus, OutputStatus } from '../../db/database.ts';
+import type { Database, KitExecutionLogEntry, KitExecutionPhase, KitExecutionStatus, OutputStatus } from '../../db/database.ts';
 
 /**
  * Takes a pending execution for this run of its job. The job that was enqueued with the row may
@@ -97,10 +97,27 @@ export interface ExecutionOutcome {
   status: Exclude<KitExecutionStatus, 'pending' | 'running'>;
   errorMessage: string | null;
   executionTimeMs: number;
-  phases: Array<{ phase: string; status: string; durationMs: number }>;
+  phases: KitExecutionPhase[];
   /** What the hooks logged, already redacted by the runtime. */
   logs: KitExecutionLogEntry[];
+  /** What APPLY returned (redacted by the runtime); undefined when APPLY did not run. */
+  applyResult: unknown;
+  verifyWarnings: string[];
   counts: { valid: number; warnings: number; failed: number };
+}
+
+/** The most JSON of an APPLY result an execution keeps; a larger one is left out, and a log line says so. */
+const MAX_STORED_APPLY_RESULT_BYTES = 64 * 1024;
+
+/** Text PostgreSQL can store, in every string of a JSON value (keys included). */
+function storableJson(value: unknown): string {
+  return JSON.stringify(value, function (this: unknown, _key, item: unknown) {
+    if (typeof item === 'string') return storable(item);
+    if (item !== null && typeof item === 'object' && !Array.isArray(item)) {
+      return Object.fromEntries(Object.entries(item).map(([key, entry]) => [storable(key), entry]));
+    }
+    return item;
+  });
 }
 
 /** Log lines kept per execution: the first ones, then one line saying how many more there were. */
@@ -148,6 +165,11 @@ export async function attachBundle(db: Kysely<Database>, executionId: string, bu
 
 /** Records the end of a run — only if this worker still holds it (the reaper may have given up on it). */
 export async function finishExecution(db: Kysely<Database>, executionId: string, workerProcessId: string, outcome: ExecutionOutcome): Promise<boolean> {
+  const returned = outcome.applyResult === undefined ? null : storableJson(outcome.applyResult);
+  const bytes = returned === null ? 0 : Buffer.byteLength(returned);
+  const applyResult = bytes > MAX_STORED_APPLY_RESULT_BYTES ? null : returned;
+  const applyResultNotKept: KitExecutionLogEntry[] =
+    bytes > MAX_STORED_APPLY_RESULT_BYTES ? [{ phase: 'APPLY', level: 'warn', message: `what APPLY returned was not kept: ${bytes} bytes of JSON, over the ${MAX_STORED_APPLY_RESULT_BYTES} kept` }] : [];
   const result = await db
     .updateTable('kit_executions')
     .set({
@@ -155,8 +177,10 @@ export async function finishExecution(db: Kysely<Database>, executionId: string,
       error_message: outcome.errorMessage === null ? null : storable(outcome.errorMessage),
       completed_at: new Date(),
       execution_time_ms: outcome.executionTimeMs,
-      phases: JSON.stringify(outcome.phases),
-      logs: JSON.stringify(storableLogs(outcome.logs)),
+      phases: JSON.stringify(outcome.phases.map((phase) => (phase.detail === undefined ? phase : { ...phase, detail: storable(phase.detail) }))),
+      logs: JSON.stringify([...storableLogs(outcome.logs), ...applyResultNotKept]),
+      apply_result: applyResult,
+      verify_warnings: JSON.stringify(outcome.verifyWarnings.map(storable)),
       outputs_valid: outcome.counts.valid,
       outputs_warnings: outcome.counts.warnings,
       outputs_failed: outcome.counts.failed,

@@ -39,8 +39,15 @@ function outcomeOf(result: KitExecutionResult): ExecutionOutcome {
     status: result.status,
     errorMessage: result.status === 'completed' ? null : result.message,
     executionTimeMs: Math.round(result.executionTimeMs),
-    phases: result.phases.map((phase) => ({ phase: phase.phase, status: phase.status, durationMs: Math.round(phase.durationMs) })),
+    phases: result.phases.map((phase) => ({
+      phase: phase.phase,
+      status: phase.status,
+      durationMs: Math.round(phase.durationMs),
+      ...(phase.detail === undefined ? {} : { detail: phase.detail }),
+    })),
     logs: result.logs,
+    applyResult: result.applyResult,
+    verifyWarnings: result.verifyWarnings,
     counts: { valid: count('valid'), warnings: count('warning'), failed: count('invalid') },
   };
 }
@@ -163,6 +170,9 @@ async function failUnrecordedExecution(deps: JobDeps, { executionId, tenantId }:
       errorMessage: `This execution could not be recorded: ${why}. No outputs were kept; start a new execution.`,
       executionTimeMs: outcome?.executionTimeMs ?? 0,
       phases: outcome?.phases ?? [],
+      // Not what APPLY returned: it may be what could not be recorded.
+      applyResult: undefined,
+      verifyWarnings: outcome?.verifyWarnings ?? [],
       logs: outcome?.logs ?? [],
       counts: { valid: 0, warnings: 0, failed: 0 },
     });

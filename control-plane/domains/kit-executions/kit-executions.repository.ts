@@ -33,10 +33,10 @@ export async function listExecutions(
 }
 
 export async function findExecution(db: Kysely<Database>, tenantId: string, organizationId: string, executionId: string) {
-  return executions(db, tenantId, organizationId).select([...executionColumns, 'e.logs']).where('e.id', '=', executionId).executeTakeFirst();
+  return executions(db, tenantId, organizationId).select([...executionColumns, 'e.logs', 'e.apply_result', 'e.verify_warnings']).where('e.id', '=', executionId).executeTakeFirst();
 }
 
-/** A listed execution; the detail (`findExecution`) adds its logs. */
+/** A listed execution; the detail (`findExecution`) adds its logs, what APPLY returned and VERIFY's warnings. */
 export type ExecutionRow = Awaited<ReturnType<typeof listExecutions>>['rows'][number];
 
 export async function listOutputSummaries(db: Kysely<Database>, tenantId: string, executionId: string) {

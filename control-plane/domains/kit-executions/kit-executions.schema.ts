@@ -57,10 +57,17 @@ export const executionOutputSummary = z.object({
 
 export const executionDetailOutput = executionSummaryOutput.extend({
   options: z.object({ dryRun: z.boolean(), skipApply: z.boolean() }),
-  phases: z.array(z.object({ phase: z.string(), status: z.string(), durationMs: z.number() })),
+  phases: z.array(
+    z.object({ phase: z.string(), status: z.string(), durationMs: z.number(), detail: z.string().optional().describe('Why the step was skipped') }),
+  ),
   logs: z
     .array(z.object({ phase: z.string(), level: z.enum(['debug', 'info', 'warn', 'error']), message: z.string() }))
     .describe("What the kit's hooks logged (kit.log, console.*), oldest first: secrets redacted, the first 200 lines kept"),
+  applyResult: z
+    .unknown()
+    .nullable()
+    .describe('What the APPLY hook returned (a commit, a deployment …), secrets redacted; null when APPLY did not run or returned more than 64 KiB of JSON (a log line then says so)'),
+  verifyWarnings: z.array(z.string()).describe('What the VERIFY hook warned about'),
   outputs: z.array(executionOutputSummary),
   tokenUsage: z.object({ prompt: z.number().int(), completion: z.number().int(), total: z.number().int() }),
   bundleStatus: z

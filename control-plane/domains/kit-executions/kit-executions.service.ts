@@ -118,6 +118,8 @@ export async function getKitExecution(db: Kysely<Database>, principal: Principal
     options: { dryRun: row.options.dryRun === true, skipApply: row.options.skipApply === true },
     phases: row.phases,
     logs: row.logs,
+    applyResult: row.apply_result ?? null,
+    verifyWarnings: row.verify_warnings,
     outputs: outputs.map((output) => ({
       id: output.id,
       outputId: output.output_id,
