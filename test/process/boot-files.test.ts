@@ -1,7 +1,12 @@
+import { promises as fs } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import path, { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
+import { Kysely, PostgresDialect } from 'kysely';
+import { FileMigrationProvider, Migrator } from 'kysely/migration';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveServerSecret } from '../../control-plane/bootstrap/server-secret.ts';
 import { loadConfig } from '../../control-plane/config.ts';
@@ -24,15 +29,19 @@ async function startApi(database: TestDatabase, dataDir: string): Promise<Runnin
 describe('migrations at boot', () => {
   it('says which migrations it is applying before it applies them, and applies each once', async () => {
     const database = await createTestDatabase();
-    // A database one migration behind: the newest one's record removed (it can run again).
-    await ownerQuery(database.ownerUrl, `delete from kysely_migration where name = '0011_job_priority'`);
+    // A database one migration behind: the newest one taken back by its own `down`.
+    const owner = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.ownerUrl, max: 1 }) }) });
+    const migrator = new Migrator({ db: owner, provider: new FileMigrationProvider({ fs, path, migrationFolder: fileURLToPath(new URL('../../migrations', import.meta.url)) }) });
+    const newest = (await migrator.getMigrations()).at(-1)!.name;
+    expect((await migrator.migrateDown()).error).toBeUndefined();
+    await owner.destroy();
     const lines: Array<{ msg?: string; migrations?: string[] }> = [];
     const logDestination = new Writable({ write: (chunk, _encoding, done) => { lines.push(...String(chunk).split('\n').filter(Boolean).map((line) => JSON.parse(line))); done(); } });
     const config = loadConfig({ DATABASE_URL: database.ownerUrl, APP_DATABASE_URL: database.appUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-migrate-')), SERVER_SECRET: TEST_SERVER_SECRET, PORT: '0', HOST: '127.0.0.1' });
     started.push(await startService(config, { mode: 'api', logDestination }));
     const announced = lines.filter((line) => line.msg?.startsWith('applying database migrations'));
-    expect(announced.map((line) => line.migrations)).toEqual([['0011_job_priority']]);
-    expect(await ownerQuery(database.ownerUrl, `select count(*)::int as count from kysely_migration where name = '0011_job_priority'`)).toEqual([{ count: 1 }]);
+    expect(announced.map((line) => line.migrations)).toEqual([[newest]]);
+    expect(await ownerQuery(database.ownerUrl, `select count(*)::int as count from kysely_migration where name = $1`, [newest])).toEqual([{ count: 1 }]);
   });
 });
 
