@@ -153,6 +153,33 @@ describe('publishing kits', () => {
     expect((await call(app.url, '/api/projects', { apiKey: key, body: { name: 'x', description: 'y'.repeat(1_100_000) } })).status).toBe(413);
   });
 
+  it('refuses a composite whose components could never run: not published here, no such version, or itself', async () => {
+    const composite = (id: string, components: unknown[]) => ({
+      manifest: {
+        metadata: { id, displayName: id, version: '1.0.0', description: 'test', author: 'test', kitType: 'composite' },
+        platform: { name: 'none', category: 'test' },
+        phases: ['PLAN'],
+        discovery: { pools: [] },
+        outputs: [{ id: 'index', filename: 'INDEX.md', template: 't/index.hbs', outputType: 'markdown' }],
+        components,
+      },
+      files: { 't/index.hbs': '# index\n' },
+    });
+    const before = [await count('kits'), await count('kit_versions')];
+    const cases: Array<[unknown[], string]> = [
+      [[{ kitId: 'nowhere-kit', prefix: 'a' }], 'components[0]: no kit "nowhere-kit" is published in this organization or built in'],
+      [[{ kitId: 'project-docs', version: '9.9.9', prefix: 'a' }], 'components[0]: kit "project-docs" has no version 9.9.9'],
+      [[{ kitId: 'project-docs', prefix: 'a' }, { kitId: 'bundle-of-itself', prefix: 'b' }], 'components[1]: a composite cannot include itself'],
+    ];
+    for (const [components, message] of cases) {
+      const refused = await publish(composite('bundle-of-itself', components));
+      expect([refused.status, refused.body.error?.details?.problems]).toEqual([400, [{ file: 'kit.json', message }]]);
+    }
+    expect([await count('kits'), await count('kit_versions')]).toEqual(before);
+    const accepted = await publish(composite('docs-bundle', [{ kitId: 'project-docs', prefix: 'docs' }, { kitId: 'service-starter', version: '1.0.0', prefix: 'svc' }]));
+    expect(accepted.status, accepted.text).toBe(201);
+  });
+
   it('refuses an unauthenticated upload before reading its body: even a malformed one is UNAUTHORIZED', async () => {
     for (const headers of [{}, { 'x-api-key': 'swk_made_up_key' }] as Array<Record<string, string>>) {
       const response = await call(app.url, `/api/${orgId}/kits`, { method: 'POST', rawBody: `{"manifest": ${'x'.repeat(3 * 1024 * 1024)}`, headers: { 'content-type': 'application/json', ...headers } });

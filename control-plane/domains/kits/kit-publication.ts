@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import semver from 'semver';
-import { loadKitPackage, type KitManifest, type KitPackageProblem } from '../../../kit-runtime/index.ts';
+import { loadKitPackage, MANIFEST_FILE, type KitManifest, type KitPackageProblem } from '../../../kit-runtime/index.ts';
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { AppError, conflict } from '../../errors/app-error.ts';
 import { createKitPackageChecker } from './kit-package-checker.ts';
-import { createOwnKitOrLock, findBuiltInKitId, findLatestVersion, findOwnKitForUpdate, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
+import { createOwnKitOrLock, findBuiltInKitId, findLatestVersion, findOwnKitForUpdate, findRunnableKit, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
 
 /** Checks a kit package the way the runtime will load it; refuses it naming every problem's file. */
 export function validateKitPackage(manifest: unknown, files: Record<string, string>): KitManifest {
@@ -72,6 +72,7 @@ export async function publishKitVersion(
   files: Record<string, string>,
 ) {
   const manifest = await validateKitPackageOffThread(manifestInput, files);
+  await refuseComponentsThatCannotRun(db, owner.organizationId, manifest);
   const fields = kitFieldsOf(manifest);
   const version = manifest.metadata.version;
   if (await findBuiltInKitId(db, fields.kitId)) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
@@ -81,6 +82,26 @@ export async function publishKitVersion(
   );
   await pointKitAtVersionIfHighest(db, kit.id, created, fields);
   return { id: kit.id, kitId: fields.kitId, version, displayName: fields.displayName, status: kit.status, createdAt: created.created_at.toISOString() };
+}
+
+/**
+ * A composite runs its components from the registry: each must be a kit the organization can run
+ * (its own or a built-in), holding the version named, and not the composite itself — else every
+ * run of it would fail.
+ */
+async function refuseComponentsThatCannotRun(db: Kysely<Database>, organizationId: string, manifest: KitManifest): Promise<void> {
+  const problems: KitPackageProblem[] = [];
+  for (const [index, component] of (manifest.components ?? []).entries()) {
+    const at = `components[${index}]`;
+    if (component.kitId === manifest.metadata.id) {
+      problems.push({ file: MANIFEST_FILE, message: `${at}: a composite cannot include itself` });
+      continue;
+    }
+    const found = await findRunnableKit(db, organizationId, component.kitId, component.version);
+    if (!found) problems.push({ file: MANIFEST_FILE, message: `${at}: no kit "${component.kitId}" is published in this organization or built in` });
+    else if (!found.hasVersion) problems.push({ file: MANIFEST_FILE, message: `${at}: kit "${component.kitId}" has no version ${component.version}` });
+  }
+  if (problems.length > 0) throw refusalOf(problems);
 }
 
 function rethrowDuplicate(kitId: string, version: string) {

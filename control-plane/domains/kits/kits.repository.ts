@@ -16,6 +16,14 @@ function kitsVisibleTo(db: Kysely<Database>, organizationId: string) {
     .where((eb) => eb.or([eb('k.organization_id', '=', organizationId), eb('k.organization_id', 'is', null)]));
 }
 
+/** Whether an organization can run a kit (its own or a built-in), and whether that kit holds `version`. */
+export async function findRunnableKit(db: Kysely<Database>, organizationId: string, kitId: string, version: string | undefined) {
+  const kit = await kitsVisibleTo(db, organizationId).select('k.id').where('k.kit_id', '=', kitId).executeTakeFirst();
+  if (!kit || version === undefined) return kit ? { hasVersion: true } : undefined;
+  const found = await db.selectFrom('kit_versions').select('id').where('kit_row_id', '=', kit.id).where('version', '=', version).executeTakeFirst();
+  return { hasVersion: found !== undefined };
+}
+
 const kitColumns = [
   'k.id', 'k.tenant_id', 'k.organization_id', 'k.kit_id', 'k.display_name', 'k.description', 'k.kit_type', 'k.status',
   'k.platform_name', 'k.platform_category', 'k.created_at', 'v.version', 'v.manifest', 'v.id as version_id',
