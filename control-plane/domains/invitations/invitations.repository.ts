@@ -116,29 +116,18 @@ export async function markRevoked(db: Kysely<Database>, tenantId: string, id: st
     .executeTakeFirstOrThrow();
 }
 
-/** Closes the organization's pending invitations to `email` (any letter case), as revoked. */
-export async function revokePendingInvitations(db: Kysely<Database>, tenantId: string, organizationId: string, email: string): Promise<void> {
-  await db
-    .updateTable('customer_invitations')
-    .set({ status: 'revoked', revoked_at: sql<Date>`now()` })
-    .where('tenant_id', '=', tenantId)
-    .where('organization_id', '=', organizationId)
-    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
-    .where('status', '=', 'pending')
-    .execute();
-}
-
 /**
- * Revokes the pending invitations `invitedBy` sent into the organization: an invitation is the
- * inviter's standing lent out, so it ends when that standing does (removal, leaving, demotion).
+ * Closes the organization's pending invitations, as revoked: those to `email` (any letter case),
+ * or those `invitedBy` sent — an invitation is its inviter's standing lent out, so it ends when
+ * that standing does (removal, leaving, demotion).
  */
-export async function revokePendingInvitationsFrom(db: Kysely<Database>, tenantId: string, organizationId: string, invitedBy: string): Promise<void> {
+export async function revokePendingInvitations(db: Kysely<Database>, tenantId: string, organizationId: string, which: { email: string } | { invitedBy: string }): Promise<void> {
   await db
     .updateTable('customer_invitations')
     .set({ status: 'revoked', revoked_at: sql<Date>`now()` })
     .where('tenant_id', '=', tenantId)
     .where('organization_id', '=', organizationId)
-    .where('invited_by', '=', invitedBy)
+    .where((eb) => ('email' in which ? eb(eb.fn('lower', ['email']), '=', which.email.toLowerCase()) : eb('invited_by', '=', which.invitedBy)))
     .where('status', '=', 'pending')
     .execute();
 }

@@ -6,7 +6,7 @@ import { conflict, forbidden, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { insertMembership } from '../tenants/tenants.repository.ts';
 import { findUserInTenant } from '../users/users.repository.ts';
-import { lockInvitee, revokePendingInvitations, revokePendingInvitationsFrom } from '../invitations/invitations.repository.ts';
+import { lockInvitee, revokePendingInvitations } from '../invitations/invitations.repository.ts';
 import { atLeast, outranks, requireOrganizationRole } from './organization-access.ts';
 import type { Member } from './organizations.schema.ts';
 import {
@@ -61,7 +61,7 @@ export async function addOrganizationMember(
   // Membership and a pending invitation exclude each other: the invitation is closed, or it
   // would let the user back in after a removal.
   await lockInvitee(db, input.id, user.email);
-  await revokePendingInvitations(db, principal.tenantId, input.id, user.email);
+  await revokePendingInvitations(db, principal.tenantId, input.id, { email: user.email });
   try {
     await insertMembership(db, { tenantId: principal.tenantId, organizationId: input.id, userId: input.userId, role: input.role });
   } catch (error) {
@@ -88,7 +88,7 @@ export async function changeOrganizationMemberRole(
   await setMemberRole(db, principal.tenantId, input.id, input.userId, input.role);
   if (target.role === 'owner') await keepOwnerIdOnAnOwner(db, principal.tenantId, input.id);
   // Below admin they could no longer invite: the invitations they sent end here too.
-  if (!atLeast(input.role, 'admin')) await revokePendingInvitationsFrom(db, principal.tenantId, input.id, input.userId);
+  if (!atLeast(input.role, 'admin')) await revokePendingInvitations(db, principal.tenantId, input.id, { invitedBy: input.userId });
   return memberRowToMember({ ...target, role: input.role });
 }
 
@@ -110,7 +110,7 @@ export async function removeOrganizationMember(db: Kysely<Database>, principal: 
   // it), so the assignments deleted next include theirs. The other order left them behind.
   await deleteMembership(db, principal.tenantId, input.id, input.userId);
   await deleteAssignmentsOfCustomer(db, principal.tenantId, input.id, input.userId);
-  await revokePendingInvitationsFrom(db, principal.tenantId, input.id, input.userId);
+  await revokePendingInvitations(db, principal.tenantId, input.id, { invitedBy: input.userId });
   if (target.role === 'owner') await keepOwnerIdOnAnOwner(db, principal.tenantId, input.id);
   return { removed: true as const, userId: target.user_id };
 }
