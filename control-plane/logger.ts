@@ -8,6 +8,8 @@ export const redactedPaths = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
   'req.headers.cookie',
+  // The address of the page a request came from may carry a token (an invitation link).
+  'req.headers.referer',
   'res.headers["set-cookie"]',
   '*.apiKey',
   '*.password',

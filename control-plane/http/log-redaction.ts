@@ -17,23 +17,33 @@ import { isTrpcPath } from './trpc-path.ts';
  * secret (the route's verbs). Every other segment after the name is blanked, however the path is
  * spelled: `//<token>` routes nowhere but still carries a token that works.
  */
-const secretRoutes: RegExp = /(\/(?:customer-invitations|downloads))((?:\/[^/?#]*)+)/gi;
+const secretRoutes: RegExp = /(\/(?:customer-invitations|downloads))((?:\/[^/]*)+)/gi;
 const verbsAfterSecret = new Set(['accept', 'revoke']);
 
 const REDACTED = '[redacted]';
 
 export function redactUrl(url: string, declaredQueryNames: ReadonlySet<string>): string {
-  // A percent-encoded route name (`/customer-invitation%73/<token>`) hides the pattern but not the
-  // token: such a URL is logged decoded, with the secret blanked.
-  let redacted = blankSecretSegments(url);
-  const decoded = decodeOrKeep(redacted);
-  const blankedDecoded = blankSecretSegments(decoded);
-  if (blankedDecoded !== decoded) redacted = blankedDecoded;
-  const queryStart = redacted.indexOf('?');
-  if (queryStart === -1) return redacted;
-  const path = redacted.slice(0, queryStart);
-  if (isTrpcPath(path) || isTrpcPath(decodeOrKeep(path))) return `${path}?${REDACTED}`;
-  return `${path}?${redactQuery(redacted.slice(queryStart + 1), declaredQueryNames)}`;
+  const queryStart = url.indexOf('?');
+  const path = blankSecretSegments(asRouted(queryStart === -1 ? url : url.slice(0, queryStart)));
+  if (queryStart === -1) return path;
+  if (isTrpcPath(path)) return `${path}?${REDACTED}`;
+  return `${path}?${redactQuery(url.slice(queryStart + 1), declaredQueryNames)}`;
+}
+
+/**
+ * A path as the routers read it, so the patterns above see what routing sees: backslashes as
+ * slashes and dot segments resolved (WHATWG URL parsing, as the REST adapter parses), then each
+ * segment percent-decoded on its own, so one malformed escape cannot keep the rest encoded
+ * (`/customer-invitation%73\<token>` is the invitation route to the adapter, and is logged as one).
+ */
+function asRouted(path: string): string {
+  let resolved = path;
+  try {
+    resolved = new URL(path, 'http://localhost').pathname;
+  } catch {
+    // Not parseable as a URL path: blanked as written.
+  }
+  return resolved.split('/').map(decodeOrKeep).join('/');
 }
 
 function blankSecretSegments(url: string): string {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { whileTransactionHolds } from '../helpers/lock-holder.ts';
@@ -29,6 +30,17 @@ async function invite(body: Record<string, unknown> = {}, apiKey = admin.apiKey)
   expect(response.status, response.text).toBe(201);
   return response.body.data as { id: string; token: string; email: string };
 }
+/** A GET sent as written: fetch would normalise the path (a backslash becomes a slash) before sending it. */
+const rawGetStatus = (path: string) =>
+  new Promise<number>((resolve, reject) => {
+    const { hostname, port } = new URL(app.url);
+    const request = httpRequest({ host: hostname, port, path, method: 'GET' }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', reject);
+    request.end();
+  });
 const accept = (token: string, body: unknown, apiKey?: string) =>
   call(app.url, `/api/customer-invitations/${token}/accept`, { body, ...(apiKey ? { apiKey } : {}) });
 
@@ -434,6 +446,12 @@ describe('secrets in logs', () => {
     // Nor does a doubled slash before the token.
     expect((await call(app.url, `/api/customer-invitations//${created.token}`)).status).toBe(404);
     await call(app.url, `/api/Customer-Invitations///${created.token}/accept`, { body: {} });
+    // A backslash, which the REST adapter reads as a slash (fetch would turn it into one first).
+    expect(await rawGetStatus(`/api/customer-invitations\\${created.token}`)).toBe(200);
+    // One malformed escape elsewhere in the URL must not keep the route name encoded.
+    await call(app.url, `/api/customer-invitation%73/${created.token}/accept?x=%ZZ`, { body: {} });
+    // A page that linked here with the token in its address.
+    await call(app.url, '/api/health', { headers: { referer: `http://127.0.0.1/invite/${created.token}` } });
     const log = app.rawLog.join('\n');
     expect(log).toContain('/api/customer-invitations/[redacted]');
     expect(log).not.toContain(created.token);
