@@ -110,7 +110,7 @@ describe('discovery pools that are not plain data', () => {
 });
 
 describe('checking a costly kit at publish', () => {
-  it('runs off the API\'s thread: other requests are answered while it compiles', async () => {
+  it('runs off the API\'s thread and outside any transaction: other requests are answered while it compiles', async () => {
     // Schemas near the kit's budget: compiling them takes the better part of a second.
     const largeSchema = () => {
       const properties: Record<string, unknown> = {};
@@ -123,13 +123,24 @@ describe('checking a costly kit at publish', () => {
     const publishing = publish(kit).finally(() => (published = true));
     // On the API's thread the compile would hold every request until it ended: one answer at most.
     let answeredMeanwhile = 0;
+    // While the package is checked, the publish holds no transaction open (and so no connection
+    // of the API's small pool): a few slow publishes must not stall every tenant.
+    let transactionsHeld = 0;
     while (!published) {
       // Any answer counts (past the anonymous rate limit it is a 429, answered just as promptly).
       await call(app.url, '/api/health');
       if (!published) answeredMeanwhile += 1;
+      // A transaction caught between two of its statements is idle for a moment; one left waiting on the check, for long.
+      const [open] = await ownerQuery(
+        app.database.ownerUrl,
+        "select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'idle in transaction' and clock_timestamp() - state_change > interval '250 milliseconds'",
+        [],
+      );
+      if (!published) transactionsHeld = Math.max(transactionsHeld, open.n as number);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect((await publishing).status).toBe(201);
     expect(answeredMeanwhile).toBeGreaterThanOrEqual(5);
+    expect(transactionsHeld).toBe(0);
   });
 });

@@ -62,16 +62,16 @@ export async function pointKitAtVersionIfHighest(db: Kysely<Database>, kitRowId:
 }
 
 /**
- * Stores a new immutable version of an organization's kit (creating the kit on its first version).
+ * Stores a new immutable version of an organization's kit (creating the kit on its first version),
+ * once its package has been checked (`validateKitPackageOffThread`).
  * The same kit id and version again is a CONFLICT, also when two publishes race.
  */
-export async function publishKitVersion(
+export async function storeKitVersion(
   db: Kysely<Database>,
   owner: { tenantId: string; organizationId: string },
-  manifestInput: Record<string, unknown>,
-  files: Record<string, string>,
+  checked: { manifest: KitManifest; manifestInput: Record<string, unknown>; files: Record<string, string> },
 ) {
-  const manifest = await validateKitPackageOffThread(manifestInput, files);
+  const { manifest, manifestInput, files } = checked;
   await refuseComponentsThatCannotRun(db, owner.organizationId, manifest);
   const fields = kitFieldsOf(manifest);
   const version = manifest.metadata.version;

@@ -1,5 +1,5 @@
 import { router } from '../../trpc/init.ts';
-import { authedProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure, publicProcedure } from '../../trpc/procedures.ts';
 import { kitDetailOutput, kitRefInput, listKitsInput, listKitsOutput, publishedKitOutput, publishKitInput, setKitStatusInput } from './kits.schema.ts';
 import { changeKitStatus, getKitForOrganization, listKitsForOrganization, publishKitForOrganization } from './kits.service.ts';
 
@@ -13,11 +13,12 @@ export const kitsRouter = router({
     .output(listKitsOutput)
     .query(({ ctx, input }) => listKitsForOrganization(ctx.db, ctx.principal, input)),
 
-  publish: authedProcedure
+  // Not authedProcedure: the service opens its own transactions, around the costly package check.
+  publish: publicProcedure
     .meta({ successStatus: 201, openapi: { method: 'POST', path: '/{orgId}/kits', tags, summary: 'Publish a kit version: its manifest and files (admins and owners)', errorResponses: { 409: 'CONFLICT: this kit version is published already' } } })
     .input(publishKitInput)
     .output(publishedKitOutput)
-    .mutation(({ ctx, input }) => publishKitForOrganization(ctx.db, ctx.principal, input)),
+    .mutation(({ ctx, input }) => publishKitForOrganization(ctx.db, ctx.auth, input)),
 
   get: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/{orgId}/kits/{kitId}', tags, summary: 'A kit with its latest manifest and versions' } })

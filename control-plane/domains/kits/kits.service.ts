@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
+import { requirePrincipal, type AuthOutcome } from '../../auth/authenticate.ts';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitStatus, KitType } from '../../db/database.ts';
+import { inTenantTransaction } from '../../db/tenant-transaction.ts';
 import { forbidden, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { requireKitAccess } from './kit-access.ts';
-import { publishKitVersion } from './kit-publication.ts';
+import { storeKitVersion, validateKitPackageOffThread } from './kit-publication.ts';
 import type { KitDetail, KitSummary } from './kits.schema.ts';
 import { findKit, listKits, listVersions, setKitStatus, type KitListRow } from './kits.repository.ts';
 
@@ -56,13 +58,26 @@ export async function getKitForOrganization(db: Kysely<Database>, principal: Pri
   };
 }
 
+/**
+ * Publishes a kit version in two transactions around the package check: who may publish is settled
+ * first (nobody else makes the service check a package), then the check runs on its threads
+ * holding no database connection — a publish waiting for a checker thread inside its transaction
+ * held one of the API pool's few — and the version is stored in a transaction of its own, which
+ * checks the caller's standing again.
+ */
 export async function publishKitForOrganization(
   db: Kysely<Database>,
-  principal: Principal,
+  auth: AuthOutcome,
   input: { orgId: string; manifest: Record<string, unknown>; files: Record<string, string> },
 ) {
-  await requireKitAccess(db, principal, input.orgId, 'admin');
-  return publishKitVersion(db, { tenantId: principal.tenantId, organizationId: input.orgId }, input.manifest, input.files);
+  const principal = requirePrincipal(auth);
+  const asAdmin = (trx: Kysely<Database>) => requireKitAccess(trx, principal, input.orgId, 'admin');
+  await inTenantTransaction(db, principal.tenantId, { readOnly: true }, asAdmin);
+  const manifest = await validateKitPackageOffThread(input.manifest, input.files);
+  return inTenantTransaction(db, principal.tenantId, { readOnly: false }, async (trx) => {
+    await asAdmin(trx);
+    return storeKitVersion(trx, { tenantId: principal.tenantId, organizationId: input.orgId }, { manifest, manifestInput: input.manifest, files: input.files });
+  });
 }
 
 export async function changeKitStatus(db: Kysely<Database>, principal: Principal, input: { orgId: string; kitId: string; status: 'active' | 'deprecated' }): Promise<KitDetail> {
