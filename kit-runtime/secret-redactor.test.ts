@@ -57,4 +57,13 @@ describe('secret redaction', () => {
       expect(text).not.toContain('XYZ-SECRET');
     }
   });
+
+  it('blanks a numeric secret that APPLY hands back, as a number or as text', async () => {
+    const kit = applyKit(`function apply(context) {
+      var pin = context.credentials.git.pin;
+      return { pin: pin, asText: 'pin ' + pin, list: [pin, 1], port: 8080 };
+    }`);
+    const result = await runtime.execute(kit, { tenantId: 't', input: exampleInput, openCredential: async () => ({ token: SECRET, pin: 987654 }) });
+    expect(result.applyResult).toEqual({ pin: '[redacted]', asText: 'pin [redacted]', list: ['[redacted]', 1], port: 8080 });
+  });
 });

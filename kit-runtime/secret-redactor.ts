@@ -53,6 +53,8 @@ export function createSecretRedactor(): SecretRedactor {
   };
   const redactJson = (value: unknown): unknown => {
     if (typeof value === 'string') return redact(value);
+    // A numeric secret (a PIN) handed back as a number is blanked whole, as its text would be.
+    if (typeof value === 'number' && secrets.has(String(value))) return REDACTED;
     if (Array.isArray(value)) return value.map(redactJson);
     if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [redact(key), redactJson(inner)]));
     return value;
