@@ -2,7 +2,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { errorCodes } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import { SERVICE_VERSION } from '../version.ts';
-import { errorResponsesByProcedurePath, strictInputProcedurePaths, successStatusByProcedurePath } from './procedure-meta.ts';
+import { credentialsOptionalProcedurePaths, errorResponsesByProcedurePath, strictInputProcedurePaths, successStatusByProcedurePath } from './procedure-meta.ts';
 
 const DESCRIPTION = [
   'Specwright turns a product idea into a software specification and then into generated artifacts:',
@@ -116,13 +116,14 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
   const statusByOperation = byOperationId(successStatusByProcedurePath(router));
   const errorsByOperation = byOperationId(errorResponsesByProcedurePath(router));
   const strictOperations = new Set([...strictInputProcedurePaths(router)].map((path) => path.replace(/\./g, '-')));
+  const optionalOperations = new Set([...credentialsOptionalProcedurePaths(router)].map((path) => path.replace(/\./g, '-')));
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       if (!operation?.responses) continue;
       const operationId = operation.operationId ?? '';
       const declaredErrors = errorsByOperation.get(operationId);
       if (operation.security) operation.security = authenticated;
-      else if (declaredErrors?.has(401)) operation.security = optionallyAuthenticated;
+      else if (optionalOperations.has(operationId)) operation.security = optionallyAuthenticated;
       const body = (operation.requestBody as { content?: Record<string, { schema?: { type?: string; additionalProperties?: unknown } }> } | undefined)?.content?.['application/json']?.schema;
       if (body?.type === 'object' && strictOperations.has(operationId)) body.additionalProperties = false;
       wrapResponses(operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, declaredErrors));
@@ -154,7 +155,8 @@ function downloadOperation() {
       '404': error('NOT_FOUND: the file behind the link no longer exists'),
       '429': error(`${errorDescriptions[429]}; also when this address has 2 downloads running`, busy),
       '500': error(errorDescriptions[500]!),
-      '503': error(`${errorDescriptions[503]}; also when 6 downloads are running`, busy),
+      // Retry-After comes with a refusal for the download slots, not when the database is away.
+      '503': error(`${errorDescriptions[503]}; also when 6 downloads are running`, { ...answerHeaders, 'Retry-After': { ...retryAfterHeader['Retry-After']!, required: false } }),
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { AnyRouter } from '@trpc/server';
 
-type MetaOf = { _def: { meta?: { successStatus?: number; openapi?: { errorResponses?: number[] | Record<number, string> } } } };
+type MetaOf = { _def: { meta?: { successStatus?: number; credentialsOptional?: true; openapi?: { errorResponses?: number[] | Record<number, string> } } } };
 
 /** Procedure path → the HTTP status its REST projection answers with on success (201, 202 …). */
 export function successStatusByProcedurePath(router: AnyRouter): Map<string, number> {
@@ -10,6 +10,11 @@ export function successStatusByProcedurePath(router: AnyRouter): Map<string, num
     if (meta?.successStatus) statuses.set(path, meta.successStatus);
   }
   return statuses;
+}
+
+/** Procedure paths that take credentials optionally (`credentialsOptional` in their meta). */
+export function credentialsOptionalProcedurePaths(router: AnyRouter): Set<string> {
+  return new Set(Object.entries(router._def.procedures).flatMap(([path, procedure]) => ((procedure as MetaOf)._def.meta?.credentialsOptional ? [path] : [])));
 }
 
 /**

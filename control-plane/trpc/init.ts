@@ -16,6 +16,8 @@ export function rememberRequestId(error: object, requestId: string): void {
 export type ProcedureMeta = {
   /** HTTP status of a successful REST call (201 for creates); 200 when absent. */
   successStatus?: 200 | 201 | 202 | 204;
+  /** A public procedure one of whose modes acts as the caller when credentials are sent (the document says they are optional). */
+  credentialsOptional?: true;
 };
 
 /** The one initTRPC of the service. Only the base procedures in procedures.ts are exported on. */

@@ -32,6 +32,8 @@ describe('GET /api/openapi.json', () => {
     // Public, but accepting as an existing user acts as the caller: credentials are optional.
     expect(document.paths['/customer-invitations/{token}/accept'].post.security).toEqual([{}, { bearerAuth: [] }, { apiKeyAuth: [] }]);
     expect(document.paths['/customer-invitations/{token}'].get.security).toBeUndefined();
+    // Public and able to answer 401 (a wrong password), but it never acts as a signed-in caller.
+    expect(document.paths['/auth/login'].post.security).toBeUndefined();
   });
 
   it('declares the headers DESIGN relies on: X-Request-ID both ways, X-Tenant-ID where credentials go, the rate-limit headers, Retry-After on 429', async () => {

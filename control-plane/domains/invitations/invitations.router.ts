@@ -47,6 +47,7 @@ export const customerInvitationsRouter = router({
 
   accept: publicProcedure
     .meta({
+      credentialsOptional: true,
       openapi: {
         method: 'POST',
         path: '/customer-invitations/{token}/accept',
