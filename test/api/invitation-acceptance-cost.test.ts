@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
+import { createUserInTenant } from '../helpers/tenant-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 const hashes = vi.hoisted(() => ({ count: 0 }));
@@ -22,10 +23,10 @@ const PASSWORD = 'a long enough password 42';
 let app: TestApp;
 let next = 0;
 
-async function invite() {
+async function invite(email = `costly-${++next}@invitee.test`) {
   const response = await call(app.url, '/api/customer-invitations', {
     apiKey: app.bootstrap.apiKey,
-    body: { organizationId: app.bootstrap.organizationId, email: `costly-${++next}@invitee.test` },
+    body: { organizationId: app.bootstrap.organizationId, email },
   });
   expect(response.status, response.text).toBe(201);
   return response.body.data as { id: string; token: string };
@@ -38,7 +39,7 @@ beforeAll(async () => {
 afterAll(() => app?.stop());
 
 describe('accepting an invitation as a new user', () => {
-  it('refuses a revoked, accepted or expired invitation without hashing the password', async () => {
+  it('refuses a revoked, accepted or expired invitation, or one for a registered email, without hashing the password', async () => {
     const revoked = await invite();
     expect((await call(app.url, `/api/customer-invitations/${revoked.token}/revoke`, { body: {}, apiKey: app.bootstrap.apiKey })).status).toBe(200);
     const accepted = await invite();
@@ -46,9 +47,13 @@ describe('accepting an invitation as a new user', () => {
     const expired = await invite();
     await ownerQuery(app.database.ownerUrl, "update customer_invitations set expires_at = now() - interval '1 second' where id = $1", [expired.id]);
 
+    // Live, but for an email that has an account already: only accepting as that user can work.
+    const registered = await createUserInTenant(app, (sql, values = []) => ownerQuery(app.database.ownerUrl, sql, values), app.bootstrap.tenantId, 'Reg');
+    const forRegistered = await invite(registered.email);
+
     const before = hashes.count;
-    const answers = await Promise.all([revoked, accepted, expired].map(async ({ token }) => (await accept(token)).body.error?.code));
-    expect(answers).toEqual(['CONFLICT', 'CONFLICT', 'INVITE_EXPIRED']);
+    const answers = await Promise.all([revoked, accepted, expired, forRegistered].map(async ({ token }) => (await accept(token)).body.error?.code));
+    expect(answers).toEqual(['CONFLICT', 'CONFLICT', 'INVITE_EXPIRED', 'CONFLICT']);
     expect(hashes.count - before).toBe(0);
   });
 

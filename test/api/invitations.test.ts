@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { up as revokeInvitationsOfFormerAdmins } from '../../migrations/0013_revoke_invitations_of_former_admins.ts';
 import { call } from '../helpers/http.ts';
 import { whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
@@ -341,6 +344,27 @@ describe("an inviter's standing", () => {
     expect((await setRole(demoted.userId, 'member')).status).toBe(200);
     expect(await pendingOf(fromDemoted.id)).toBe('revoked');
     expect(await pendingOf(fromPromoted.id)).toBe('pending');
+  });
+
+  it('refuses at acceptance an invitation whose inviter no longer holds the standing, however they lost it', async () => {
+    const former = await makeAdmin('Fay');
+    const invitation = await invite({}, former.apiKey);
+    // Lost without passing through the API (as before invitations were revoked with their inviter).
+    await sqlAsOwner("update organization_members set role = 'member' where organization_id = $1 and user_id = $2", [orgId, former.userId]);
+    const response = await accept(invitation.token, { name: 'Late Guest', password: PASSWORD });
+    expect([response.status, response.body.error?.message]).toEqual([409, 'The invitation has been revoked: the person who sent it can no longer invite']);
+    expect(await count('select count(*) from users where lower(email) = lower($1)', [invitation.email])).toBe(0);
+
+    // Migration 0013 revokes such invitations, so their status says so too; others stay pending.
+    const standing = await invite();
+    const owner = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: app.database.ownerUrl, max: 1 }) }) });
+    try {
+      await revokeInvitationsOfFormerAdmins(owner);
+    } finally {
+      await owner.destroy();
+    }
+    const statusOf = async (id: string) => (await sqlAsOwner('select status from customer_invitations where id = $1', [id]))[0].status;
+    expect([await statusOf(invitation.id), await statusOf(standing.id)]).toEqual(['revoked', 'pending']);
   });
 
   it('refuses an invitation from an admin whose removal is being committed at that moment, and stores none', async () => {

@@ -4,6 +4,7 @@ import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { withTenant } from '../../db/tenant-transaction.ts';
 import { AppError, conflict, forbidden, notFound, unauthorized } from '../../errors/app-error.ts';
+import { atLeast } from '../organizations/organization-access.ts';
 import { findMembership } from '../organizations/organizations.repository.ts';
 import { findUserInTenant } from '../users/users.repository.ts';
 import { insertMembership } from '../tenants/tenants.repository.ts';
@@ -38,11 +39,22 @@ export async function viewInvitation(db: Kysely<Database>, token: string) {
   };
 }
 
+const emailHasAccount = () => conflict('An account with this email exists already; sign in and accept as that user (send userId)');
+
 function assertAcceptable(row: Parameters<typeof effectiveStatus>[0]): void {
   const status = effectiveStatus(row);
   if (status === 'accepted') throw conflict('The invitation has been accepted already');
   if (status === 'revoked') throw conflict('The invitation has been revoked');
   if (status === 'expired') throw new AppError('INVITE_EXPIRED', 'The invitation has expired; ask for a new one');
+}
+
+/**
+ * An invitation lends out its inviter's standing: removal or demotion revokes what they sent, and
+ * this holds the line for an invitation whose inviter lost the standing any other way.
+ */
+async function assertInviterStillInvites(db: Kysely<Database>, tenantId: string, invitation: { organization_id: string; invited_by: string }): Promise<void> {
+  const inviter = await findMembership(db, tenantId, invitation.organization_id, invitation.invited_by);
+  if (!inviter || !atLeast(inviter.role, 'admin')) throw conflict('The invitation has been revoked: the person who sent it can no longer invite');
 }
 
 /** The caller as an existing user of the invitation's tenant, or why they cannot accept as one. */
@@ -64,12 +76,17 @@ export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, 
   const found = await lookUp(db, input.token);
   const existingUserId = input.userId === undefined ? undefined : existingUserOf(auth, input.userId, found.tenant_id);
   // Hashing is slow: do it before taking the row lock, and only for an invitation that can still
-  // be accepted (checked again under the lock), so a dead token costs a look-up, not a hash.
+  // be accepted by a new user (checked again under the lock), so a token that cannot costs a
+  // look-up, not a hash.
   let passwordHash: string | undefined;
   if (existingUserId === undefined) {
-    const state = await withTenant(db, found.tenant_id, (trx) => findInvitationState(trx, found.tenant_id, found.invitation_id));
-    if (!state) throw notFound('The invitation');
-    assertAcceptable(state);
+    await withTenant(db, found.tenant_id, async (trx) => {
+      const state = await findInvitationState(trx, found.tenant_id, found.invitation_id);
+      if (!state) throw notFound('The invitation');
+      assertAcceptable(state);
+      await assertInviterStillInvites(trx, found.tenant_id, state);
+      if (await emailTaken(trx, state.email)) throw emailHasAccount();
+    });
     passwordHash = await hashPassword(input.password!);
   }
 
@@ -77,6 +94,7 @@ export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, 
     const invitation = await lockInvitation(trx, found.tenant_id, { id: found.invitation_id });
     if (!invitation) throw notFound('The invitation');
     assertAcceptable(invitation);
+    await assertInviterStillInvites(trx, found.tenant_id, invitation);
 
     let userId: string;
     if (existingUserId !== undefined) {
@@ -88,9 +106,7 @@ export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, 
       }
       userId = user.id;
     } else {
-      if (await emailTaken(trx, invitation.email)) {
-        throw conflict('An account with this email exists already; sign in and accept as that user (send userId)');
-      }
+      if (await emailTaken(trx, invitation.email)) throw emailHasAccount();
       const user = await insertUserWithPassword(trx, { tenantId: found.tenant_id, email: invitation.email, name: input.name!, passwordHash: passwordHash! }).catch((error) => {
         throw isUniqueViolation(error, 'users_email_key') ? conflict('An account with this email exists already') : error;
       });

@@ -134,7 +134,12 @@ export async function revokePendingInvitations(db: Kysely<Database>, tenantId: s
 
 /** Whether an invitation can still be accepted, read without a lock (see acceptInvitation). */
 export async function findInvitationState(db: Kysely<Database>, tenantId: string, id: string) {
-  return db.selectFrom('customer_invitations').select(['status', 'expires_at']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('customer_invitations')
+    .select(['status', 'expires_at', 'email', 'organization_id', 'invited_by'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /** What the public page shows: the organization's names and the inviter's name, nothing more. */
