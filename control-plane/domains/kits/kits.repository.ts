@@ -18,7 +18,13 @@ function kitsVisibleTo(db: Kysely<Database>, organizationId: string) {
 
 /** Whether an organization can run a kit (its own or a built-in), and whether that kit holds `version`. */
 export async function findRunnableKit(db: Kysely<Database>, organizationId: string, kitId: string, version: string | undefined) {
-  const kit = await kitsVisibleTo(db, organizationId).select('k.id').where('k.kit_id', '=', kitId).executeTakeFirst();
+  // As a run resolves a component (findComponentVersion): the organization's own kit before a built-in.
+  const kit = await kitsVisibleTo(db, organizationId)
+    .select('k.id')
+    .where('k.kit_id', '=', kitId)
+    .orderBy('k.organization_id', (ob) => ob.asc().nullsLast())
+    .limit(1)
+    .executeTakeFirst();
   if (!kit || version === undefined) return kit ? { hasVersion: true } : undefined;
   const found = await db.selectFrom('kit_versions').select('id').where('kit_row_id', '=', kit.id).where('version', '=', version).executeTakeFirst();
   return { hasVersion: found !== undefined };
