@@ -77,3 +77,4 @@ export {
 export { safeKitPath, explainUnsafePath, UnsafePathError } from './safe-path.ts';
 export { KitLimitError, KitHookError, KitPhaseError, HostCapabilityError, type KitLimitKind } from './errors.ts';
 export { nestsDeeperThan } from './json-depth.ts';
+export { createThreadPool, type ThreadPoolOptions } from './thread-pool.ts';

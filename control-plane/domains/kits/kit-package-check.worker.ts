@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads';
 import { loadKitPackage } from '../../../kit-runtime/index.ts';
 import type { KitPackageCheck, KitPackageCheckRequest } from './kit-package-checker.ts';
 
-parentPort!.on('message', ({ id, manifest, files }: KitPackageCheckRequest) => {
+parentPort!.on('message', ({ id, request: { manifest, files } }: { id: number; request: KitPackageCheckRequest }) => {
   let answer: KitPackageCheck;
   try {
     const loaded = loadKitPackage({ manifest, files });
