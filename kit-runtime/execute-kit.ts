@@ -13,7 +13,7 @@ import { failRun, summariseOutputs, type KitExecutionResult, type KitPhaseRecord
 import { composeComponents, type KitResolver } from './compose-components.ts';
 import { findMissingInputs, parseHookResult, type HookResult } from './phase-contracts.ts';
 import { renderOutputs, type TemplateMeta } from './render-outputs.ts';
-import type { OutputValidators } from './validate-outputs.ts';
+import type { OutputValidation } from './output-validation.ts';
 import type { IsolatePool } from './sandbox/isolate-pool.ts';
 import type { KitSandbox, HookRun } from './sandbox/kit-sandbox.ts';
 import { HostBridge, type HostCapability } from './sandbox/host-bridge.ts';
@@ -38,7 +38,7 @@ export type { KitExecutionResult, KitExecutionStatus, KitExecutionError, KitPhas
 export type ExecutionDependencies = {
   pool: IsolatePool;
   limits: KitLimits;
-  validators: OutputValidators;
+  validation: OutputValidation;
   onInternalError?: (error: unknown) => void;
 };
 
@@ -153,7 +153,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
         input: request.input,
         meta,
         limits: deps.limits,
-        validators: deps.validators,
+        validation: deps.validation,
         deadline,
       });
     }],

@@ -1,16 +1,18 @@
 /**
- * The runtime a worker keeps for its lifetime: one isolate pool, one cache of compiled output
- * schemas, one set of limits. Create it once per process and `close()` it on shutdown.
+ * The runtime a worker keeps for its lifetime: one isolate pool, the threads that validate outputs
+ * (each keeping compiled output schemas), one set of limits. Create it once per process and `close()` it on shutdown.
  */
 import type { KitPackage } from './kit-package.ts';
 import { resolveKitLimits, type KitLimits } from './limits.ts';
-import { OutputValidators } from './validate-outputs.ts';
+import { createOutputValidation, type OutputValidationOptions } from './output-validation.ts';
 import { IsolatePool, type IsolatePoolOptions, type IsolatePoolStats } from './sandbox/isolate-pool.ts';
 import { executeKit, type KitExecutionRequest, type KitExecutionResult } from './execute-kit.ts';
 
 export type KitRuntimeOptions = {
   limits?: Partial<KitLimits>;
   pool?: Partial<IsolatePoolOptions>;
+  /** Where and for how long a run's outputs are validated (output-validation.ts). */
+  validation?: Partial<OutputValidationOptions>;
   /** Called with errors that are bugs of the runtime or its caller, never kit errors; for logging. */
   onInternalError?: (error: unknown) => void;
 };
@@ -26,12 +28,15 @@ export type KitRuntime = {
 export function createKitRuntime(options: KitRuntimeOptions = {}): KitRuntime {
   const limits = Object.freeze(resolveKitLimits(options.limits));
   const pool = new IsolatePool(limits, options.pool);
-  const validators = new OutputValidators();
-  const dependencies = { pool, limits, validators, ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}) };
+  const validation = createOutputValidation(options.validation);
+  const dependencies = { pool, limits, validation, ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}) };
   return {
     limits,
     execute: (kit, request) => executeKit(dependencies, kit, request),
     stats: () => pool.stats(),
-    close: () => pool.close(),
+    close: () => {
+      pool.close();
+      validation.close();
+    },
   };
 }

@@ -9,8 +9,8 @@ import type { KitOutputDeclaration, OutputType } from './manifest.schema.ts';
 import type { KitLimits } from './limits.ts';
 import { KitLimitError, KitHookError, KitPhaseError, cleanGuestMessage, type KitLimitKind } from './errors.ts';
 import { explainUnsafePath, type BundleNames, safeKitPath, describePath } from './safe-path.ts';
-import { meterPatternsForRun } from './output-schemas.ts';
-import { validateOutput, type KitOutputStatus, type OutputValidators } from './validate-outputs.ts';
+import type { OutputValidation } from './output-validation.ts';
+import type { KitOutputStatus, OutputValidationRequest } from './validate-outputs.ts';
 import type { KitSandbox } from './sandbox/kit-sandbox.ts';
 
 export type KitOutputRecord = {
@@ -40,7 +40,7 @@ export async function renderOutputs(args: {
   input: unknown;
   meta: TemplateMeta;
   limits: KitLimits;
-  validators: OutputValidators;
+  validation: OutputValidation;
   deadline: number;
 }): Promise<KitOutputRecord[]> {
   const { limits } = args;
@@ -59,11 +59,12 @@ export async function renderOutputs(args: {
   if ('limit' in answer) throw new KitLimitError(answer.kind, cleanGuestMessage(answer.limit));
 
   const byId = new Map(answer.results.map((r) => [r.outputId, r]));
-  const schemaValidators = args.validators.forKit(args.kit);
   const usedNames = newBundleNames();
   let totalBytes = 0;
-  // Schema patterns run on the host, outside the isolate's time limit: one budget for the whole run.
-  return meterPatternsForRun(() => planned.map(({ outputId, declaration }) => {
+  // The records whose outputs are left to validate, in order, and what validating them needs.
+  const toValidate: KitOutputRecord[] = [];
+  const validation: OutputValidationRequest = { fingerprint: args.kit.fingerprint, schemas: {}, outputs: [] };
+  const records = planned.map(({ outputId, declaration }) => {
     const rendered = byId.get(outputId);
     if (!rendered) throw new KitHookError(`renderer returned no result for output "${outputId}"`);
     const content = typeof rendered.content === 'string' ? rendered.content : '';
@@ -98,10 +99,16 @@ export async function renderOutputs(args: {
     }
     record.filename = checked.name;
     usedNames.add(record.filename, `output "${outputId}"`);
-    const validator = declaration.schema === undefined ? undefined : schemaValidators.get(declaration.schema);
-    Object.assign(record, validateOutput(declaration, content, validator));
+    if (declaration.schema !== undefined) validation.schemas[declaration.schema] = args.kit.files.get(declaration.schema) ?? '';
+    validation.outputs.push({ declaration: { outputType: declaration.outputType, ...(declaration.schema === undefined ? {} : { schema: declaration.schema }) }, content });
+    toValidate.push(record);
     return record;
-  }));
+  });
+  if (toValidate.length > 0) {
+    const verdicts = await args.validation.validate(validation);
+    toValidate.forEach((record, index) => Object.assign(record, verdicts[index]));
+  }
+  return records;
 }
 
 /** Most outputs a run may produce once `forEach` outputs are expanded. */

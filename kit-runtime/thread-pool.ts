@@ -2,8 +2,9 @@ import { Worker } from 'node:worker_threads';
 
 /**
  * A few worker threads that each take one task at a time from one queue, in order. The thread's
- * module answers each `{id, request}` message with `{id, answer}`. Threads start on first use and
- * are unref'd (they never keep the process alive).
+ * module answers each `{id, request}` message with `{id, answer}`. Threads start on first use; a
+ * thread keeps the process alive only while it runs a task (so an awaited answer always arrives,
+ * and an idle pool never holds a process open).
  *
  * A task that overruns `timeoutMs` is refused with `overran()` and its thread replaced; no other
  * task is lost with it. Past `maxWaiting` queued tasks, a new one is refused at once with `busy()`.
@@ -35,6 +36,7 @@ export function createThreadPool<Request, Answer>(options: ThreadPoolOptions) {
     if (!task) return;
     clearTimeout(task.timer);
     thread.running = undefined;
+    thread.worker.unref();
     settle(task);
     dispatch();
   };
@@ -46,7 +48,6 @@ export function createThreadPool<Request, Answer>(options: ThreadPoolOptions) {
 
   const start = (): Thread<Request, Answer> => {
     const thread: Thread<Request, Answer> = { worker: new Worker(options.workerUrl) };
-    thread.worker.unref();
     thread.worker.on('message', ({ id, answer }: { id: number; answer: Answer }) => {
       if (thread.running?.message.id === id) finish(thread, (task) => task.resolve(answer));
     });
@@ -69,6 +70,7 @@ export function createThreadPool<Request, Answer>(options: ThreadPoolOptions) {
       if (!thread) return;
       const task = waiting.shift()!;
       thread.running = task;
+      thread.worker.ref();
       task.timer = setTimeout(() => {
         retire(thread);
         finish(thread, (stuck) => stuck.reject(options.overran()));

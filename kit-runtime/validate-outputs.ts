@@ -2,10 +2,12 @@
  * Built-in validation of rendered outputs by `outputType`. json and yaml are parsed and, when the
  * kit ships a schema, validated with ajv; markdown, text and code get cheap sanity checks. Compiled
  * schema validators are cached per kit content (fingerprint), since a kit version is immutable.
+ * A run's outputs are validated together (`validateOutputsOfRun`), on a thread of their own
+ * (output-validation.worker.ts), since parsing and checking megabytes of kit-made text is host work
+ * no isolate's time limit covers.
  */
-import type { KitPackage } from './kit-package.ts';
 import type { KitOutputDeclaration } from './manifest.schema.ts';
-import { createKitAjv, compileOutputSchema, type OutputSchemaValidator } from './output-schemas.ts';
+import { createKitAjv, compileOutputSchema, meterPatternsForRun, type OutputSchemaValidator } from './output-schemas.ts';
 import { parseYamlDocument } from './yaml-document.ts';
 
 export type KitOutputStatus = 'valid' | 'warning' | 'invalid';
@@ -15,36 +17,53 @@ export type OutputVerdict = { status: KitOutputStatus; validationErrors: string[
 const YAML_MAX_ALIAS_COUNT = 100;
 
 export class OutputValidators {
-  readonly #byKit = new Map<string, Map<string, OutputSchemaValidator>>();
+  // Per kit version: one ajv instance for its schemas (as loadKitPackage compiles them), and each
+  // schema's validator once compiled. The least recently used version goes first past `maxKits`.
+  readonly #byKit = new Map<string, { ajv: ReturnType<typeof createKitAjv>; bySchema: Map<string, OutputSchemaValidator> }>();
   readonly #maxKits: number;
 
   constructor(maxKits = 256) {
     this.#maxKits = maxKits;
   }
 
-  /** Validators of one kit version, by schema file; compiled on first use. */
-  forKit(kit: KitPackage): Map<string, OutputSchemaValidator> {
-    let validators = this.#byKit.get(kit.fingerprint);
-    if (validators) {
-      this.#byKit.delete(kit.fingerprint);
-      this.#byKit.set(kit.fingerprint, validators);
-      return validators;
+  /**
+   * The validator of one schema file of one kit version (`fingerprint`), compiled on first use.
+   * loadKitPackage compiled every schema already, so this cannot fail for a loaded kit.
+   */
+  forSchema(fingerprint: string, file: string, source: string): OutputSchemaValidator {
+    let kit = this.#byKit.get(fingerprint);
+    if (kit) this.#byKit.delete(fingerprint);
+    else {
+      kit = { ajv: createKitAjv(), bySchema: new Map() };
+      if (this.#byKit.size >= this.#maxKits) this.#byKit.delete(this.#byKit.keys().next().value as string);
     }
-    validators = new Map();
-    const ajv = createKitAjv();
-    for (const output of kit.manifest.outputs) {
-      if (output.schema === undefined || validators.has(output.schema)) continue;
-      // loadKitPackage compiled every schema already, so this cannot fail for a loaded kit.
-      validators.set(output.schema, compileOutputSchema(ajv, kit.files.get(output.schema) ?? ''));
-    }
-    this.#byKit.set(kit.fingerprint, validators);
-    if (this.#byKit.size > this.#maxKits) this.#byKit.delete(this.#byKit.keys().next().value as string);
-    return validators;
+    this.#byKit.set(fingerprint, kit);
+    let validator = kit.bySchema.get(file);
+    if (!validator) kit.bySchema.set(file, (validator = compileOutputSchema(kit.ajv, source)));
+    return validator;
   }
 }
 
+/** One run's outputs to validate: the kit version, the sources of the schemas they name, and each output. */
+export type OutputValidationRequest = {
+  fingerprint: string;
+  schemas: Record<string, string>;
+  outputs: Array<{ declaration: Pick<KitOutputDeclaration, 'outputType' | 'schema'>; content: string }>;
+};
+
+/** Validates a run's outputs under one pattern budget (see meterPatternsForRun), in order. */
+export function validateOutputsOfRun(validators: OutputValidators, request: OutputValidationRequest): OutputVerdict[] {
+  return meterPatternsForRun(() =>
+    request.outputs.map(({ declaration, content }) => {
+      const schema = declaration.schema;
+      const validator = schema === undefined ? undefined : validators.forSchema(request.fingerprint, schema, request.schemas[schema] ?? '');
+      return validateOutput(declaration, content, validator);
+    }),
+  );
+}
+
 export function validateOutput(
-  declaration: KitOutputDeclaration,
+  declaration: Pick<KitOutputDeclaration, 'outputType'>,
   content: string,
   validator: OutputSchemaValidator | undefined,
 ): OutputVerdict {
