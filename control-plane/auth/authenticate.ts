@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../db/database.ts';
-import { AppError, forbidden, notFound, unauthorized } from '../errors/app-error.ts';
+import { AppError, forbidden, invalid, notFound, unauthorized } from '../errors/app-error.ts';
 import { apiKeyPrefix, hashApiKey, hashesMatch } from './api-key-format.ts';
 import { authenticateApiKey, findUserForAuth, tenantExists } from './auth.repository.ts';
 import type { JwtVerifier } from './jwt-verifier.ts';
@@ -93,9 +93,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     if (!principal.isPlatformAdmin) {
       throw forbidden('X-Tenant-ID may name another tenant only for platform admins');
     }
-    if (!uuid.safeParse(requested).success || !(await tenantExists(deps.db, requested))) {
-      throw notFound('The tenant named by X-Tenant-ID');
-    }
+    if (!uuid.safeParse(requested).success) throw invalid('X-Tenant-ID must be a tenant id (a uuid)');
+    if (!(await tenantExists(deps.db, requested))) throw notFound('The tenant named by X-Tenant-ID');
     return { ...principal, tenantId: requested };
   }
 

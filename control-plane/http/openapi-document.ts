@@ -80,7 +80,7 @@ const retryAfterHeader: Record<string, Header> = { 'Retry-After': { description:
 
 /** What each failure status means on this surface, unless a procedure's meta says more. */
 const errorDescriptions: Record<number, string> = {
-  400: 'VALIDATION_ERROR (details.issues names each field) or another 400 code of the catalog',
+  400: 'VALIDATION_ERROR (details.issues names each field; or X-Tenant-ID is no uuid) or another 400 code of the catalog',
   401: 'UNAUTHORIZED: missing or invalid credentials',
   403: 'FORBIDDEN or ORG_NOT_MEMBER: the caller may not do this',
   404: 'NOT_FOUND: no such resource visible to the caller (or no tenant with the id X-Tenant-ID names)',
@@ -169,8 +169,9 @@ function downloadOperation() {
 function errorStatuses(method: string, operation: Operation, declared = new Map<number, string | undefined>()): Map<number, string> {
   const statuses = new Set([429, 500, 503, ...declared.keys()]);
   const hasInput = Boolean(operation.parameters?.length || operation.requestBody);
-  // Authenticated calls can be refused the caller, and a platform admin's X-Tenant-ID can name no tenant.
-  if (operation.security) [401, 403, 404].forEach((status) => statuses.add(status));
+  // Authenticated calls can be refused the caller, and a platform admin's X-Tenant-ID can be no
+  // tenant id (400) or name no tenant (404).
+  if (operation.security) [400, 401, 403, 404].forEach((status) => statuses.add(status));
   if (hasInput) statuses.add(400);
   if (operation.parameters?.some((parameter) => parameter.in === 'path') || (hasInput && method !== 'post')) statuses.add(404);
   // Every POST, PUT and PATCH body goes through the JSON parser, with its size limit.

@@ -87,6 +87,7 @@ describe('every documented operation, called for real', () => {
     // A platform admin naming a tenant that does not exist, on operations of every kind.
     const nowhere = { 'x-tenant-id': '00000000-0000-4000-8000-000000000000' };
     await conform('GET', '/me', '/me', { headers: nowhere });
+    await conform('GET', '/me', '/me', { headers: { 'x-tenant-id': 'not-a-tenant' } });
     await conform('POST', '/organizations', '/organizations', { headers: nowhere, body: { name: 'Nowhere', slug: `nowhere-${Date.now()}` } });
     // A user holds at most 50 keys that are not revoked: the 51st is a CONFLICT.
     const keyOwner = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Keyholder');

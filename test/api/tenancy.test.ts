@@ -99,6 +99,13 @@ describe('X-Tenant-ID', () => {
     expect(response.status).toBe(404);
   });
 
+  it('answers VALIDATION_ERROR naming the header for an admin sending an X-Tenant-ID that is no uuid', async () => {
+    for (const value of ['garbage', '', ' ']) {
+      const response = await call(app.url, '/api/me', { apiKey: admin, headers: { 'x-tenant-id': value } });
+      expect([value, response.status, response.body.error?.code, response.body.error?.message]).toEqual([value, 400, 'VALIDATION_ERROR', 'X-Tenant-ID must be a tenant id (a uuid)']);
+    }
+  });
+
   it('is FORBIDDEN for anyone else naming another tenant, and harmless naming their own', async () => {
     const forbidden = await call(app.url, '/api/me', { apiKey: other.apiKey, headers: { 'x-tenant-id': app.bootstrap.tenantId } });
     expect(forbidden.status).toBe(403);
