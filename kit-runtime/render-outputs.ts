@@ -100,7 +100,7 @@ export async function renderOutputs(args: {
     record.filename = checked.name;
     usedNames.add(record.filename, `output "${outputId}"`);
     if (declaration.schema !== undefined) validation.schemas[declaration.schema] = args.kit.files.get(declaration.schema) ?? '';
-    validation.outputs.push({ declaration: { outputType: declaration.outputType, ...(declaration.schema === undefined ? {} : { schema: declaration.schema }) }, content });
+    validation.outputs.push({ declaration, content });
     toValidate.push(record);
     return record;
   });

@@ -7,15 +7,15 @@ import { Worker } from 'node:worker_threads';
  * and an idle pool never holds a process open).
  *
  * A task that overruns `timeoutMs` is refused with `overran()` and its thread replaced; no other
- * task is lost with it. Past `maxWaiting` queued tasks, a new one is refused at once with `busy()`.
+ * task is lost with it. With `waiting`, past `waiting.max` queued tasks a new one is refused at once
+ * with `waiting.busy()`; without it, tasks queue without bound.
  */
 export interface ThreadPoolOptions {
   workerUrl: URL;
   threads: number;
-  maxWaiting: number;
   timeoutMs: number;
   overran: () => Error;
-  busy: () => Error;
+  waiting?: { max: number; busy: () => Error };
 }
 
 type Task<Request, Answer> = {
@@ -56,7 +56,6 @@ export function createThreadPool<Request, Answer>(options: ThreadPoolOptions) {
       if (!threads.includes(thread)) return;
       retire(thread);
       finish(thread, (task) => task.reject(new Error(`a worker thread ${reason}`)));
-      dispatch();
     };
     thread.worker.on('error', (error) => died(`failed: ${error.message}`));
     thread.worker.on('exit', () => died('stopped unexpectedly'));
@@ -82,7 +81,7 @@ export function createThreadPool<Request, Answer>(options: ThreadPoolOptions) {
 
   return {
     run(request: Request): Promise<Answer> {
-      if (waiting.length >= options.maxWaiting) return Promise.reject(options.busy());
+      if (options.waiting && waiting.length >= options.waiting.max) return Promise.reject(options.waiting.busy());
       return new Promise((resolve, reject) => {
         waiting.push({ message: { id: nextId++, request }, resolve, reject });
         dispatch();

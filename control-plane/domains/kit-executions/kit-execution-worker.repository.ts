@@ -167,9 +167,8 @@ export async function attachBundle(db: Kysely<Database>, executionId: string, bu
 export async function finishExecution(db: Kysely<Database>, executionId: string, workerProcessId: string, outcome: ExecutionOutcome): Promise<boolean> {
   const returned = outcome.applyResult === undefined ? null : storableJson(outcome.applyResult);
   const bytes = returned === null ? 0 : Buffer.byteLength(returned);
-  const applyResult = bytes > MAX_STORED_APPLY_RESULT_BYTES ? null : returned;
-  const applyResultNotKept: KitExecutionLogEntry[] =
-    bytes > MAX_STORED_APPLY_RESULT_BYTES ? [{ phase: 'APPLY', level: 'warn', message: `what APPLY returned was not kept: ${bytes} bytes of JSON, over the ${MAX_STORED_APPLY_RESULT_BYTES} kept` }] : [];
+  const kept = bytes <= MAX_STORED_APPLY_RESULT_BYTES;
+  const applyResultNotKept: KitExecutionLogEntry[] = kept ? [] : [{ phase: 'APPLY', level: 'warn', message: `what APPLY returned was not kept: ${bytes} bytes of JSON, over the ${MAX_STORED_APPLY_RESULT_BYTES} kept` }];
   const result = await db
     .updateTable('kit_executions')
     .set({
@@ -179,7 +178,7 @@ export async function finishExecution(db: Kysely<Database>, executionId: string,
       execution_time_ms: outcome.executionTimeMs,
       phases: JSON.stringify(outcome.phases.map((phase) => (phase.detail === undefined ? phase : { ...phase, detail: storable(phase.detail) }))),
       logs: JSON.stringify([...storableLogs(outcome.logs), ...applyResultNotKept]),
-      apply_result: applyResult,
+      apply_result: kept ? returned : null,
       verify_warnings: JSON.stringify(outcome.verifyWarnings.map(storable)),
       outputs_valid: outcome.counts.valid,
       outputs_warnings: outcome.counts.warnings,

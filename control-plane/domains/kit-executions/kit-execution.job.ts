@@ -39,12 +39,7 @@ function outcomeOf(result: KitExecutionResult): ExecutionOutcome {
     status: result.status,
     errorMessage: result.status === 'completed' ? null : result.message,
     executionTimeMs: Math.round(result.executionTimeMs),
-    phases: result.phases.map((phase) => ({
-      phase: phase.phase,
-      status: phase.status,
-      durationMs: Math.round(phase.durationMs),
-      ...(phase.detail === undefined ? {} : { detail: phase.detail }),
-    })),
+    phases: result.phases.map((phase) => ({ ...phase, durationMs: Math.round(phase.durationMs) })),
     logs: result.logs,
     applyResult: result.applyResult,
     verifyWarnings: result.verifyWarnings,

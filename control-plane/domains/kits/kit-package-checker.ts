@@ -36,10 +36,9 @@ export function createKitPackageChecker(options: Partial<KitPackageCheckerOption
   const pool = createThreadPool<KitPackageCheckRequest, KitPackageCheck>({
     workerUrl,
     threads,
-    maxWaiting,
     timeoutMs,
     overran: () => busy(`checking the kit package took longer than ${timeoutMs / 1000} s`),
-    busy: () => busy('too many kit packages are being checked'),
+    waiting: { max: maxWaiting, busy: () => busy('too many kit packages are being checked') },
   });
   return {
     check: (manifest: unknown, files: Record<string, string>): Promise<KitPackageCheck> => pool.run({ manifest, files }),
