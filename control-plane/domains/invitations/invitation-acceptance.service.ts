@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { AuthOutcome } from '../../auth/authenticate.ts';
-import type { Database } from '../../db/database.ts';
+import type { CustomerInvitationRow, Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { withTenant } from '../../db/tenant-transaction.ts';
 import { AppError, conflict, forbidden, notFound, unauthorized } from '../../errors/app-error.ts';
@@ -12,7 +12,7 @@ import { hashPassword } from '../users/password-hash.ts';
 import { emailTaken, insertUserWithPassword } from '../users/users.repository.ts';
 import { hashInvitationToken } from './invitation-token.ts';
 import type { AcceptInvitationInput } from './invitations.schema.ts';
-import { findInvitationByTokenHash, findInvitationState, findPublicInvitation, lockInvitation, markAccepted, type InvitationLookup } from './invitations.repository.ts';
+import { findInvitation, findInvitationByTokenHash, findPublicInvitation, lockInvitation, markAccepted, type InvitationLookup } from './invitations.repository.ts';
 import { effectiveStatus } from './invitations.service.ts';
 
 // These run on public routes: no tenant is known until the token names one, and then the work
@@ -39,9 +39,7 @@ export async function viewInvitation(db: Kysely<Database>, token: string) {
   };
 }
 
-const emailHasAccount = () => conflict('An account with this email exists already; sign in and accept as that user (send userId)');
-
-function assertAcceptable(row: Parameters<typeof effectiveStatus>[0]): void {
+function assertAcceptable(row: CustomerInvitationRow): void {
   const status = effectiveStatus(row);
   if (status === 'accepted') throw conflict('The invitation has been accepted already');
   if (status === 'revoked') throw conflict('The invitation has been revoked');
@@ -49,12 +47,18 @@ function assertAcceptable(row: Parameters<typeof effectiveStatus>[0]): void {
 }
 
 /**
- * An invitation lends out its inviter's standing: removal or demotion revokes what they sent, and
- * this holds the line for an invitation whose inviter lost the standing any other way.
+ * Whether the invitation can be accepted now (by a new user: whether its email is free). Checked
+ * before a new user's password is hashed, and again under the invitation's lock. An invitation
+ * lends out its inviter's standing: removal or demotion revokes what they sent, and this holds the
+ * line for an invitation whose inviter lost the standing any other way.
  */
-async function assertInviterStillInvites(db: Kysely<Database>, tenantId: string, invitation: { organization_id: string; invited_by: string }): Promise<void> {
+async function assertStillAcceptable(db: Kysely<Database>, tenantId: string, invitation: CustomerInvitationRow, byNewUser: boolean): Promise<void> {
+  assertAcceptable(invitation);
   const inviter = await findMembership(db, tenantId, invitation.organization_id, invitation.invited_by);
   if (!inviter || !atLeast(inviter.role, 'admin')) throw conflict('The invitation has been revoked: the person who sent it can no longer invite');
+  if (byNewUser && (await emailTaken(db, invitation.email))) {
+    throw conflict('An account with this email exists already; sign in and accept as that user (send userId)');
+  }
 }
 
 /** The caller as an existing user of the invitation's tenant, or why they cannot accept as one. */
@@ -81,11 +85,9 @@ export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, 
   let passwordHash: string | undefined;
   if (existingUserId === undefined) {
     await withTenant(db, found.tenant_id, async (trx) => {
-      const state = await findInvitationState(trx, found.tenant_id, found.invitation_id);
-      if (!state) throw notFound('The invitation');
-      assertAcceptable(state);
-      await assertInviterStillInvites(trx, found.tenant_id, state);
-      if (await emailTaken(trx, state.email)) throw emailHasAccount();
+      const invitation = await findInvitation(trx, found.tenant_id, { id: found.invitation_id });
+      if (!invitation) throw notFound('The invitation');
+      await assertStillAcceptable(trx, found.tenant_id, invitation, true);
     });
     passwordHash = await hashPassword(input.password!);
   }
@@ -93,8 +95,7 @@ export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, 
   return withTenant(db, found.tenant_id, async (trx) => {
     const invitation = await lockInvitation(trx, found.tenant_id, { id: found.invitation_id });
     if (!invitation) throw notFound('The invitation');
-    assertAcceptable(invitation);
-    await assertInviterStillInvites(trx, found.tenant_id, invitation);
+    await assertStillAcceptable(trx, found.tenant_id, invitation, existingUserId === undefined);
 
     let userId: string;
     if (existingUserId !== undefined) {
@@ -106,7 +107,6 @@ export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, 
       }
       userId = user.id;
     } else {
-      if (await emailTaken(trx, invitation.email)) throw emailHasAccount();
       const user = await insertUserWithPassword(trx, { tenantId: found.tenant_id, email: invitation.email, name: input.name!, passwordHash: passwordHash! }).catch((error) => {
         throw isUniqueViolation(error, 'users_email_key') ? conflict('An account with this email exists already') : error;
       });

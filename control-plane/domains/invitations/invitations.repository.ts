@@ -90,10 +90,18 @@ export async function findPendingInvitation(db: Kysely<Database>, tenantId: stri
 }
 
 /** The invitation row, locked for the rest of the transaction (accept and revoke). */
+function invitationWhere(db: Kysely<Database>, tenantId: string, where: { id: string } | { tokenHash: string }) {
+  const query = db.selectFrom('customer_invitations').selectAll().where('tenant_id', '=', tenantId);
+  return 'id' in where ? query.where('id', '=', where.id) : query.where('token_hash', '=', where.tokenHash);
+}
+
+/** An invitation as it stands, read without a lock (see acceptInvitation). */
+export async function findInvitation(db: Kysely<Database>, tenantId: string, where: { id: string } | { tokenHash: string }) {
+  return invitationWhere(db, tenantId, where).executeTakeFirst();
+}
+
 export async function lockInvitation(db: Kysely<Database>, tenantId: string, where: { id: string } | { tokenHash: string }) {
-  let query = db.selectFrom('customer_invitations').selectAll().where('tenant_id', '=', tenantId);
-  query = 'id' in where ? query.where('id', '=', where.id) : query.where('token_hash', '=', where.tokenHash);
-  return query.forUpdate().executeTakeFirst();
+  return invitationWhere(db, tenantId, where).forUpdate().executeTakeFirst();
 }
 
 export async function markAccepted(db: Kysely<Database>, tenantId: string, id: string, userId: string) {
@@ -130,16 +138,6 @@ export async function revokePendingInvitations(db: Kysely<Database>, tenantId: s
     .where((eb) => ('email' in which ? eb(eb.fn('lower', ['email']), '=', which.email.toLowerCase()) : eb('invited_by', '=', which.invitedBy)))
     .where('status', '=', 'pending')
     .execute();
-}
-
-/** Whether an invitation can still be accepted, read without a lock (see acceptInvitation). */
-export async function findInvitationState(db: Kysely<Database>, tenantId: string, id: string) {
-  return db
-    .selectFrom('customer_invitations')
-    .select(['status', 'expires_at', 'email', 'organization_id', 'invited_by'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .executeTakeFirst();
 }
 
 /** What the public page shows: the organization's names and the inviter's name, nothing more. */
