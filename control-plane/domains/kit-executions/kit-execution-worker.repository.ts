@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, KitExecutionLogEntry, KitExecutionPhase, KitExecutionStatus, OutputStatus } from '../../db/database.ts';
+import { componentVersionQuery } from '../kits/kits.repository.ts';
 
 /**
  * Takes a pending execution for this run of its job. The job that was enqueued with the row may
@@ -20,19 +21,9 @@ export async function findKitVersionForRun(db: Kysely<Database>, versionId: stri
   return db.selectFrom('kit_versions').select(['id', 'manifest', 'files', 'version']).where('id', '=', versionId).executeTakeFirstOrThrow();
 }
 
-/**
- * A composite's component, as the organization that runs the composite sees it: its own kit of
- * that id, else the built-in one; the named version, else the latest.
- */
+/** The version of a composite's component a run uses (see componentVersionQuery), with its package. */
 export async function findComponentVersion(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, component: { kitId: string; version?: string | undefined }) {
-  let query = db
-    .selectFrom('kits as k')
-    .innerJoin('kit_versions as v', 'v.kit_row_id', 'k.id')
-    .select(['v.id', 'v.manifest', 'v.files', 'v.version'])
-    .where('k.kit_id', '=', component.kitId)
-    .where((eb) => eb.or([eb.and([eb('k.tenant_id', '=', owner.tenantId), eb('k.organization_id', '=', owner.organizationId)]), eb('k.organization_id', 'is', null)]));
-  query = component.version ? query.where('v.version', '=', component.version) : query.whereRef('v.id', '=', 'k.latest_version_id');
-  return query.orderBy('k.organization_id', (ob) => ob.asc().nullsLast()).limit(1).executeTakeFirst();
+  return componentVersionQuery(db, owner, component).select(['v.id', 'v.manifest', 'v.files', 'v.version']).executeTakeFirst();
 }
 
 export interface OutputToStore {

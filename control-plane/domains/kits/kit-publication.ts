@@ -6,7 +6,7 @@ import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { AppError, conflict } from '../../errors/app-error.ts';
 import { createKitPackageChecker } from './kit-package-checker.ts';
-import { createOwnKitOrLock, findBuiltInKitId, findLatestVersion, findOwnKitForUpdate, findRunnableKit, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
+import { createOwnKitOrLock, findBuiltInKitId, findLatestVersion, componentExists, findOwnKitForUpdate, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
 
 /** Checks a kit package the way the runtime will load it; refuses it naming every problem's file. */
 export function validateKitPackage(manifest: unknown, files: Record<string, string>): KitManifest {
@@ -72,7 +72,7 @@ export async function storeKitVersion(
   checked: { manifest: KitManifest; manifestInput: Record<string, unknown>; files: Record<string, string> },
 ) {
   const { manifest, manifestInput, files } = checked;
-  await refuseComponentsThatCannotRun(db, owner.organizationId, manifest);
+  await refuseComponentsThatCannotRun(db, owner, manifest);
   const fields = kitFieldsOf(manifest);
   const version = manifest.metadata.version;
   if (await findBuiltInKitId(db, fields.kitId)) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
@@ -89,19 +89,25 @@ export async function storeKitVersion(
  * (its own or a built-in), holding the version named, and not the composite itself — else every
  * run of it would fail.
  */
-async function refuseComponentsThatCannotRun(db: Kysely<Database>, organizationId: string, manifest: KitManifest): Promise<void> {
+async function refuseComponentsThatCannotRun(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, manifest: KitManifest): Promise<void> {
   const problems: KitPackageProblem[] = [];
   for (const [index, component] of (manifest.components ?? []).entries()) {
-    const at = `components[${index}]`;
-    if (component.kitId === manifest.metadata.id) {
-      problems.push({ file: MANIFEST_FILE, message: `${at}: a composite cannot include itself` });
-      continue;
-    }
-    const found = await findRunnableKit(db, organizationId, component.kitId, component.version);
-    if (!found) problems.push({ file: MANIFEST_FILE, message: `${at}: no kit "${component.kitId}" is published in this organization or built in` });
-    else if (!found.hasVersion) problems.push({ file: MANIFEST_FILE, message: `${at}: kit "${component.kitId}" has no version ${component.version}` });
+    const problem = await whyComponentCannotRun(db, owner, manifest.metadata.id, component);
+    if (problem) problems.push({ file: MANIFEST_FILE, message: `components[${index}]: ${problem}` });
   }
   if (problems.length > 0) throw refusalOf(problems);
+}
+
+async function whyComponentCannotRun(
+  db: Kysely<Database>,
+  owner: { tenantId: string; organizationId: string },
+  compositeId: string,
+  component: { kitId: string; version?: string | undefined },
+): Promise<string | undefined> {
+  if (component.kitId === compositeId) return 'a composite cannot include itself';
+  if (await componentExists(db, owner, component)) return undefined;
+  if (component.version !== undefined && (await componentExists(db, owner, { kitId: component.kitId }))) return `kit "${component.kitId}" has no version ${component.version}`;
+  return `no kit "${component.kitId}" is published in this organization or built in`;
 }
 
 function rethrowDuplicate(kitId: string, version: string) {

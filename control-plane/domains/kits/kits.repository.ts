@@ -16,18 +16,25 @@ function kitsVisibleTo(db: Kysely<Database>, organizationId: string) {
     .where((eb) => eb.or([eb('k.organization_id', '=', organizationId), eb('k.organization_id', 'is', null)]));
 }
 
-/** Whether an organization can run a kit (its own or a built-in), and whether that kit holds `version`. */
-export async function findRunnableKit(db: Kysely<Database>, organizationId: string, kitId: string, version: string | undefined) {
-  // As a run resolves a component (findComponentVersion): the organization's own kit before a built-in.
-  const kit = await kitsVisibleTo(db, organizationId)
-    .select('k.id')
-    .where('k.kit_id', '=', kitId)
+/**
+ * A composite's component, as the organization that runs the composite sees it: its own kit of
+ * that id, else the built-in one; the named version, else the latest. Nothing selected yet: a run
+ * reads the package (findComponentVersion), a publish only whether it is there.
+ */
+export function componentVersionQuery(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, component: { kitId: string; version?: string | undefined }) {
+  const query = db
+    .selectFrom('kits as k')
+    .innerJoin('kit_versions as v', 'v.kit_row_id', 'k.id')
+    .where('k.kit_id', '=', component.kitId)
+    .where((eb) => eb.or([eb.and([eb('k.tenant_id', '=', owner.tenantId), eb('k.organization_id', '=', owner.organizationId)]), eb('k.organization_id', 'is', null)]));
+  return (component.version ? query.where('v.version', '=', component.version) : query.whereRef('v.id', '=', 'k.latest_version_id'))
     .orderBy('k.organization_id', (ob) => ob.asc().nullsLast())
-    .limit(1)
-    .executeTakeFirst();
-  if (!kit || version === undefined) return kit ? { hasVersion: true } : undefined;
-  const found = await db.selectFrom('kit_versions').select('id').where('kit_row_id', '=', kit.id).where('version', '=', version).executeTakeFirst();
-  return { hasVersion: found !== undefined };
+    .limit(1);
+}
+
+/** Whether a run of a composite would find this component (`componentVersionQuery`). */
+export async function componentExists(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, component: { kitId: string; version?: string | undefined }) {
+  return (await componentVersionQuery(db, owner, component).select('v.id').executeTakeFirst()) !== undefined;
 }
 
 const kitColumns = [
