@@ -3,6 +3,7 @@ import { errorCodes } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { credentialsOptionalProcedurePaths, errorResponsesByProcedurePath, strictInputProcedurePaths, successStatusByProcedurePath } from './procedure-meta.ts';
+import { ACCEPTABLE_REQUEST_ID } from './request-id.ts';
 
 const DESCRIPTION = [
   'Specwright turns a product idea into a software specification and then into generated artifacts:',
@@ -53,13 +54,12 @@ const authenticated = [{ bearerAuth: [] }, { apiKeyAuth: [] }];
 /** Public, but one of its modes acts as the caller (accepting an invitation as an existing user). */
 const optionallyAuthenticated = [{}, ...authenticated];
 
-const REQUEST_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
 const requestIdParameter = {
   in: 'header' as const,
   name: 'X-Request-ID',
   required: false,
   description: 'Your id for this request (1–128 of A-Z a-z 0-9 . _ : -), echoed in the answer; one is made up when absent',
-  schema: { type: 'string' as const, pattern: REQUEST_ID_PATTERN },
+  schema: { type: 'string' as const, pattern: ACCEPTABLE_REQUEST_ID.source },
 };
 const tenantParameter = {
   in: 'header' as const,
@@ -76,7 +76,8 @@ const answerHeaders: Record<string, Header> = {
   'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'When the window resets, in Unix seconds', schema: { type: 'integer' } },
 };
-const retryAfterHeader: Record<string, Header> = { 'Retry-After': { description: 'Seconds to wait before trying again', required: true, schema: { type: 'integer' } } };
+const retryAfter: Header = { description: 'Seconds to wait before trying again', required: true, schema: { type: 'integer' } };
+const refusalHeaders: Record<string, Header> = { ...answerHeaders, 'Retry-After': retryAfter };
 
 /** What each failure status means on this surface, unless a procedure's meta says more. */
 const errorDescriptions: Record<number, string> = {
@@ -137,7 +138,6 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
 /** The one route outside the router: the bytes behind a signed download link (http/downloads.ts). */
 function downloadOperation() {
   const error = (description: string, headers = answerHeaders) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } }, headers });
-  const busy = { ...answerHeaders, ...retryAfterHeader };
   return {
     operationId: 'downloads-get',
     summary: 'The file a download link names (an execution bundle ZIP)',
@@ -153,10 +153,10 @@ function downloadOperation() {
       '400': error('VALIDATION_ERROR: the link is not valid URL encoding'),
       '403': error('FORBIDDEN: the link was altered or has expired'),
       '404': error('NOT_FOUND: the file behind the link no longer exists'),
-      '429': error(`${errorDescriptions[429]}; also when this address has 2 downloads running`, busy),
+      '429': error(`${errorDescriptions[429]}; also when this address has 2 downloads running`, refusalHeaders),
       '500': error(errorDescriptions[500]!),
       // Retry-After comes with a refusal for the download slots, not when the database is away.
-      '503': error(`${errorDescriptions[503]}; also when 6 downloads are running`, { ...answerHeaders, 'Retry-After': { ...retryAfterHeader['Retry-After']!, required: false } }),
+      '503': error(`${errorDescriptions[503]}; also when 6 downloads are running`, { ...answerHeaders, 'Retry-After': { ...retryAfter, required: false } }),
     },
   };
 }
@@ -197,7 +197,7 @@ function wrapResponses(operation: Operation, successStatus: number, errors: Map<
     },
   };
   for (const [status, description] of errors) {
-    const headers = status === 429 ? { ...answerHeaders, ...retryAfterHeader } : answerHeaders;
+    const headers = status === 429 ? refusalHeaders : answerHeaders;
     responses[String(status)] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } }, headers };
   }
   operation.responses = responses;
