@@ -4,7 +4,7 @@
 // Targets: a warm execution ≤ 2× the plain render; the second execution ≤ 0.25× the first.
 //
 //   node --no-node-snapshot bench/kit-execution.ts
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,8 +29,10 @@ const manifest = {
 };
 const input = { businessProfile: { company: { name: 'Acme', industry: 'rockets' } }, discoveryAnswers: { entities: ['Rocket', 'Launch', 'Pad', 'Crew'] } };
 
+// A whole PostgreSQL cluster (tens of MB): removed when the run ends.
+const dataDir = await mkdtemp(join(tmpdir(), 'specwright-bench-kit-'));
 const service = await startService(
-  loadConfig({ DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-bench-kit-')), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_GENERAL_PER_MINUTE: '100000' }),
+  loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_GENERAL_PER_MINUTE: '100000' }),
   { mode: 'all' },
 );
 const { apiKey, organizationId } = service.firstRun.bootstrap!;
@@ -74,6 +76,7 @@ for (let i = 0; i < 5; i += 1) plainRender();
 const plainMs = await medianMs(20, plainRender);
 
 await service.stop();
+await rm(dataDir, { recursive: true, force: true });
 await report(
   'kit-execution',
   [atMost('warm execution vs plain Handlebars', warmMs / plainMs, 2), atMost('second execution vs first', second / first, 0.25)],

@@ -1,6 +1,6 @@
 // Child process of rest-latency.ts: the full service and a bare express + pg handler, side by
 // side on one embedded PostgreSQL, so both answer from the same database on the same machine.
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
@@ -49,5 +49,6 @@ process.on('message', async () => {
   bareServer.close();
   await pool.end();
   await service.stop();
+  await rm(dataDir, { recursive: true, force: true });
   process.exit(0);
 });

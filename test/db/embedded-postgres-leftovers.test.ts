@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../control-plane/db/embedded-postgres.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 /** Above any pid the kernel hands out (pid_max is at most 2^22), so never a running process. */
 const GONE_PID = 999_999_999;
@@ -21,7 +21,7 @@ describe('the embedded cluster after an earlier start was killed', () => {
     ['a claim whose process is gone and whose pid now belongs to another one', () => `${process.ppid} 1`],
     ['a bare-pid claim an earlier version left (it never gave one back) whose pid is alive, its cluster not', () => String(process.ppid)],
   ])('is created although a killed start left its initdb directory, an empty cluster directory and %s', async (_case, claim) => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-leftovers-'));
+    const dataDir = await scratchDir('leftovers');
     await mkdir(join(dataDir, `postgres.initdb-${GONE_PID}`, 'global'), { recursive: true });
     await writeFile(join(dataDir, `postgres.initdb-${GONE_PID}`, 'PG_VERSION'), '18\n');
     await mkdir(join(dataDir, 'postgres')); // what a version without the guard left when killed before initdb
@@ -38,7 +38,7 @@ describe('the embedded cluster after an earlier start was killed', () => {
   }, 60_000);
 
   it('is refused, creating nothing, while the process that holds the claim runs', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-claimed-'));
+    const dataDir = await scratchDir('claimed');
     await writeFile(join(dataDir, 'postgres.owner'), `${process.ppid} ${await startTimeOf(process.ppid)}`);
 
     await expect(startEmbeddedPostgres(dataDir)).rejects.toThrow(`is in use by another Specwright process (pid ${process.ppid})`);
@@ -46,7 +46,7 @@ describe('the embedded cluster after an earlier start was killed', () => {
   });
 
   it('never deletes a cluster directory it cannot start: a half-made one an earlier version left is named, with what to do', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-half-made-'));
+    const dataDir = await scratchDir('half-made');
     await mkdir(join(dataDir, 'postgres', 'base'), { recursive: true });
     await writeFile(join(dataDir, 'postgres', 'PG_VERSION'), '18\n');
 
@@ -56,7 +56,7 @@ describe('the embedded cluster after an earlier start was killed', () => {
   }, 30_000);
 
   it('names a cluster without its "postgres" database (initdb killed before making it, in an earlier version) and leaves it alone', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-no-postgres-db-'));
+    const dataDir = await scratchDir('no-postgres-db');
     const cluster = await startEmbeddedPostgres(dataDir);
     const client = new pg.Client({ connectionString: cluster.ownerUrl });
     await client.connect();

@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -8,6 +7,7 @@ import { startService } from '../../control-plane/service.ts';
 import { withDatabase } from '../helpers/database-url.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 /**
  * DATABASE_URL naming an owner that may not create or alter roles (a managed database's usual
@@ -26,13 +26,12 @@ beforeAll(async () => {
   url.username = name;
   url.password = password;
   limitedOwnerUrl = url.toString();
-  dataDir = await mkdtemp(join(tmpdir(), 'specwright-external-'));
+  dataDir = await scratchDir('external');
 });
 afterAll(async () => {
   await ownerQuery(clusterOwnerUrl, `drop database if exists ${name} with (force)`);
   await ownerQuery(clusterOwnerUrl, `drop owned by ${name} cascade`).catch(() => {});
   await ownerQuery(clusterOwnerUrl, `drop role if exists ${name}`);
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 const configFor = (extra: Record<string, string>) =>

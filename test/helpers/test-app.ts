@@ -1,6 +1,3 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../control-plane/config.ts';
 import type { CreatedTenant } from '../../control-plane/domains/tenants/tenants.schema.ts';
@@ -8,6 +5,7 @@ import { startService, type RunningService, type ServiceMode } from '../../contr
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 import { TEST_SERVER_SECRET } from './test-constants.ts';
 import { databasesInUse } from './response-log.ts';
+import { scratchDir } from './scratch-dir.ts';
 
 export interface TestApp {
   url: string;
@@ -27,7 +25,7 @@ export async function startTestApp(
   options: { env?: Record<string, string>; mode?: ServiceMode; database?: TestDatabase } = {},
 ): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
-  const dataDir = await mkdtemp(join(tmpdir(), 'specwright-app-'));
+  const dataDir = await scratchDir('app');
   const rawLog: string[] = [];
   const logLines: Array<Record<string, unknown>> = [];
   const logDestination = new Writable({

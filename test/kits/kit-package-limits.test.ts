@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadKitDirectory } from '../../sdk/kit/index.ts';
@@ -7,6 +6,7 @@ import { call } from '../helpers/http.ts';
 import { sampleKit } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 /**
  * Kit packages that are costly or impossible to run are refused at publish, naming the file:
@@ -91,7 +91,7 @@ describe('discovery pools that are not plain data', () => {
 
   it('refuses it in the local validator too', async () => {
     const kit = withPool('cyclic-pool', 'discovery/loop.yaml', cyclicPool);
-    const dir = await mkdtemp(join(tmpdir(), 'specwright-kit-'));
+    const dir = await scratchDir('kit');
     await writeFile(join(dir, 'kit.json'), JSON.stringify(kit.manifest, null, 2));
     for (const [file, contents] of Object.entries(kit.files)) {
       await mkdir(dirname(join(dir, file)), { recursive: true });

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerBuiltInKits } from '../../control-plane/domains/kits/builtin-kits.ts';
@@ -9,6 +8,7 @@ import { whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 let app: TestApp;
 let key: string;
@@ -283,7 +283,7 @@ describe('the latest version', () => {
 
   it('is the highest version for built-in kits too, when boot registers an older one after a newer one', async () => {
     const kitDirectory = async (version: string) => {
-      const directory = await mkdtemp(join(tmpdir(), 'builtin-kits-'));
+      const directory = await scratchDir('builtin-kits');
       const kit = sampleKit({ id: 'boot-kit', version });
       kit.manifest.metadata.displayName = `Boot kit ${version}`;
       await mkdir(join(directory, 'boot-kit'));

@@ -1,6 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
 import path, { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
@@ -15,6 +14,7 @@ import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 const started: RunningService[] = [];
 afterAll(() => Promise.all(started.map((service) => service.stop())));
@@ -37,7 +37,7 @@ describe('migrations at boot', () => {
     await owner.destroy();
     const lines: Array<{ msg?: string; migrations?: string[] }> = [];
     const logDestination = new Writable({ write: (chunk, _encoding, done) => { lines.push(...String(chunk).split('\n').filter(Boolean).map((line) => JSON.parse(line))); done(); } });
-    const config = loadConfig({ DATABASE_URL: database.ownerUrl, APP_DATABASE_URL: database.appUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-migrate-')), SERVER_SECRET: TEST_SERVER_SECRET, PORT: '0', HOST: '127.0.0.1' });
+    const config = loadConfig({ DATABASE_URL: database.ownerUrl, APP_DATABASE_URL: database.appUrl, DATA_DIR: await scratchDir('migrate'), SERVER_SECRET: TEST_SERVER_SECRET, PORT: '0', HOST: '127.0.0.1' });
     started.push(await startService(config, { mode: 'api', logDestination }));
     const announced = lines.filter((line) => line.msg?.startsWith('applying database migrations'));
     expect(announced.map((line) => line.migrations)).toEqual([[newest]]);
@@ -48,7 +48,7 @@ describe('migrations at boot', () => {
 describe('bootstrap.json', () => {
   it('a first run that cannot save the owner key creates no tenant, so the next start creates one and saves its key', async () => {
     const database = await createTestDatabase();
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-first-run-'));
+    const dataDir = await scratchDir('first-run');
     await mkdir(join(dataDir, 'bootstrap.json')); // unwritable as a file
 
     await expect(startApi(database, dataDir)).rejects.toThrow();
@@ -63,7 +63,7 @@ describe('bootstrap.json', () => {
 
   it('replaces a file left with loose permissions instead of writing the key into it', async () => {
     const database = await createTestDatabase();
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-first-run-'));
+    const dataDir = await scratchDir('first-run');
     await writeFile(join(dataDir, 'bootstrap.json'), '{}\n');
     await chmod(join(dataDir, 'bootstrap.json'), 0o644);
 
@@ -76,7 +76,7 @@ describe('bootstrap.json', () => {
 
 describe('the server secret kept in DATA_DIR', () => {
   it('an empty file (a crash between creating and writing it) is replaced, never used as an empty key', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-secret-'));
+    const dataDir = await scratchDir('secret');
     await writeFile(join(dataDir, 'server-secret'), '', { mode: 0o600 });
     const { secret } = await resolveServerSecret(undefined, dataDir);
     expect(secret.length).toBeGreaterThanOrEqual(32);
@@ -85,7 +85,7 @@ describe('the server secret kept in DATA_DIR', () => {
 
   it('processes creating it at the same moment all read the one that was kept, never a half-written file', async () => {
     for (let round = 0; round < 5; round += 1) {
-      const dataDir = await mkdtemp(join(tmpdir(), 'specwright-secret-'));
+      const dataDir = await scratchDir('secret');
       const secrets = await Promise.all(Array.from({ length: 8 }, () => resolveServerSecret(undefined, dataDir)));
       const kept = (await readFile(join(dataDir, 'server-secret'), 'utf8')).trim();
       expect(kept.length).toBeGreaterThanOrEqual(32);
@@ -95,7 +95,7 @@ describe('the server secret kept in DATA_DIR', () => {
   });
 
   it('a damaged file is refused with a message naming it', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-secret-'));
+    const dataDir = await scratchDir('secret');
     await writeFile(join(dataDir, 'server-secret'), 'short\n', { mode: 0o600 });
     await expect(resolveServerSecret(undefined, dataDir)).rejects.toThrow(/server-secret.*at least 32 characters/);
   });

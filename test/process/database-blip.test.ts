@@ -1,7 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
@@ -10,6 +7,7 @@ import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-proce
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 /**
  * A worker process reaches PostgreSQL through a TCP proxy the test can cut, as a failover or a
@@ -86,7 +84,7 @@ describe('a database that is briefly away while the worker runs a job', () => {
       DATABASE_URL: viaProxy(api.database.ownerUrl),
       APP_DATABASE_URL: api.database.appUrl,
       SERVER_SECRET: TEST_SERVER_SECRET,
-      DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-blip-')),
+      DATA_DIR: await scratchDir('blip'),
       LOG_LEVEL: 'info',
     });
     await untilOutput(worker, /worker started/);

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
 import { call } from '../helpers/http.ts';
 import { mainProcessesStoppedAfterAll, untilOutput, type MainProcess } from '../helpers/main-process.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 const startMainProcess = mainProcessesStoppedAfterAll();
 const startMain = (env: Record<string, string>) => startMainProcess('all', env);
@@ -18,7 +18,7 @@ async function untilInitdbWrote(main: MainProcess, dataDir: string, file: string
   const deadline = Date.now() + 30_000;
   for (;;) {
     const entries = await readdir(dataDir).catch(() => [] as string[]);
-    if (entries.some((entry) => entry.startsWith('postgres') && existsSync(join(dataDir, entry, file)))) return;
+    if (entries.some((entry) => entry.startsWith('postgres') && (existsSync(join(dataDir, entry, file))))) return;
     if (main.child.exitCode !== null) throw new Error(`the first start exited before initdb wrote ${file}:\n${main.output()}`);
     if (Date.now() > deadline) throw new Error(`initdb never wrote ${file}:\n${main.output()}`);
     await sleep(5);
@@ -29,7 +29,7 @@ describe('a first start on the embedded database killed while initdb runs (OOM k
   // PG_VERSION is initdb's first file, global/pg_control comes with the bootstrap, before the
   // databases are made: a kill at either point once left a cluster no later start could use.
   it.each(['PG_VERSION', 'global/pg_control'])('leaves nothing the next start mistakes for a cluster (killed once initdb wrote %s)', async (file) => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-initdb-kill-'));
+    const dataDir = await scratchDir('initdb-kill');
     const port = await findFreePort();
     const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' };
 
@@ -49,7 +49,7 @@ describe('a first start on the embedded database killed while initdb runs (OOM k
 
 describe('two first starts at once on one fresh DATA_DIR', () => {
   it('one serves; the other is refused with the one-line "in use" message', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-first-race-'));
+    const dataDir = await scratchDir('first-race');
     const ports = [await findFreePort(), await findFreePort()];
     const starts = ports.map((port) => startMain({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' }));
 

@@ -1,17 +1,15 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
 import { call } from '../helpers/http.ts';
 import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 const startMainProcess = mainProcessesStoppedAfterAll();
 const startMain = (env: Record<string, string>) => startMainProcess('all', env);
 
 describe('npm start on the embedded database after the previous process was killed', () => {
   it('stops the PostgreSQL the killed process left running and starts again (SIGKILL cannot stop the cluster)', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-sigkill-'));
+    const dataDir = await scratchDir('sigkill');
     const port = await findFreePort();
     const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' };
 

@@ -1,11 +1,11 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appRolePassword, appRoleUrl } from '../../control-plane/db/app-role.ts';
 import { startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 /**
  * The role specwright_app belongs to the whole PostgreSQL server, so this runs on a cluster of its
@@ -43,7 +43,7 @@ async function appRoleLogsIn(url: string): Promise<boolean> {
 
 describe('a node whose SERVER_SECRET is not the cluster’s', () => {
   it('refuses to start, naming SERVER_SECRET, and changes nothing the running nodes depend on', async () => {
-    const firstDir = await mkdtemp(join(tmpdir(), 'specwright-cluster-'));
+    const firstDir = await scratchDir('cluster');
     const first = start('all', { DATA_DIR: firstDir });
     await untilOutput(first, /API listening/);
     const pgPort = /"port":(\d+)[^\n]*embedded PostgreSQL started/.exec(first.output())?.[1];
@@ -60,7 +60,7 @@ describe('a node whose SERVER_SECRET is not the cluster’s', () => {
       { mode: 'worker', env: { SERVER_SECRET: otherSecret } },
     ];
     for (const attempt of attempts) {
-      const node = start(attempt.mode, { DATABASE_URL: ownerUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-node-')), ...attempt.env });
+      const node = start(attempt.mode, { DATABASE_URL: ownerUrl, DATA_DIR: await scratchDir('node'), ...attempt.env });
       const { code, output } = await refusal(node);
       expect(code, output).toBe(1);
       const errorLine = output.split('\n').find((line) => /not the one this database was set up with/.test(line));
@@ -72,14 +72,14 @@ describe('a node whose SERVER_SECRET is not the cluster’s', () => {
 
     // Another database on the same server holds no key ring of its own, but shares the app role.
     await ownerQuery(ownerUrl, 'create database second_app');
-    const elsewhere = start('api', { DATABASE_URL: ownerUrl.replace(/\/specwright$/, '/second_app'), SERVER_SECRET: otherSecret, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-node-')) });
+    const elsewhere = start('api', { DATABASE_URL: ownerUrl.replace(/\/specwright$/, '/second_app'), SERVER_SECRET: otherSecret, DATA_DIR: await scratchDir('node') });
     const { code, output } = await refusal(elsewhere);
     expect(code, output).toBe(1);
     expect(output).toMatch(/SERVER_SECRET is not the one this database was set up with \(the role specwright_app already logs in/);
     expect(await appRoleLogsIn(appUrl)).toBe(true);
 
     // A node given the cluster's secret joins, and stops cleanly; the first node keeps serving.
-    const joined = start('api', { DATABASE_URL: ownerUrl, SERVER_SECRET: clusterSecret, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-node-')) });
+    const joined = start('api', { DATABASE_URL: ownerUrl, SERVER_SECRET: clusterSecret, DATA_DIR: await scratchDir('node') });
     await untilOutput(joined, /API listening/);
     joined.child.kill('SIGTERM');
     expect(await joined.exit, joined.output()).toBe(0);

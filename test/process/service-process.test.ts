@@ -1,6 +1,4 @@
 import { readFile, stat } from 'node:fs/promises';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
@@ -8,12 +6,13 @@ import { call } from '../helpers/http.ts';
 import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 const startMain = mainProcessesStoppedAfterAll();
 
 describe('npm start (control-plane/main.ts all) on the embedded database', () => {
   it('boots PostgreSQL, creates the first-run tenant once, serves API and worker, and stops cleanly on SIGTERM', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-main-'));
+    const dataDir = await scratchDir('main');
     const port = await findFreePort();
     const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' };
 
@@ -52,7 +51,7 @@ describe('npm start (control-plane/main.ts all) on the embedded database', () =>
 describe('control-plane/main.ts worker against DATABASE_URL', () => {
   it('runs the worker alone and releases everything on SIGTERM', async () => {
     const database = await createTestDatabase();
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-worker-'));
+    const dataDir = await scratchDir('worker');
     const worker = startMain('worker', { DATABASE_URL: database.ownerUrl, APP_DATABASE_URL: database.appUrl, DATA_DIR: dataDir });
     await untilOutput(worker, /worker started/);
     expect(worker.output()).not.toMatch(/API listening/);

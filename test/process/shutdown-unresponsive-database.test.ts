@@ -1,11 +1,9 @@
-import { mkdtemp } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 /**
  * A TCP relay to PostgreSQL that can stop relaying: a database that accepts bytes and never
@@ -57,7 +55,7 @@ describe('SIGTERM while PostgreSQL does not answer', () => {
         DATABASE_URL: relay.urlFor(database.ownerUrl),
         APP_DATABASE_URL: relay.urlFor(database.appUrl),
         SERVER_SECRET: TEST_SERVER_SECRET,
-        DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-frozen-')),
+        DATA_DIR: await scratchDir('frozen'),
         PORT: '0',
         HOST: '127.0.0.1',
         SHUTDOWN_GRACE_MS: String(graceMs),

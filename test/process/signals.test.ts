@@ -1,13 +1,13 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startMainProcess, untilOutput } from '../helpers/main-process.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 const BOOT_LOCK_KEY = 7_305_221_901;
 
@@ -18,7 +18,7 @@ describe('a second SIGTERM/SIGINT', () => {
     await holder.connect();
     await holder.query('select pg_advisory_lock($1)', [BOOT_LOCK_KEY]);
     try {
-      const { child, output, exit } = startMainProcess('worker', { DATABASE_URL: database.ownerUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-signal-')) });
+      const { child, output, exit } = startMainProcess('worker', { DATABASE_URL: database.ownerUrl, DATA_DIR: await scratchDir('signal') });
       const waiting = async () => Number((await holder.query(`select count(*) from pg_locks where locktype = 'advisory' and not granted`)).rows[0].count);
       for (let tries = 0; (await waiting()) === 0; tries += 1) {
         if (tries > 200) throw new Error(`the worker never waited for the boot lock:\n${output()}`);
@@ -42,7 +42,7 @@ describe('a second SIGTERM/SIGINT', () => {
 describe('Ctrl-C under `npm start` (SIGINT twice at once: from the terminal and forwarded by npm)', () => {
   it('is one request to stop: running work still finishes and the process exits cleanly', async () => {
     const database = await createTestDatabase();
-    const worker = startMainProcess('worker', { DATABASE_URL: database.ownerUrl, DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-signal-')) });
+    const worker = startMainProcess('worker', { DATABASE_URL: database.ownerUrl, DATA_DIR: await scratchDir('signal') });
     await untilOutput(worker, /worker started/);
     worker.child.kill('SIGINT');
     worker.child.kill('SIGINT');
@@ -53,7 +53,7 @@ describe('Ctrl-C under `npm start` (SIGINT twice at once: from the terminal and 
 
 describe('Ctrl-C in the terminal of `npm start` (SIGINT to the whole process group)', () => {
   it('stops the service in order: the embedded PostgreSQL is not shut down under running work', async () => {
-    const main = startMainProcess('all', { PORT: '0', DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-ctrl-c-')) }, { ownProcessGroup: true });
+    const main = startMainProcess('all', { PORT: '0', DATA_DIR: await scratchDir('ctrl-c') }, { ownProcessGroup: true });
     await untilOutput(main, /API listening/);
     await untilOutput(main, /Worker connected/);
     process.kill(-main.child.pid!, 'SIGINT');
@@ -68,7 +68,7 @@ describe('Ctrl-C in the terminal of `npm start` (SIGINT to the whole process gro
 
 describe('the embedded PostgreSQL dying under a running service', () => {
   it('stops the service with exit code 1 and says why, so a supervisor can start it again — which works', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'specwright-pg-dies-'));
+    const dataDir = await scratchDir('pg-dies');
     const main = startMainProcess('all', { PORT: '0', DATA_DIR: dataDir }, { ownProcessGroup: true });
     await untilOutput(main, /API listening/);
     const postmasterPid = Number((await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
@@ -91,7 +91,7 @@ describe('a failure nothing handles (an unawaited promise that rejects)', () => 
     const database = await createTestDatabase();
     const main = startMainProcess('worker', {
       DATABASE_URL: database.ownerUrl,
-      DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-unhandled-')),
+      DATA_DIR: await scratchDir('unhandled'),
       NODE_OPTIONS: `--import=${rejectOnSignal}`,
     });
     await untilOutput(main, /worker started/);
@@ -111,7 +111,7 @@ describe('a failure nothing handles (an unawaited promise that rejects)', () => 
       DATABASE_URL: database.ownerUrl,
       APP_DATABASE_URL: database.appUrl,
       SERVER_SECRET: TEST_SERVER_SECRET,
-      DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-unhandled-')),
+      DATA_DIR: await scratchDir('unhandled'),
       PORT: '0',
       SHUTDOWN_GRACE_MS: '4000',
       NODE_OPTIONS: `--import=${rejectOnSignal}`,

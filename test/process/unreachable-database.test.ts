@@ -1,14 +1,13 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { startMainProcess } from '../helpers/main-process.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 const PASSWORD = 'not-to-be-printed-7f3a';
 
 async function failedStart(databaseUrl: string) {
-  const dataDir = join(await mkdtemp(join(tmpdir(), 'specwright-unreachable-')), 'data');
+  const dataDir = join(await scratchDir('unreachable'), 'data');
   const main = startMainProcess('api', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
   const code = await main.exit;
   return { code, lines: main.output().trim().split('\n'), dataDir };

@@ -1,7 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +8,7 @@ import { startMainProcess } from '../helpers/main-process.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
+import { scratchDir } from '../helpers/scratch-dir.ts';
 
 let api: TestApp;
 let key: string;
@@ -33,7 +31,7 @@ async function startWorkerProcess(): Promise<ChildProcess> {
     DATABASE_URL: api.database.ownerUrl,
     APP_DATABASE_URL: api.database.appUrl,
     SERVER_SECRET: TEST_SERVER_SECRET,
-    DATA_DIR: await mkdtemp(join(tmpdir(), 'specwright-crash-')),
+    DATA_DIR: await scratchDir('crash'),
     WORKER_HEARTBEAT_MS: '200',
     WORKER_STALE_AFTER_MS: '1000',
     LOG_LEVEL: 'warn',
