@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createSecretFile, replaceSecretFile } from '../bootstrap/secret-file.ts';
-import { initdb, postgresOsUser, type OsUser } from './initdb.ts';
+import { initdb, postgresOsUser, unreachableAdvice, type OsUser } from './initdb.ts';
 
 export interface EmbeddedDatabase {
   /** Superuser URL of the embedded cluster's `specwright` database. */
@@ -247,13 +247,17 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
     const user = await postgresOsUser({ create: true });
     // An empty directory is what an earlier version left when killed before initdb began.
     if (existsSync(databaseDir)) await rmdir(databaseDir).catch(() => {});
-    if (!existsSync(databaseDir)) await createCluster(root, databaseDir, password, user);
+    if (!existsSync(databaseDir)) {
+      await createCluster(root, databaseDir, password, user).catch(async (error: unknown) => {
+        throw new Error(`${(error as Error).message}${await unreachableAdvice(root, user)}`);
+      });
+    }
     let postmaster: Postmaster;
     try {
       postmaster = await startPostmaster(databaseDir, port, user);
     } catch (error) {
       const halfMade = existsSync(join(databaseDir, 'global', 'pg_control')) ? '' : `; it is not a whole cluster (no global/pg_control): ${HALF_MADE_ADVICE}`;
-      throw new Error(`embedded PostgreSQL in ${databaseDir} did not start: ${(error as Error).message}${halfMade}`);
+      throw new Error(`embedded PostgreSQL in ${databaseDir} did not start: ${(error as Error).message}${halfMade}${await unreachableAdvice(root, user)}`);
     }
     running = postmaster;
     const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });

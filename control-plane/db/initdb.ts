@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { chown, mkdir, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chown, mkdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
@@ -39,6 +39,25 @@ export async function postgresOsUser(options: { create: boolean }): Promise<OsUs
     });
   }
   return idsOfPostgresUser();
+}
+
+/**
+ * Why PostgreSQL's user may be unable to reach `dir`, as advice to add to a failure ('' when
+ * nothing stands in the way, or PostgreSQL runs as this process's user). Run as root, PostgreSQL
+ * runs as `postgres`, which must pass through every directory above its cluster: under root's
+ * home (mode 0700) it cannot. Owner, group and other bits only (no ACLs), so it only ever explains
+ * a failure, never refuses a start.
+ */
+export async function unreachableAdvice(dir: string, user: OsUser): Promise<string> {
+  if (user.uid === undefined) return '';
+  for (let current = dirname(dir); ; current = dirname(current)) {
+    const { mode, uid, gid } = await stat(current).catch(() => ({ mode: 0o777, uid: -1, gid: -1 }));
+    const passes = uid === user.uid ? mode & 0o100 : gid === user.gid ? mode & 0o010 : mode & 0o001;
+    if (!passes) {
+      return `; PostgreSQL runs as the "postgres" OS user (this process runs as root), which cannot enter ${current} (mode ${(mode & 0o777).toString(8)}): set DATA_DIR to a directory it can reach, or run Specwright as another user`;
+    }
+    if (current === dirname(current)) return '';
+  }
 }
 
 /**

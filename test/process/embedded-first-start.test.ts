@@ -75,3 +75,16 @@ describe('two first starts at once on one fresh DATA_DIR', () => {
     expect(await winner.exit).toBe(0);
   }, 60_000);
 });
+
+describe('a first start as root whose DATA_DIR the postgres OS user cannot reach (a clone under /root)', () => {
+  // Only root hands PostgreSQL to another user; anyone else runs it as themselves and reaches it.
+  it.runIf(process.getuid?.() === 0)('fails saying which directory is closed to that user and what to do', async () => {
+    const closed = await scratchDir('closed'); // mode 0700, owned by root, like /root
+    const main = startMain({ DATA_DIR: join(closed, 'data'), PORT: String(await findFreePort()), HOST: '127.0.0.1' });
+
+    expect(await main.exit).toBe(1);
+    expect(main.output().trim()).toMatch(
+      new RegExp(`^Specwright failed to start: .*cannot enter ${closed} \\(mode 700\\): set DATA_DIR to a directory it can reach, or run Specwright as another user$`),
+    );
+  }, 60_000);
+});
