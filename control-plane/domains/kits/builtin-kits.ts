@@ -48,7 +48,7 @@ export async function registerBuiltInKits(owner: Kysely<Database>, log: Logger, 
   if (!existsSync(directory)) return [];
   const registered: string[] = [];
   const entries = await readdir(directory, { withFileTypes: true });
-  for (const entry of entries.filter((e) => e.isDirectory() && existsSync(join(directory, e.name, 'kit.json'))).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of entries.filter((e) => e.isDirectory() && existsSync(join(directory, e.name, 'kit.json'))).sort((a, b) => (a.name < b.name ? -1 : 1))) {
     try {
       const { manifest, files } = await readKitDirectory(join(directory, entry.name));
       const { id: kitId, version } = declaredVersion(manifest);

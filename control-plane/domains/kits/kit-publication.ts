@@ -42,9 +42,13 @@ export function kitFieldsOf(manifest: KitManifest): KitFields {
   };
 }
 
-/** The identity of a published package: its manifest and every file as sent, in name order. */
+/**
+ * The identity of a published package: its manifest and every file as sent, in name order — code
+ * unit order, the same on every server (localeCompare followed the server's LANG: under sv_SE,
+ * `ä.txt` sorts after `z.txt`, and the same package had another checksum).
+ */
 export function checksumOf(manifest: unknown, files: Record<string, string>): string {
-  const canonical = JSON.stringify({ manifest, files: Object.fromEntries(Object.entries(files).sort(([a], [b]) => a.localeCompare(b))) });
+  const canonical = JSON.stringify({ manifest, files: Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) });
   return createHash('sha256').update(canonical).digest('hex');
 }
 
