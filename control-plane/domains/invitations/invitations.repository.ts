@@ -89,7 +89,6 @@ export async function findPendingInvitation(db: Kysely<Database>, tenantId: stri
     .executeTakeFirst();
 }
 
-/** The invitation row, locked for the rest of the transaction (accept and revoke). */
 function invitationWhere(db: Kysely<Database>, tenantId: string, where: { id: string } | { tokenHash: string }) {
   const query = db.selectFrom('customer_invitations').selectAll().where('tenant_id', '=', tenantId);
   return 'id' in where ? query.where('id', '=', where.id) : query.where('token_hash', '=', where.tokenHash);
@@ -100,6 +99,7 @@ export async function findInvitation(db: Kysely<Database>, tenantId: string, whe
   return invitationWhere(db, tenantId, where).executeTakeFirst();
 }
 
+/** The invitation row, locked for the rest of the transaction (accept and revoke). */
 export async function lockInvitation(db: Kysely<Database>, tenantId: string, where: { id: string } | { tokenHash: string }) {
   return invitationWhere(db, tenantId, where).forUpdate().executeTakeFirst();
 }

@@ -48,9 +48,11 @@ export async function registerBuiltInKits(owner: Kysely<Database>, log: Logger, 
   if (!existsSync(directory)) return [];
   const registered: string[] = [];
   const entries = await readdir(directory, { withFileTypes: true });
-  for (const entry of entries.filter((e) => e.isDirectory() && existsSync(join(directory, e.name, 'kit.json'))).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+  // In code unit order (sort's own): the same on every machine, whatever its locale.
+  const kitDirectories = entries.filter((e) => e.isDirectory() && existsSync(join(directory, e.name, 'kit.json'))).map((e) => e.name).sort();
+  for (const name of kitDirectories) {
     try {
-      const { manifest, files } = await readKitDirectory(join(directory, entry.name));
+      const { manifest, files } = await readKitDirectory(join(directory, name));
       const { id: kitId, version } = declaredVersion(manifest);
       await owner.transaction().execute(async (trx) => {
         const known = await findBuiltInKitId(trx, kitId);
@@ -63,7 +65,7 @@ export async function registerBuiltInKits(owner: Kysely<Database>, log: Logger, 
       });
       registered.push(`${kitId}@${version}`);
     } catch (error) {
-      log.error({ err: error, kit: entry.name }, 'a built-in kit could not be registered');
+      log.error({ err: error, kit: name }, 'a built-in kit could not be registered');
     }
   }
   return registered;

@@ -48,7 +48,7 @@ export function kitFieldsOf(manifest: KitManifest): KitFields {
  * `ä.txt` sorts after `z.txt`, and the same package had another checksum).
  */
 export function checksumOf(manifest: unknown, files: Record<string, string>): string {
-  const canonical = JSON.stringify({ manifest, files: Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) });
+  const canonical = JSON.stringify({ manifest, files: Object.fromEntries(Object.keys(files).sort().map((name) => [name, files[name]])) });
   return createHash('sha256').update(canonical).digest('hex');
 }
 

@@ -41,15 +41,15 @@ export async function findMembership(db: Kysely<Database>, tenantId: string, org
     .executeTakeFirst();
 }
 
-/**
- * Serialises membership changes of one organization for the rest of the transaction. An advisory
- * lock, not row locks: locking every membership row FOR UPDATE took them in whatever order each
- * scan met them (updates move rows), so concurrent changes deadlocked; and it leaves foreign-key
- * checks alone, so an invitation being accepted meanwhile never waits on it.
- */
 const membershipsLockKey = (organizationId: string) => `organization-members:${organizationId}`;
 
-/** Taken by every change to an organization's memberships, for the rest of the transaction. */
+/**
+ * Serialises membership changes of one organization for the rest of the transaction; every change
+ * to its memberships takes it. An advisory lock, not row locks: locking every membership row FOR
+ * UPDATE took them in whatever order each scan met them (updates move rows), so concurrent changes
+ * deadlocked; and it leaves foreign-key checks alone, so an invitation being accepted meanwhile
+ * never waits on it.
+ */
 export async function lockMemberships(db: Kysely<Database>, organizationId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${membershipsLockKey(organizationId)}, 0))`.execute(db);
 }
