@@ -1,5 +1,6 @@
-// Child process of rest-latency.ts: the full service and a bare express + pg handler, side by
-// side on one embedded PostgreSQL, so both answer from the same database on the same machine.
+// Child process of rest-latency.ts: the full service, a bare express + pg handler and the framework
+// floor (rest-latency.floor.ts), side by side on one embedded PostgreSQL, so all answer from the
+// same database on the same machine.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import express from 'express';
 import pg from 'pg';
 import { loadConfig } from '../control-plane/config.ts';
 import { startService } from '../control-plane/service.ts';
+import { startFrameworkFloor } from './rest-latency.floor.ts';
 
 const dataDir = await mkdtemp(join(tmpdir(), 'specwright-bench-'));
 const service = await startService(
@@ -20,7 +22,7 @@ const service = await startService(
   }),
   { mode: 'api' },
 );
-const { apiKey } = service.firstRun.bootstrap!;
+const { apiKey, tenantId } = service.firstRun.bootstrap!;
 const created = await fetch(`${service.url}/api/projects`, {
   method: 'POST',
   headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
@@ -40,13 +42,16 @@ bare.get('/projects/:id', async (req, res) => {
 const bareServer = bare.listen(0, '127.0.0.1');
 await new Promise((resolve) => bareServer.once('listening', resolve));
 const barePort = (bareServer.address() as { port: number }).port;
+const floor = await startFrameworkFloor(ownerUrl, tenantId);
 
 process.send!({
   full: { url: `${service.url}/api/projects/${projectId}`, headers: { 'x-api-key': apiKey } },
   bare: { url: `http://127.0.0.1:${barePort}/projects/${projectId}`, headers: {} },
+  floor: { url: `http://127.0.0.1:${floor.port}/projects/${projectId}`, headers: {} },
 });
 process.on('message', async () => {
   bareServer.close();
+  await floor.stop();
   await pool.end();
   await service.stop();
   await rm(dataDir, { recursive: true, force: true });

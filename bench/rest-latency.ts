@@ -5,6 +5,11 @@
 // reports the CPU the service process and its PostgreSQL spent per request (Linux), which shows
 // where the difference goes.
 //
+// A third server in the same run, the framework floor (rest-latency.floor.ts), answers the same
+// read through the fixed stack alone (express, tRPC projected by trpc-to-openapi, zod, Kysely)
+// without any of the service's request rules; its ratios to the bare handler bound from below what
+// any service built on that stack can reach.
+//
 //   node --no-node-snapshot bench/rest-latency.ts [--seconds 5] [--rounds 3]
 import { fork } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -21,7 +26,7 @@ const option = (name: string, fallback: number) => (process.argv.includes(name) 
 const seconds = option('--seconds', 5);
 const roundCount = option('--rounds', 3);
 const servers = fork(new URL('./rest-latency.servers.ts', import.meta.url), { execArgv: ['--no-node-snapshot'], stdio: 'inherit' });
-const targets = await new Promise<{ full: Target; bare: Target }>((resolve) => servers.once('message', resolve as never));
+const targets = await new Promise<{ full: Target; bare: Target; floor: Target }>((resolve) => servers.once('message', resolve as never));
 
 type Measured = {
   meanLatencyMs: number;
@@ -49,27 +54,34 @@ async function load(target: Target, connections: number, duration: number): Prom
   };
 }
 
-// Warm both (JIT, connection pools, plan caches), then measure in rounds, alternating which goes
-// first; each round gives a ratio, and the report takes the median, so a noisy moment on a shared
+// Warm all three (JIT, connection pools, plan caches), then measure in rounds, rotating which goes
+// first; each round gives ratios, and the report takes the median, so a noisy moment on a shared
 // machine moves one round rather than the verdict.
-await load(targets.full, 10, 2);
-await load(targets.bare, 10, 2);
-const rounds: Array<{ latencyRatio: number; throughputRatio: number; bareLatency: Measured; fullLatency: Measured; bareThroughput: Measured; fullThroughput: Measured }> = [];
+const order = ['bare', 'full', 'floor'] as const;
+type Server = (typeof order)[number];
+for (const server of order) await load(targets[server], 10, 2);
+type Round = { latencyRatio: number; throughputRatio: number; floorLatencyRatio: number; floorThroughputRatio: number } & Record<`${Server}${'Latency' | 'Throughput'}`, Measured>;
+const rounds: Round[] = [];
 for (let round = 0; round < roundCount; round += 1) {
-  const pair = async (connections: number) => {
-    if (round % 2 === 0) return { bare: await load(targets.bare, connections, seconds), full: await load(targets.full, connections, seconds) };
-    const full = await load(targets.full, connections, seconds);
-    return { bare: await load(targets.bare, connections, seconds), full };
+  const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
+  const measureAll = async (connections: number) => {
+    const measured = {} as Record<Server, Measured>;
+    for (const server of rotated) measured[server] = await load(targets[server], connections, seconds);
+    return measured;
   };
-  const latency = await pair(1);
-  const throughput = await pair(50);
+  const latency = await measureAll(1);
+  const throughput = await measureAll(50);
   rounds.push({
     latencyRatio: latency.full.meanLatencyMs / latency.bare.meanLatencyMs,
     throughputRatio: throughput.full.requestsPerSecond / throughput.bare.requestsPerSecond,
+    floorLatencyRatio: latency.floor.meanLatencyMs / latency.bare.meanLatencyMs,
+    floorThroughputRatio: throughput.floor.requestsPerSecond / throughput.bare.requestsPerSecond,
     bareLatency: latency.bare,
     fullLatency: latency.full,
+    floorLatency: latency.floor,
     bareThroughput: throughput.bare,
     fullThroughput: throughput.full,
+    floorThroughput: throughput.floor,
   });
 }
 const latencyRatio = median(rounds.map((r) => r.latencyRatio));
@@ -86,7 +98,15 @@ const report = {
   throughputRatio: Number(throughputRatio.toFixed(3)),
   throughputTarget: '≥ 0.55',
   throughputMet: throughputRatio >= 0.55,
-  cpuMicrosPerRequest: { bare: medianRound.bareThroughput.cpuMicrosPerRequest, full: medianRound.fullThroughput.cpuMicrosPerRequest },
+  frameworkFloor: {
+    latencyRatio: Number(median(rounds.map((r) => r.floorLatencyRatio)).toFixed(3)),
+    throughputRatio: Number(median(rounds.map((r) => r.floorThroughputRatio)).toFixed(3)),
+  },
+  cpuMicrosPerRequest: {
+    bare: medianRound.bareThroughput.cpuMicrosPerRequest,
+    floor: medianRound.floorThroughput.cpuMicrosPerRequest,
+    full: medianRound.fullThroughput.cpuMicrosPerRequest,
+  },
   raw: rounds,
 };
 console.log(JSON.stringify(report, null, 2));

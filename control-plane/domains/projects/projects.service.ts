@@ -48,7 +48,7 @@ function projectRowToSummary(row: ProjectRow): ProjectSummary {
   };
 }
 
-function projectRowToDetail(row: ProjectRow): ProjectDetail {
+export function projectRowToDetail(row: ProjectRow): ProjectDetail {
   const { progress: _listForm, ...summary } = projectRowToSummary(row);
   return {
     ...summary,
