@@ -8,6 +8,11 @@ import type pg from 'pg';
 
 const migrationFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
 
+/** Kysely's migrator over the files in `migrations/`, run as the owner role. */
+export function migratorFor(owner: Kysely<any>): Migrator {
+  return new Migrator({ db: owner, provider: new FileMigrationProvider({ fs, path, migrationFolder }) });
+}
+
 /**
  * Brings a database to the current schema: graphile-worker's own schema first (our functions
  * call into it), then ours. Runs as the owner role; safe to call on every boot. `onPending` hears
@@ -15,10 +20,7 @@ const migrationFolder = fileURLToPath(new URL('../../migrations', import.meta.ur
  */
 export async function migrateToLatest(owner: Kysely<any>, ownerPool: pg.Pool, onPending?: (migrationNames: string[]) => void): Promise<void> {
   await runWorkerMigrations({ pgPool: ownerPool, logger: new Logger(() => () => {}) });
-  const migrator = new Migrator({
-    db: owner,
-    provider: new FileMigrationProvider({ fs, path, migrationFolder }),
-  });
+  const migrator = migratorFor(owner);
   const pending = (await migrator.getMigrations()).filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
   if (pending.length > 0) onPending?.(pending);
   const { error, results } = await migrator.migrateToLatest();

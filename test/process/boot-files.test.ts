@@ -1,14 +1,12 @@
-import { promises as fs } from 'node:fs';
 import { chmod, mkdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
-import path, { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Kysely, PostgresDialect } from 'kysely';
-import { FileMigrationProvider, Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveServerSecret } from '../../control-plane/bootstrap/server-secret.ts';
 import { loadConfig } from '../../control-plane/config.ts';
+import { migratorFor } from '../../control-plane/db/migrate.ts';
 import { startService, type RunningService } from '../../control-plane/service.ts';
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
@@ -31,7 +29,7 @@ describe('migrations at boot', () => {
     const database = await createTestDatabase();
     // A database one migration behind: the newest one taken back by its own `down`.
     const owner = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.ownerUrl, max: 1 }) }) });
-    const migrator = new Migrator({ db: owner, provider: new FileMigrationProvider({ fs, path, migrationFolder: fileURLToPath(new URL('../../migrations', import.meta.url)) }) });
+    const migrator = migratorFor(owner);
     const newest = (await migrator.getMigrations()).at(-1)!.name;
     expect((await migrator.migrateDown()).error).toBeUndefined();
     await owner.destroy();

@@ -22,9 +22,8 @@ function assignmentRowToAssignment(row: AgencyProjectAssignmentRow): Assignment 
 
 export async function listOrganizationAssignments(db: Kysely<Database>, principal: Principal, input: Paging & { organizationId: string }) {
   await requireOrganizationRole(db, principal, input.organizationId, 'admin');
-  const paging = { limit: input.limit, offset: input.offset };
-  const { rows, total } = await listAssignments(db, principal.tenantId, input.organizationId, paging);
-  return { assignments: rows.map(assignmentRowToAssignment), total, ...paging };
+  const { rows, ...page } = await listAssignments(db, principal.tenantId, input.organizationId, input);
+  return { assignments: rows.map(assignmentRowToAssignment), ...page };
 }
 
 /**

@@ -50,8 +50,8 @@ export async function issueApiKeyForCaller(db: Kysely<Database>, principal: Prin
 
 export async function listApiKeys(db: Kysely<Database>, principal: Principal, filter: Paging & { status?: 'active' | 'revoked' | undefined }) {
   const owner = ownKeysOf(principal);
-  const { rows, total } = await listApiKeysOfUser(db, owner.tenantId, owner.userId, filter);
-  return { apiKeys: rows.map(apiKeyRowToApiKey), total, limit: filter.limit, offset: filter.offset };
+  const { rows, ...page } = await listApiKeysOfUser(db, owner.tenantId, owner.userId, filter);
+  return { apiKeys: rows.map(apiKeyRowToApiKey), ...page };
 }
 
 /** Revocation takes effect on the next request: authentication reads the row every time. */

@@ -87,9 +87,8 @@ export async function listOrganizationInvitations(
   input: Paging & { organizationId: string; status?: InvitationStatus | undefined },
 ) {
   await requireOrganizationRole(db, principal, input.organizationId, 'admin');
-  const paging = { limit: input.limit, offset: input.offset };
-  const { rows, total } = await listInvitations(db, principal.tenantId, input.organizationId, input.status, paging);
-  return { invitations: rows.map(invitationRowToInvitation), total, ...paging };
+  const { rows, ...page } = await listInvitations(db, principal.tenantId, input.organizationId, input.status, input);
+  return { invitations: rows.map(invitationRowToInvitation), ...page };
 }
 
 const uuid = z.uuid();

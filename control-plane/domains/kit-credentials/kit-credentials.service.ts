@@ -87,8 +87,8 @@ export async function listKitCredentials(
   input: Paging & { orgId: string; projectId?: string | undefined; kitId?: string | undefined },
 ) {
   await requireKitAccess(db, principal, input.orgId);
-  const { rows, total } = await listCredentials(db, principal.tenantId, input.orgId, input);
-  return { credentials: rows.map(credentialRowToCredential), total, limit: input.limit, offset: input.offset };
+  const { rows, ...page } = await listCredentials(db, principal.tenantId, input.orgId, input);
+  return { credentials: rows.map(credentialRowToCredential), ...page };
 }
 
 export async function removeCredential(db: Kysely<Database>, principal: Principal, input: { orgId: string; credentialId: string }) {

@@ -99,8 +99,8 @@ export async function listKitExecutions(
   input: Paging & { orgId: string; projectId?: string | undefined; kitId?: string | undefined; status?: KitExecutionStatus | undefined },
 ) {
   await requireKitAccess(db, principal, input.orgId);
-  const { rows, total } = await listExecutions(db, principal.tenantId, input.orgId, input);
-  return { executions: rows.map(executionRowToSummary), total, limit: input.limit, offset: input.offset };
+  const { rows, ...page } = await listExecutions(db, principal.tenantId, input.orgId, input);
+  return { executions: rows.map(executionRowToSummary), ...page };
 }
 
 async function requireExecution(db: Kysely<Database>, principal: Principal, orgId: string, executionId: string) {

@@ -37,8 +37,8 @@ export async function listKitsForOrganization(
   input: Paging & { orgId: string; type?: KitType | undefined; status?: KitStatus | undefined },
 ) {
   await requireKitAccess(db, principal, input.orgId);
-  const { rows, total } = await listKits(db, input.orgId, input);
-  return { kits: rows.map(kitRowToSummary), total, limit: input.limit, offset: input.offset };
+  const { rows, ...page } = await listKits(db, input.orgId, input);
+  return { kits: rows.map(kitRowToSummary), ...page };
 }
 
 export async function requireKit(db: Kysely<Database>, organizationId: string, kitId: string): Promise<KitListRow> {

@@ -28,9 +28,8 @@ function memberRowToMember(row: MemberRow): Member {
 
 export async function listOrganizationMembers(db: Kysely<Database>, principal: Principal, input: Paging & { id: string }) {
   await requireOrganizationRole(db, principal, input.id, 'member');
-  const paging = { limit: input.limit, offset: input.offset };
-  const { rows, total } = await listMembers(db, principal.tenantId, input.id, paging);
-  return { members: rows.map(memberRowToMember), total, ...paging };
+  const { rows, ...page } = await listMembers(db, principal.tenantId, input.id, input);
+  return { members: rows.map(memberRowToMember), ...page };
 }
 
 /** Only an owner may hand out (or take away) the owner role; admins manage admins and members. */

@@ -60,8 +60,8 @@ export async function createOrganization(
 }
 
 export async function listMyOrganizations(db: Kysely<Database>, principal: Principal, paging: Paging) {
-  const { rows, total } = await listOrganizationsOfUser(db, principal.tenantId, principal.userId, paging);
-  return { organizations: rows.map(organizationRowToOrganization), total, ...paging };
+  const { rows, ...page } = await listOrganizationsOfUser(db, principal.tenantId, principal.userId, paging);
+  return { organizations: rows.map(organizationRowToOrganization), ...page };
 }
 
 export async function getOrganization(db: Kysely<Database>, principal: Principal, id: string): Promise<Organization> {

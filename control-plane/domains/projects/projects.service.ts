@@ -66,8 +66,8 @@ export function projectRowToDetail(row: ProjectRow): ProjectDetail {
 }
 
 export async function listProjectsForCaller(db: Kysely<Database>, principal: Principal, filter: Paging & { status?: ProjectStatus | undefined }) {
-  const { rows, total } = await listProjects(db, projectScopeFor(principal), filter);
-  return { projects: rows.map(projectRowToSummary), total, limit: filter.limit, offset: filter.offset };
+  const { rows, ...page } = await listProjects(db, projectScopeFor(principal), filter);
+  return { projects: rows.map(projectRowToSummary), ...page };
 }
 
 export async function createProjectForCaller(db: Kysely<Database>, principal: Principal, input: CreateProjectInput): Promise<ProjectDetail> {
