@@ -1,12 +1,10 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { up as revokeInvitationsOfFormerAdmins } from '../../migrations/0013_revoke_invitations_of_former_admins.ts';
 import { call } from '../helpers/http.ts';
 import { whileTransactionHolds } from '../helpers/lock-holder.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { ownerQuery, withOwnerKysely } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
 
@@ -357,12 +355,7 @@ describe("an inviter's standing", () => {
 
     // Migration 0013 revokes such invitations, so their status says so too; others stay pending.
     const standing = await invite();
-    const owner = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: app.database.ownerUrl, max: 1 }) }) });
-    try {
-      await revokeInvitationsOfFormerAdmins(owner);
-    } finally {
-      await owner.destroy();
-    }
+    await withOwnerKysely(app.database.ownerUrl, revokeInvitationsOfFormerAdmins);
     const statusOf = async (id: string) => (await sqlAsOwner('select status from customer_invitations where id = $1', [id]))[0].status;
     expect([await statusOf(invitation.id), await statusOf(standing.id)]).toEqual(['revoked', 'pending']);
   });

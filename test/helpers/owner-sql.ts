@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely';
 import pg from 'pg';
+import { createDatabase } from '../../control-plane/db/kysely-client.ts';
 
 /** Runs SQL as the database owner: for asserting on rows, and for setting up what no API exposes. */
 export async function ownerQuery<T extends pg.QueryResultRow = any>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
@@ -8,5 +10,15 @@ export async function ownerQuery<T extends pg.QueryResultRow = any>(url: string,
     return (await client.query<T>(text, values)).rows;
   } finally {
     await client.end();
+  }
+}
+
+/** Runs `work` with a Kysely connection as the database owner (a migration's `up`, the migrator), then closes it. */
+export async function withOwnerKysely<T>(url: string, work: (owner: Kysely<any>) => Promise<T>): Promise<T> {
+  const { db } = createDatabase(url, { max: 1 });
+  try {
+    return await work(db);
+  } finally {
+    await db.destroy();
   }
 }

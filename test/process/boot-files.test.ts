@@ -1,15 +1,13 @@
 import { chmod, mkdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveServerSecret } from '../../control-plane/bootstrap/server-secret.ts';
 import { loadConfig } from '../../control-plane/config.ts';
 import { migratorFor } from '../../control-plane/db/migrate.ts';
 import { startService, type RunningService } from '../../control-plane/service.ts';
 import { call } from '../helpers/http.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { ownerQuery, withOwnerKysely } from '../helpers/owner-sql.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
@@ -28,11 +26,12 @@ describe('migrations at boot', () => {
   it('says which migrations it is applying before it applies them, and applies each once', async () => {
     const database = await createTestDatabase();
     // A database one migration behind: the newest one taken back by its own `down`.
-    const owner = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.ownerUrl, max: 1 }) }) });
-    const migrator = migratorFor(owner);
-    const newest = (await migrator.getMigrations()).at(-1)!.name;
-    expect((await migrator.migrateDown()).error).toBeUndefined();
-    await owner.destroy();
+    const newest = await withOwnerKysely(database.ownerUrl, async (owner) => {
+      const migrator = migratorFor(owner);
+      const name = (await migrator.getMigrations()).at(-1)!.name;
+      expect((await migrator.migrateDown()).error).toBeUndefined();
+      return name;
+    });
     const lines: Array<{ msg?: string; migrations?: string[] }> = [];
     const logDestination = new Writable({ write: (chunk, _encoding, done) => { lines.push(...String(chunk).split('\n').filter(Boolean).map((line) => JSON.parse(line))); done(); } });
     const config = loadConfig({ DATABASE_URL: database.ownerUrl, APP_DATABASE_URL: database.appUrl, DATA_DIR: await scratchDir('migrate'), SERVER_SECRET: TEST_SERVER_SECRET, PORT: '0', HOST: '127.0.0.1' });
