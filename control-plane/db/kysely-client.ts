@@ -17,14 +17,18 @@ export interface DatabaseHandle {
 export interface DatabaseOptions {
   max?: number;
   applicationName?: string;
-  /** Prepare parameterised statements once per connection (see prepared-statements.ts). */
+  /**
+   * Prepare parameterised statements once per connection, and send BEGIN ahead of a transaction's
+   * first statement in one round trip (pg's pipeline mode; see prepared-statements.ts). Pipelining
+   * clients refuse cursors, so nothing on such a pool streams rows.
+   */
   prepareStatements?: boolean;
   /** New connections wait this long for a database that is briefly away (see patient-pool.ts). */
   patientConnectMs?: number;
 }
 
 export function createDatabase(connectionString: string, options: DatabaseOptions = {}): DatabaseHandle {
-  const config = { connectionString, max: options.max ?? 10, application_name: options.applicationName ?? 'specwright' };
+  const config = { connectionString, max: options.max ?? 10, application_name: options.applicationName ?? 'specwright', pipeline: options.prepareStatements === true };
   const pool = options.patientConnectMs === undefined ? new pg.Pool(config) : new PatientPool({ ...config, patienceMs: options.patientConnectMs });
   // An idle client losing its connection must not take the process down; the pool replaces it.
   pool.on('error', () => {});

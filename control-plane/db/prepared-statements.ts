@@ -11,6 +11,18 @@ const MAX_PREPARED_STATEMENTS = 2_000;
 // PostgreSQL refuses to reuse a prepared `select *` whose table gained or lost a column meanwhile.
 const STALE_PLAN = { code: '0A000', message: 'cached plan must not change result type' };
 
+const SENT_AHEAD = '/* sent ahead */ ';
+const NO_ROWS = { command: 'SELECT', rowCount: 0, rows: [] };
+
+/**
+ * Marks raw SQL without parameters to be *sent ahead*: on a pipelining pool its call returns at once
+ * (with no rows) and its answer is awaited together with the next statement's, so both cross to
+ * PostgreSQL in one round trip. A failure of it is the next statement's failure. Elsewhere (a pool
+ * that does not pipeline) the marked statement runs like any other; the marker is an SQL comment.
+ */
+export function sentAhead(text: string): string {
+  return `${SENT_AHEAD}${text}`;
+}
 /**
  * The pool Kysely queries through, with every parameterised statement prepared once per connection
  * (a named statement in pg): PostgreSQL then parses it once and, after a few runs, reuses its plan.
@@ -18,11 +30,17 @@ const STALE_PLAN = { code: '0A000', message: 'cached plan must not change result
  * about as much as running the query. Statements without parameters (BEGIN, COMMIT, raw SQL) run
  * as before.
  *
+ * With pg's pipeline mode on (`pipeline: true` in the pool's config), a statement marked by
+ * `sentAhead` (BEGIN with the tenant, tenant-transaction.ts) is not waited for on its own. Kysely
+ * cannot do this itself: it runs a connection's statements strictly one after another, so a
+ * pipelining client alone never has two of them in flight.
+ *
  * A migration that changes a table's columns makes the prepared `select *` of connections opened
  * before it fail once; such a connection is closed on release, so the pool replaces it.
  */
 export function preparingPool(pool: pg.Pool, options: { maxStatements?: number } = {}): PostgresPool {
   const maxStatements = options.maxStatements ?? MAX_PREPARED_STATEMENTS;
+  const pipelining = (pool.options as { pipeline?: boolean }).pipeline === true;
   const names = new Map<string, string>();
   const nameFor = (text: string): string | undefined => {
     let name = names.get(text);
@@ -39,18 +57,32 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect();
       let stale = false;
+      let ahead: Promise<unknown> | undefined;
       const query = async (text: string, values: unknown[]) => {
+        if (pipelining && values.length === 0 && text.startsWith(SENT_AHEAD)) {
+          ahead = client.query(text);
+          // Reported with the next statement, which waits for it.
+          ahead.catch(() => {});
+          return NO_ROWS;
+        }
+        const waitingFor = ahead;
+        ahead = undefined;
         const name = values.length > 0 ? nameFor(text) : undefined;
+        const answer = name === undefined ? client.query(text, values) : client.query({ name, text, values });
         try {
-          return name === undefined ? await client.query(text, values) : await client.query({ name, text, values });
+          if (waitingFor) await waitingFor;
+          return await answer;
         } catch (error) {
+          answer.catch(() => {});
           const { code, message } = error as { code?: string; message?: string };
           if (code === STALE_PLAN.code && message?.includes(STALE_PLAN.message)) stale = true;
           throw error;
         }
       };
       return {
-        release: (destroy?: boolean) => client.release(destroy || stale),
+        // A statement sent ahead that nothing followed: its answer was never read, so the
+        // connection is not handed out again.
+        release: (destroy?: boolean) => client.release(destroy || stale || ahead !== undefined),
         // A cursor (Kysely's streaming) goes to pg untouched.
         query: ((textOrCursor: string | object, values?: readonly unknown[]) =>
           typeof textOrCursor === 'string' ? query(textOrCursor, [...(values ?? [])]) : client.query(textOrCursor as never)) as unknown as PostgresPoolClient['query'],

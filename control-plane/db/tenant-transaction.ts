@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './database.ts';
+import { sentAhead } from './prepared-statements.ts';
 
 export type Tx = Transaction<Database>;
 
@@ -19,12 +20,13 @@ export function withTenant<T>(db: Kysely<Database>, tenantId: string, work: (trx
 }
 
 /**
- * BEGIN and the tenant in one round trip (a simple-protocol statement pair, so the id is inlined —
- * which is why it must be a uuid, checked here, never free text).
+ * BEGIN and the tenant as one simple-protocol statement pair, so the id is inlined — which is why it
+ * must be a uuid, checked here, never free text. It is sent ahead: on the service's pool it travels
+ * with the transaction's first statement, in the same round trip.
  */
 function beginForTenant(tenantId: string, readOnly: boolean) {
   if (!UUID.test(tenantId)) throw new Error('A tenant id must be a uuid');
-  return sql.raw(`begin${readOnly ? ' isolation level repeatable read, read only' : ''}; select set_config('app.tenant_id', '${tenantId}', true)`);
+  return sql.raw(sentAhead(`begin${readOnly ? ' isolation level repeatable read, read only' : ''}; select set_config('app.tenant_id', '${tenantId}', true)`));
 }
 
 /**

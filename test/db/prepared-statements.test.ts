@@ -1,12 +1,13 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { preparingPool } from '../../control-plane/db/prepared-statements.ts';
+import { preparingPool, sentAhead } from '../../control-plane/db/prepared-statements.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 let pool: pg.Pool;
 let db: Kysely<any>;
 let owner: pg.Pool;
+let pipelined: Kysely<any>;
 beforeAll(async () => {
   const database = await createTestDatabase();
   owner = new pg.Pool({ connectionString: database.ownerUrl, max: 1 });
@@ -14,9 +15,11 @@ beforeAll(async () => {
   await owner.query(`insert into gadgets values (1, 'one'), (2, 'two')`);
   pool = new pg.Pool({ connectionString: database.ownerUrl, max: 1 });
   db = new Kysely<any>({ dialect: new PostgresDialect({ pool: preparingPool(pool, { maxStatements: 2 }) }) });
+  pipelined = new Kysely<any>({ dialect: new PostgresDialect({ pool: preparingPool(new pg.Pool({ connectionString: database.ownerUrl, max: 1, pipeline: true } as pg.PoolConfig)) }) });
 });
 afterAll(async () => {
   await db?.destroy();
+  await pipelined?.destroy();
   await owner?.end();
 });
 
@@ -40,5 +43,35 @@ describe('prepared statements', () => {
     await owner.query('alter table gadgets add column colour text');
     await expect(read()).rejects.toThrow(/cached plan must not change result type/);
     expect(await read()).toEqual([{ id: 1, name: 'one', colour: null }]);
+  });
+});
+
+describe('statements sent ahead', () => {
+  it('on a pipelining pool, returns before PostgreSQL answers and is answered with the next statement', async () => {
+    const holder = await owner.connect();
+    try {
+      await holder.query('select pg_advisory_lock(7)');
+      await pipelined.connection().execute(async (connection) => {
+        // Blocks in PostgreSQL until the holder lets go; the call does not wait for that.
+        await sql.raw(sentAhead('select pg_advisory_lock(7)')).execute(connection);
+        await holder.query('select pg_advisory_unlock(7)');
+        const { rows } = await sql<{ released: boolean }>`select pg_advisory_unlock(7) as released`.execute(connection);
+        expect(rows).toEqual([{ released: true }]);
+      });
+    } finally {
+      holder.release();
+    }
+  });
+
+  it("makes its failure the next statement's, and leaves the connection usable", async () => {
+    await pipelined.connection().execute(async (connection) => {
+      await sql.raw(sentAhead('select 1/0')).execute(connection);
+      await expect(sql`select 'never reported' as answer`.execute(connection)).rejects.toThrow(/division by zero/);
+      expect((await sql<{ answer: number }>`select ${2}::int as answer`.execute(connection)).rows).toEqual([{ answer: 2 }]);
+    });
+  });
+
+  it('runs like any statement where the pool does not pipeline', async () => {
+    expect((await sql.raw<{ two: number }>(sentAhead('select 2 as two')).execute(db)).rows).toEqual([{ two: 2 }]);
   });
 });
