@@ -7,6 +7,8 @@ export const pgErrorCodes = {
   characterNotInRepertoire: '22021',
   /** A \u0000 escape in jsonb. */
   untranslatableCharacter: '22P05',
+  serializationFailure: '40001',
+  deadlockDetected: '40P01',
 } as const;
 
 interface PgErrorLike {
@@ -26,6 +28,19 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 export function isUnstorableText(error: unknown): boolean {
   const code = (error as PgErrorLike)?.code;
   return code === pgErrorCodes.characterNotInRepertoire || code === pgErrorCodes.untranslatableCharacter;
+}
+
+/**
+ * PostgreSQL rolled the transaction back to settle a conflict with a concurrent one (a deadlock, a
+ * serialization failure): nothing of it was kept, and running it again usually passes. Looks
+ * through wrappers (a tRPC error carries what a procedure threw as its cause).
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  for (let depth = 0, current = error; depth < 4 && current; depth += 1, current = (current as { cause?: unknown }).cause) {
+    const code = (current as PgErrorLike).code;
+    if (code === pgErrorCodes.serializationFailure || code === pgErrorCodes.deadlockDetected) return true;
+  }
+  return false;
 }
 
 /**

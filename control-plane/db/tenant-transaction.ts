@@ -1,5 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import pRetry from 'p-retry';
 import type { Database } from './database.ts';
+import { isTransactionConflict } from './postgres-errors.ts';
 import { sentAhead } from './prepared-statements.ts';
 
 export type Tx = Transaction<Database>;
@@ -11,12 +13,25 @@ export async function setTransactionTenant(trx: Kysely<Database>, tenantId: stri
   await sql`select set_config('app.tenant_id', ${tenantId}, true)`.execute(trx);
 }
 
+/**
+ * Runs a request's transaction again when PostgreSQL rolled it back to settle a conflict with a
+ * concurrent one (a deadlock, a serialization failure): nothing of it was kept, and the same work
+ * usually passes once the other transaction is through. Three attempts in all, a short random pause
+ * between them; a conflict that outlasts them reaches the caller as SERVICE_UNAVAILABLE. `work` must
+ * keep its effects in the transaction (request work does; jobs add theirs through it).
+ */
+function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T> {
+  return pRetry(attempt, { retries: 2, minTimeout: 10, maxTimeout: 100, randomize: true, shouldRetry: ({ error }) => isTransactionConflict(error) });
+}
+
 /** Runs `work` in one transaction whose every statement is confined to `tenantId` by PostgreSQL. */
 export function withTenant<T>(db: Kysely<Database>, tenantId: string, work: (trx: Tx) => Promise<T>): Promise<T> {
-  return db.transaction().execute(async (trx) => {
-    await setTransactionTenant(trx, tenantId);
-    return work(trx);
-  });
+  return retryingConflicts(() =>
+    db.transaction().execute(async (trx) => {
+      await setTransactionTenant(trx, tenantId);
+      return work(trx);
+    }),
+  );
 }
 
 /**
@@ -37,8 +52,15 @@ function beginForTenant(tenantId: string, readOnly: boolean) {
  * read by two statements, agree with each other while other requests write. It cannot write, so
  * its outcome is final once `work` returns: the caller gets it at once and the COMMIT follows
  * before the connection goes back to the pool.
+ *
+ * A transaction PostgreSQL rolls back for a conflict with a concurrent one runs again (see
+ * retryingConflicts), `work` included.
  */
 export function inTenantTransaction<T>(db: Kysely<Database>, tenantId: string, options: { readOnly: boolean }, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  return retryingConflicts(() => runInTenantTransaction(db, tenantId, options, work));
+}
+
+function runInTenantTransaction<T>(db: Kysely<Database>, tenantId: string, options: { readOnly: boolean }, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     db.connection()
       .execute(async (connection) => {

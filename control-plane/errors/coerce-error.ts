@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
-import { isDatabaseUnavailable, isUnstorableText } from '../db/postgres-errors.ts';
+import { isDatabaseUnavailable, isTransactionConflict, isUnstorableText } from '../db/postgres-errors.ts';
 import { AppError } from './app-error.ts';
 import type { ErrorCode } from './error-catalog.ts';
 
@@ -75,6 +75,9 @@ export function toWireError(thrown: unknown): WireError {
   if (isDatabaseUnavailable(error)) {
     return { code: 'SERVICE_UNAVAILABLE', message: 'The database cannot be reached; try again shortly' };
   }
+  if (isTransactionConflict(error)) {
+    return { code: 'SERVICE_UNAVAILABLE', message: 'The request kept colliding with concurrent ones and changed nothing; try again shortly' };
+  }
   if (isUnstorableText(error)) {
     return { code: 'VALIDATION_ERROR', message: 'The request carries text that cannot be stored (a NUL character or an unpaired surrogate)' };
   }
@@ -97,10 +100,11 @@ function unwrapTrpc(error: TRPCError): unknown {
 
 /**
  * Failures that are the service's, not the caller's, go to the log at error level (the caller gets
- * only the request id): a bug (INTERNAL_ERROR) or a database that cannot be reached (SERVICE_UNAVAILABLE).
+ * only the request id): a bug (INTERNAL_ERROR), or a database that cannot be reached or a transaction
+ * whose conflicts outlasted its retries (SERVICE_UNAVAILABLE).
  */
 export function logServerFault(log: { error(object: object, message: string): void }, thrown: unknown, wire: WireError = toWireError(thrown)): void {
   const cause = thrown instanceof TRPCError && thrown.cause ? thrown.cause : thrown;
   if (wire.code === 'INTERNAL_ERROR') log.error({ err: cause }, 'unexpected error');
-  else if (wire.code === 'SERVICE_UNAVAILABLE') log.error({ err: cause }, 'database unavailable');
+  else if (wire.code === 'SERVICE_UNAVAILABLE') log.error({ err: cause }, isTransactionConflict(cause) ? 'transaction conflicts outlasted their retries' : 'database unavailable');
 }
