@@ -127,6 +127,25 @@ describe('loadKitPackage', () => {
     expect(problems).toEqual([{ file: 'hooks/spec.js', line: 3, message: "hook is not valid JavaScript: Unexpected token '}'" }]);
   });
 
+  it('refuses a hook that cannot be defining the function its phase calls, naming the file (and line)', () => {
+    const withSpecHook = (source: string) => problemsOf((f) => { f['hooks/spec.js'] = source; });
+    expect(withSpecHook('function run(context) {\n  return {};\n}\n')).toEqual([
+      { file: 'hooks/spec.js', message: 'hook does not define function spec(context, kit), which the runtime calls for SPEC' },
+    ]);
+    expect(withSpecHook('// the spec hook\nconst spec = (context) => ({});\n')).toEqual([
+      { file: 'hooks/spec.js', line: 2, message: 'hook declares spec with const, which a hook script does not make visible to the runtime: declare function spec(context, kit) for SPEC' },
+    ]);
+    expect(withSpecHook('class spec {}\n')).toEqual([expect.objectContaining({ file: 'hooks/spec.js', line: 1, message: expect.stringContaining('declares spec with class') })]);
+    // Ways that do define it globally, or may: left to the run.
+    for (const defining of ['async function spec() { return {}; }', 'var spec = function () { return {}; };', 'globalThis.spec = () => ({});', "globalThis['spec'] = () => ({});"]) {
+      expect(withSpecHook(defining)).toEqual([]);
+    }
+    // A stored version from before this check still loads; its run reports the missing function.
+    const files = exampleFiles();
+    files['hooks/spec.js'] = 'function run() {}';
+    expect(loadKitPackage({ manifest: exampleManifest(), files, stored: true }).ok).toBe(true);
+  });
+
   it('rejects unsafe file names in the package and a schema on a markdown output', () => {
     const problems = problemsOf(
       (f) => { f['../../etc/cron.d/x'] = 'boom'; f['a\\b.hbs'] = ''; },

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Script } from 'node:vm';
+import { parse as parseJavaScript, tokenizer, tokTypes } from 'acorn';
 import Handlebars from 'handlebars';
 import { parseKitManifest, type KitManifest } from './manifest.schema.ts';
 import { createKitAjv, compileOutputSchema } from './output-schemas.ts';
@@ -140,7 +141,10 @@ export function loadKitPackage(input: {
   if (expressions.overKitLimit) problems.push(expressions.overKitLimit);
   for (const [phase, file] of Object.entries(manifest.hooks ?? {})) {
     const source = need(file, `${MANIFEST_FILE} hooks.${phase}`);
-    if (source !== undefined) problems.push(...checkHookSyntax(file, source));
+    if (source === undefined) continue;
+    const syntax = checkHookSyntax(file, source);
+    problems.push(...syntax);
+    if (syntax.length === 0 && input.stored !== true) problems.push(...checkHookDefinesPhase(file, source, phase));
   }
   const discoveryPools: Record<string, unknown> = {};
   for (const file of manifest.discovery.pools) {
@@ -285,6 +289,43 @@ function checkHookSyntax(file: string, source: string): KitPackageProblem[] {
     const message = `hook is not valid JavaScript: ${(error as Error).message}`;
     return [location ? { file, line: Number(location[1]), message } : { file, message }];
   }
+}
+
+/**
+ * The runtime calls a phase's hook as the global function named after the phase in lower case
+ * (`function plan(context, kit)`; sandbox/guest-hooks.ts). A publish is refused when the hook file
+ * cannot be defining it: it declares that name only with `let`, `const` or `class` at the top,
+ * which a script does not make global, or it never names it at all. Any other way of defining it
+ * (`globalThis.plan = …`) is left to the run, as is syntax newer than acorn parses.
+ */
+function checkHookDefinesPhase(file: string, source: string, phase: string): KitPackageProblem[] {
+  const name = phase.toLowerCase();
+  const options = { ecmaVersion: 'latest', sourceType: 'script', locations: true } as const;
+  let program: ReturnType<typeof parseJavaScript>;
+  try {
+    program = parseJavaScript(source, options);
+  } catch {
+    return [];
+  }
+  for (const statement of program.body) {
+    if (statement.type === 'FunctionDeclaration' && statement.id.name === name) return [];
+    const declared =
+      statement.type === 'VariableDeclaration' && statement.declarations.some((declarator) => declarator.id.type === 'Identifier' && declarator.id.name === name)
+        ? statement.kind
+        : statement.type === 'ClassDeclaration' && statement.id.name === name
+          ? 'class'
+          : undefined;
+    if (declared === 'var') return [];
+    if (declared !== undefined) {
+      const message = `hook declares ${name} with ${declared}, which a hook script does not make visible to the runtime: declare function ${name}(context, kit) for ${phase}`;
+      return [{ file, line: statement.loc!.start.line, message }];
+    }
+  }
+  for (const token of tokenizer(source, options)) {
+    const text = source.slice(token.start, token.end);
+    if (text === name || (token.type === tokTypes.string && text.slice(1, -1) === name)) return [];
+  }
+  return [{ file, message: `hook does not define function ${name}(context, kit), which the runtime calls for ${phase}` }];
 }
 
 /**

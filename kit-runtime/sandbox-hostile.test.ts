@@ -181,7 +181,8 @@ describe('escapes', () => {
     expect(proxy.error).toEqual({ code: 'HOOK_FAILED', phase: 'PLAN', message: 'PLAN hook (hooks/plan.js) failed: unknown error' });
     const bigint = await run(hostileKit({ hooks: { PLAN: 'function plan() { return { data: 10n }; }' } }));
     expect(bigint.error?.message).toMatch(/^PLAN hook \(hooks\/plan\.js\) failed: returned a value that is not JSON: /);
-    const missing = await run(hostileKit({ hooks: { PLAN: 'function notPlan() {}' } }));
+    // Publishing refuses such a hook (kit-package.ts); a version stored before that check may have one.
+    const missing = await run(hostileKit({ hooks: { PLAN: 'function notPlan() {}' }, stored: true }));
     expect(missing.error?.message).toBe('PLAN hook hooks/plan.js does not define function plan(context, kit)');
   });
 

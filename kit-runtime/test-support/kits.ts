@@ -93,8 +93,8 @@ function verify(context) {
   };
 }
 
-export function loadOrThrow(manifest: unknown, files: KitFiles): KitPackage {
-  const loaded = loadKitPackage({ manifest, files });
+export function loadOrThrow(manifest: unknown, files: KitFiles, options: { stored?: boolean } = {}): KitPackage {
+  const loaded = loadKitPackage({ manifest, files, ...options });
   if (!loaded.ok) throw new Error(`kit does not load: ${JSON.stringify(loaded.problems)}`);
   return loaded.kit;
 }
@@ -109,7 +109,7 @@ let hostileCounter = 0;
  * A one-output text kit; `hooks` maps phases to hook sources, `template` replaces the output
  * template, `filename` the output filename. Each call gets its own kit id so pools never mix.
  */
-export function hostileKit(options: { hooks?: Partial<Record<KitPhase, string>>; template?: string; filename?: string; partials?: Record<string, string> }): KitPackage {
+export function hostileKit(options: { hooks?: Partial<Record<KitPhase, string>>; template?: string; filename?: string; partials?: Record<string, string>; stored?: boolean }): KitPackage {
   const hooks = options.hooks ?? {};
   const phases = Object.keys(hooks) as KitPhase[];
   const files: Record<string, string> = { 'templates/out.txt.hbs': options.template ?? 'hello {{name}}\n' };
@@ -136,5 +136,6 @@ export function hostileKit(options: { hooks?: Partial<Record<KitPhase, string>>;
       ...(options.partials ? { partials: partialFiles } : {}),
     },
     files,
+    { stored: options.stored === true },
   );
 }

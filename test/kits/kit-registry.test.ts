@@ -47,7 +47,7 @@ describe('publishing kits', () => {
     await expect(sqlAsOwner(`update kit_versions set checksum = 'x'`)).rejects.toThrow(/immutable/);
   });
 
-  it('rejects a template or schema that does not compile, or a missing file, naming the file — and stores nothing', async () => {
+  it('rejects a template or schema that does not compile, a hook without its phase function, or a missing file, naming the file — and stores nothing', async () => {
     const before = [await count('kits'), await count('kit_versions')];
     const badTemplate = sampleKit({ id: 'broken-kit' });
     badTemplate.files['templates/readme.md.hbs'] = '{{#each items}}never closed';
@@ -55,7 +55,11 @@ describe('publishing kits', () => {
     badSchema.files['schemas/openapi.schema.json'] = '{"type": "nonsense-type"}';
     const missing = sampleKit({ id: 'broken-kit' });
     delete missing.files['templates/compose.yml.hbs'];
-    for (const [body, file] of [[badTemplate, 'templates/readme.md.hbs'], [badSchema, 'schemas/openapi.schema.json'], [missing, 'templates/compose.yml.hbs']] as const) {
+    // The SPEC phase calls spec(context, kit); this hook would fail every run.
+    const misnamedHook = sampleKit({ id: 'broken-kit' });
+    misnamedHook.files['hooks/spec.js'] = 'function specification(context) {\n  return {};\n}\n';
+    const cases = [[badTemplate, 'templates/readme.md.hbs'], [badSchema, 'schemas/openapi.schema.json'], [missing, 'templates/compose.yml.hbs'], [misnamedHook, 'hooks/spec.js']] as const;
+    for (const [body, file] of cases) {
       const response = await publish(body);
       expect(response.status, file).toBe(400);
       expect(response.body.error.code).toBe('VALIDATION_ERROR');
