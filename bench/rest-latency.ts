@@ -26,7 +26,10 @@ const option = (name: string, fallback: number) => (process.argv.includes(name) 
 const seconds = option('--seconds', 5);
 const roundCount = option('--rounds', 3);
 const servers = fork(new URL('./rest-latency.servers.ts', import.meta.url), { execArgv: ['--no-node-snapshot'], stdio: 'inherit' });
-const targets = await new Promise<{ full: Target; bare: Target; floor: Target }>((resolve) => servers.once('message', resolve as never));
+const targets = await new Promise<{ full: Target; bare: Target; floor: Target }>((resolve, reject) => {
+  servers.once('message', resolve as never);
+  servers.once('exit', (code) => reject(new Error(`the servers exited (code ${code}) before they were ready`)));
+});
 
 type Measured = {
   meanLatencyMs: number;
