@@ -23,6 +23,7 @@ const NO_ROWS = { command: 'SELECT', rowCount: 0, rows: [] };
 export function sentAhead(text: string): string {
   return `${SENT_AHEAD}${text}`;
 }
+
 /**
  * The pool Kysely queries through, with every parameterised statement prepared once per connection
  * (a named statement in pg): PostgreSQL then parses it once and, after a few runs, reuses its plan.
