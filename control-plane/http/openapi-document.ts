@@ -90,7 +90,7 @@ const errorDescriptions: Record<number, string> = {
   415: 'UNSUPPORTED_MEDIA_TYPE: send Content-Type: application/json',
   429: 'RATE_LIMITED: too many requests; retry after Retry-After seconds',
   500: 'INTERNAL_ERROR: unexpected; quote metadata.requestId',
-  503: 'SERVICE_UNAVAILABLE: the database cannot be reached; try again shortly',
+  503: 'SERVICE_UNAVAILABLE: the database cannot be reached, or the request kept colliding with concurrent ones and changed nothing; try again shortly',
 };
 
 /**
