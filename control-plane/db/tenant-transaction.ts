@@ -1,10 +1,8 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pRetry from 'p-retry';
 import type { Database } from './database.ts';
 import { isTransactionConflict } from './postgres-errors.ts';
 import { sentAhead } from './prepared-statements.ts';
-
-export type Tx = Transaction<Database>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -24,14 +22,12 @@ function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T> {
   return pRetry(attempt, { retries: 2, minTimeout: 10, maxTimeout: 100, randomize: true, shouldRetry: ({ error }) => isTransactionConflict(error) });
 }
 
-/** Runs `work` in one transaction whose every statement is confined to `tenantId` by PostgreSQL. */
-export function withTenant<T>(db: Kysely<Database>, tenantId: string, work: (trx: Tx) => Promise<T>): Promise<T> {
-  return retryingConflicts(() =>
-    db.transaction().execute(async (trx) => {
-      await setTransactionTenant(trx, tenantId);
-      return work(trx);
-    }),
-  );
+/**
+ * Runs `work` in one transaction whose every statement is confined to `tenantId` by PostgreSQL: a
+ * request transaction that may write (see inTenantTransaction), for work outside a procedure.
+ */
+export function withTenant<T>(db: Kysely<Database>, tenantId: string, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  return inTenantTransaction(db, tenantId, { readOnly: false }, work);
 }
 
 /**
