@@ -37,3 +37,21 @@ export const errorCodes = Object.keys(errorCatalog) as [ErrorCode, ...ErrorCode[
 export function httpStatusFor(code: ErrorCode): number {
   return errorCatalog[code];
 }
+
+/**
+ * How long a caller should wait before trying again after a SERVICE_UNAVAILABLE (its Retry-After):
+ * every cause of one passes quickly (a conflict with a concurrent request, a busy checker, a
+ * database that is restarting or a key ring not loaded yet). A RATE_LIMITED answer says its own.
+ */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+/** The Retry-After an answer with this code carries, if the code alone decides one. */
+export function retryAfterFor(code: ErrorCode): string | undefined {
+  return code === 'SERVICE_UNAVAILABLE' ? String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS) : undefined;
+}
+
+/** The status and headers of an answer that fails with `code` (the headers only when it has any). */
+export function failureMetaFor(code: ErrorCode): { status: number; headers?: Record<string, string> } {
+  const retryAfter = retryAfterFor(code);
+  return retryAfter ? { status: httpStatusFor(code), headers: { 'Retry-After': retryAfter } } : { status: httpStatusFor(code) };
+}

@@ -13,7 +13,7 @@ import type { Database } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/postgres-errors.ts';
 import { createLoginThrottle } from '../domains/users/login-throttle.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
-import { httpStatusFor } from '../errors/error-catalog.ts';
+import { failureMetaFor, retryAfterFor } from '../errors/error-catalog.ts';
 import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
@@ -141,8 +141,14 @@ export function createApp(deps: AppDeps): express.Express {
         logServerFault(req.log, error);
       },
       // One call's failure answers the catalog's status for its code, as on /api (a method the
-      // procedure does not take is NOT_FOUND there, not tRPC's 405); batches keep 207.
-      responseMeta: ({ errors, paths }) => (errors.length === 1 && (paths?.length ?? 1) <= 1 ? { status: httpStatusFor(toWireError(errors[0]).code) } : {}),
+      // procedure does not take is NOT_FOUND there, not tRPC's 405); batches keep 207, with a
+      // Retry-After when one of their calls met a passing outage.
+      responseMeta: ({ errors, paths }) => {
+        const codes = errors.map((error) => toWireError(error).code);
+        if (codes.length === 1 && (paths?.length ?? 1) <= 1) return failureMetaFor(codes[0]!);
+        const retryAfter = codes.map(retryAfterFor).find(Boolean);
+        return retryAfter ? { headers: { 'Retry-After': retryAfter } } : {};
+      },
     }),
   );
 

@@ -155,8 +155,7 @@ function downloadOperation() {
       '404': error('NOT_FOUND: the file behind the link no longer exists'),
       '429': error(`${errorDescriptions[429]}; also when this address has 2 downloads running`, refusalHeaders),
       '500': error(errorDescriptions[500]!),
-      // Retry-After comes with a refusal for the download slots, not when the database is away.
-      '503': error(`${errorDescriptions[503]}; also when 6 downloads are running`, { ...answerHeaders, 'Retry-After': { ...retryAfter, required: false } }),
+      '503': error(`${errorDescriptions[503]}; also when 6 downloads are running`, refusalHeaders),
     },
   };
 }
@@ -197,7 +196,7 @@ function wrapResponses(operation: Operation, successStatus: number, errors: Map<
     },
   };
   for (const [status, description] of errors) {
-    const headers = status === 429 ? refusalHeaders : answerHeaders;
+    const headers = status === 429 || status === 503 ? refusalHeaders : answerHeaders;
     responses[String(status)] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } }, headers };
   }
   operation.responses = responses;

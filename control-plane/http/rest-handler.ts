@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import typeis from 'type-is';
 import { logServerFault, toWireError, type WireError } from '../errors/coerce-error.ts';
-import { httpStatusFor } from '../errors/error-catalog.ts';
+import { failureMetaFor } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import type { Context } from '../trpc/context.ts';
 import { errorEnvelope, successEnvelopeJson } from './envelope.ts';
@@ -32,7 +32,7 @@ export function createRestHandler(options: {
     },
     responseMeta: ({ paths, errors }) => {
       const firstError = errors[0];
-      if (firstError) return { status: httpStatusFor(toWireError(firstError).code) };
+      if (firstError) return failureMetaFor(toWireError(firstError).code);
       return { status: successStatuses.get(paths?.[0] ?? '') ?? 200 };
     },
   });

@@ -1,7 +1,7 @@
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { Request, Response } from 'express';
 import type { WireError } from '../errors/coerce-error.ts';
-import { httpStatusFor } from '../errors/error-catalog.ts';
+import { httpStatusFor, retryAfterFor } from '../errors/error-catalog.ts';
 import { trpcCodeFor } from '../trpc/error-mapping.ts';
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { errorEnvelope } from './envelope.ts';
@@ -14,6 +14,9 @@ import { isTrpcPath, trpcProceduresOf } from './trpc-path.ts';
 export function sendSurfaceError(req: Request, res: Response, error: WireError): void {
   const status = httpStatusFor(error.code);
   const requestId = String(res.locals.requestId ?? '');
+  // A refusal that counted its own wait (the download slots) keeps it.
+  const retryAfter = retryAfterFor(error.code);
+  if (retryAfter && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', retryAfter);
   if (isTrpcPath(req.originalUrl)) {
     // As tRPC's own errors read: its JSON-RPC code for the status, and the procedure called.
     const procedures = trpcProceduresOf(decodeOrKeep(req.originalUrl.split('?')[0]!));

@@ -23,11 +23,13 @@ describe('while the database cannot be reached', () => {
     }
   });
 
-  it('other requests answer SERVICE_UNAVAILABLE (503) and say why', async () => {
+  it('other requests answer SERVICE_UNAVAILABLE (503), say why and when to try again', async () => {
     const response = await call(app.url, '/api/projects', { apiKey: app.bootstrap.apiKey });
     expect(response.status, response.text).toBe(503);
     expect(response.body.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The database cannot be reached; try again shortly' });
+    expect(response.headers.get('retry-after')).toBe('2');
     const trpc = await call(app.url, '/trpc/projects.list', { apiKey: app.bootstrap.apiKey });
     expect([trpc.status, trpc.body.error.data.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    expect(trpc.headers.get('retry-after')).toBe('2');
   });
 });

@@ -36,7 +36,7 @@ describe('GET /api/openapi.json', () => {
     expect(document.paths['/auth/login'].post.security).toBeUndefined();
   });
 
-  it('declares the headers DESIGN relies on: X-Request-ID both ways, X-Tenant-ID where credentials go, the rate-limit headers, Retry-After on 429', async () => {
+  it('declares the headers DESIGN relies on: X-Request-ID both ways, X-Tenant-ID where credentials go, the rate-limit headers, Retry-After on 429 and 503', async () => {
     const { body: document } = await call(app.url, '/api/openapi.json');
     const missing: string[] = [];
     for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
@@ -48,7 +48,7 @@ describe('GET /api/openapi.json', () => {
         for (const [status, response] of Object.entries(operation.responses as Record<string, { headers?: Record<string, { required?: boolean }> }>)) {
           if (!response.headers?.['X-Request-ID']?.required) missing.push(`${name} ${status}: X-Request-ID`);
           if (!response.headers?.['X-RateLimit-Remaining']) missing.push(`${name} ${status}: X-RateLimit-Remaining`);
-          if (status === '429' && !response.headers?.['Retry-After']?.required) missing.push(`${name} 429: Retry-After`);
+          if ((status === '429' || status === '503') && !response.headers?.['Retry-After']?.required) missing.push(`${name} ${status}: Retry-After`);
         }
         if (operation.security && !operation.responses['404']) missing.push(`${name}: 404 for an unknown X-Tenant-ID`);
       }
