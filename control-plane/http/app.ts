@@ -26,6 +26,7 @@ import { createDownloadHandler } from './downloads.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
 import { clientAddressKey, createRequestCounter, rateLimitCallerKey } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
+import { jsonBody } from './json-body.ts';
 import { createRestHandler } from './rest-handler.ts';
 import { sendSurfaceError } from './surface-errors.ts';
 
@@ -120,14 +121,14 @@ export function createApp(deps: AppDeps): express.Express {
 
   // Publishing a kit carries its files: that one route takes bodies up to the upload limit.
   // Only an authenticated caller gets that far: nobody else makes the server read and parse 10 MiB.
-  app.post(/^\/api\/[0-9a-f-]{36}\/kits\/?$/i, refuseUnauthenticated, express.json({ limit: deps.config.uploadLimitBytes }));
+  app.post(/^\/api\/[0-9a-f-]{36}\/kits\/?$/i, refuseUnauthenticated, jsonBody({ limit: deps.config.uploadLimitBytes }));
   // The same procedure over tRPC (the SDK), called on its own.
-  app.post('/trpc/kits.publish', refuseUnauthenticated, express.json({ limit: deps.config.uploadLimitBytes, type: isJsonOrUntyped }));
-  app.use('/api', express.json({ limit: deps.config.bodyLimitBytes }), refuseMisshapenBodies);
+  app.post('/trpc/kits.publish', refuseUnauthenticated, jsonBody({ limit: deps.config.uploadLimitBytes, type: isJsonOrUntyped }));
+  app.use('/api', jsonBody({ limit: deps.config.bodyLimitBytes }), refuseMisshapenBodies);
   app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes }));
 
   // tRPC reads a body that express has parsed (and treats one without a content type as JSON).
-  app.use('/trpc', express.json({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
+  app.use('/trpc', jsonBody({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
   app.use(
     '/trpc',
     createExpressMiddleware({

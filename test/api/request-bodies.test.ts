@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
@@ -56,14 +57,64 @@ describe('a body that is not an object', () => {
       expect(response.status, response.text).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'The request body must be a JSON object' });
     }
-    for (const rawBody of ['null', '"a name"', '42', '{"name": ']) {
+    for (const rawBody of ['null', '"a name"', '42']) {
       const scalar = await call(app.url, '/api/projects', { apiKey: key, rawBody, headers: { 'content-type': 'application/json' } });
       expect([scalar.status, scalar.body.error.message], rawBody).toEqual([400, 'The request body is not a JSON object']);
+    }
+    for (const rawBody of ['{"name": ', '{name: "x"}', "{'name': 'x'}"]) {
+      const broken = await call(app.url, '/api/projects', { apiKey: key, rawBody, headers: { 'content-type': 'application/json' } });
+      expect([broken.status, broken.body.error.message], rawBody).toEqual([400, 'The request body is not valid JSON']);
     }
     const create = await call(app.url, '/api/projects', { apiKey: key, rawBody: '[]', headers: { 'content-type': 'application/json' } });
     expect(create.status).toBe(400);
     expect(create.body.error.message).toBe('The request body must be a JSON object');
     expect((await call(app.url, path, { apiKey: key })).body.data.name).toBe('Array body');
+  });
+});
+
+describe('a body whose bytes are not valid UTF-8', () => {
+  // {"name":"<bytes>","password":"<bytes>"}: decoding would make each bad byte U+FFFD without a word.
+  const withBytes = (bytes: number[]) => new Uint8Array([...Buffer.from('{"name":"'), ...bytes, ...Buffer.from('","password":"'), ...bytes, ...Buffer.from('pass-word-1"}')]);
+  const json = { 'content-type': 'application/json' };
+
+  it('is refused on REST, tRPC and public routes, and nothing is stored', async () => {
+    const before = (await call(app.url, '/api/projects?limit=1', { apiKey: key })).body.data.total;
+    for (const bytes of [[0xff, 0xfe], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82]]) {
+      for (const path of ['/api/projects', '/trpc/projects.create', '/api/auth/login']) {
+        const response = await call(app.url, path, { method: 'POST', apiKey: key, rawBody: withBytes(bytes), headers: json });
+        expect(response.status, `${path} ${bytes}: ${response.text}`).toBe(400);
+        const code = path.startsWith('/trpc') ? response.body.error.data.code : response.body.error.code;
+        expect([code, response.body.error.message]).toEqual(['VALIDATION_ERROR', 'The request body is not valid UTF-8']);
+      }
+    }
+    expect((await call(app.url, '/api/projects?limit=1', { apiKey: key })).body.data.total).toBe(before);
+  });
+
+  it('while valid UTF-8 beyond ASCII, and a charset the body says it is in, are read as sent', async () => {
+    const utf8 = await call(app.url, '/api/projects', { apiKey: key, rawBody: Buffer.from('{"name":"Écoles – 北"}'), headers: json });
+    expect([utf8.status, utf8.body.data?.name]).toEqual([201, 'Écoles – 北']);
+    const utf16 = await call(app.url, '/api/projects', { apiKey: key, rawBody: Buffer.from('{"name":"Café 北"}', 'utf16le'), headers: { 'content-type': 'application/json; charset=utf-16le' } });
+    expect([utf16.status, utf16.body.data?.name]).toEqual([201, 'Café 北']);
+  });
+});
+
+describe('a body on GET and DELETE', () => {
+  it('is not read: its input is the path and query, so no size limit or syntax applies to what the route ignores', async () => {
+    const project = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Deleted with a body' } });
+    // fetch sends no body with a GET; node:http does.
+    const listedStatus = await new Promise<number | undefined>((resolve, reject) => {
+      const request = httpRequest(`${app.url}/api/projects`, { method: 'GET', headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': '4' } }, (response) => {
+        response.resume();
+        resolve(response.statusCode);
+      });
+      request.on('error', reject);
+      request.end('{bad');
+    });
+    expect(listedStatus).toBe(200);
+    const large = `{"padding":"${'x'.repeat(2 * 1024 * 1024)}"}`;
+    const deleted = await call(app.url, `/api/projects/${project.body.data.id}`, { method: 'DELETE', apiKey: key, rawBody: large, headers: { 'content-type': 'application/json' } });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect((await call(app.url, `/api/projects/${project.body.data.id}`, { apiKey: key })).status).toBe(404);
   });
 });
 

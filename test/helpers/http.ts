@@ -10,7 +10,8 @@ export interface ApiResponse<T = any> {
 export interface RequestOptions {
   method?: string;
   body?: unknown;
-  rawBody?: string;
+  /** Sent as is: text, or bytes (which need not be valid UTF-8). */
+  rawBody?: string | Uint8Array;
   apiKey?: string;
   headers?: Record<string, string>;
 }
@@ -19,7 +20,7 @@ export interface RequestOptions {
 export async function call<T = any>(baseUrl: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
-  let body: string | undefined = options.rawBody;
+  let body: string | Uint8Array | undefined = options.rawBody;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
