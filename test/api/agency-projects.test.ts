@@ -106,10 +106,23 @@ describe('POST /api/agency-projects', () => {
       byForeigner: '404 NOT_FOUND',
       malformed: '400 VALIDATION_ERROR',
     });
-    expect(outcomes.memberNotCustomer.body.error.details).toMatchObject({ field: 'customerUserId' });
-    expect(outcomes.otherOrganizationsProject.body.error.details).toMatchObject({ field: 'projectId' });
+    // Every VALIDATION_ERROR names its fields the same way (details.issues), whichever rule refused them.
+    expect(outcomes.memberNotCustomer.body.error.details).toEqual({ issues: [{ field: 'customerUserId', issue: 'has the role member, not customer' }] });
+    expect(outcomes.notAMember.body.error.details).toEqual({ issues: [{ field: 'customerUserId', issue: 'is not a member of the organization' }] });
+    expect(outcomes.otherOrganizationsProject.body.error.details).toEqual({ issues: [{ field: 'projectId', issue: 'is a project of another organization' }] });
     expect(outcomes.malformed.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['extra', 'projectId']);
     expect(await assignmentCount()).toBe(before);
+  });
+});
+
+describe('POST /api/projects by a customer', () => {
+  it('creates nothing, and without organizationId the answer says which roles create projects', async () => {
+    const before = (await sqlAsOwner('select count(*) from projects'))[0].count;
+    const unnamed = await call(app.url, '/api/projects', { headers: { authorization: customer.bearer }, body: { name: 'Mine' } });
+    expect([unnamed.status, unnamed.body.error?.message]).toEqual([400, 'organizationId is required: you belong to no organization as its owner, an admin or a member']);
+    const named = await call(app.url, '/api/projects', { headers: { authorization: customer.bearer }, body: { name: 'Mine', organizationId: orgId } });
+    expect(named.status, named.text).toBe(403);
+    expect((await sqlAsOwner('select count(*) from projects'))[0].count).toBe(before);
   });
 });
 

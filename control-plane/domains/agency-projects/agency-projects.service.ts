@@ -41,12 +41,14 @@ export async function assignProject(
   const project = await findProject(db, { tenantId: principal.tenantId }, input.projectId, { lock: 'keyShare' });
   if (!project) throw notFound('The project');
   if (project.organization_id !== input.organizationId) {
-    throw invalid('The project does not belong to this organization', { field: 'projectId' });
+    throw invalid('The project does not belong to this organization', { issues: [{ field: 'projectId', issue: 'is a project of another organization' }] });
   }
   if (!(await findUserInTenant(db, principal.tenantId, input.customerUserId))) throw notFound('The customer');
   const membership = await lockMembershipForShare(db, principal.tenantId, input.organizationId, input.customerUserId);
   if (membership?.role !== 'customer') {
-    throw invalid('Projects are assigned to customers: the user must be a member of the organization with the role customer', { field: 'customerUserId' });
+    throw invalid('Projects are assigned to customers: the user must be a member of the organization with the role customer', {
+      issues: [{ field: 'customerUserId', issue: membership ? `has the role ${membership.role}, not customer` : 'is not a member of the organization' }],
+    });
   }
   try {
     const row = await insertAssignment(db, { tenantId: principal.tenantId, ...input });

@@ -73,7 +73,7 @@ export async function listProjectsForCaller(db: Kysely<Database>, principal: Pri
 export async function createProjectForCaller(db: Kysely<Database>, principal: Principal, input: CreateProjectInput): Promise<ProjectDetail> {
   // Every project belongs to an organization: named, or the caller's own (customers have none).
   const organizationId = input.organizationId ?? (await defaultOrganizationOfUser(db, principal.tenantId, principal.userId));
-  if (!organizationId) throw invalid('organizationId is required: you are not a member of any organization', { issues: [{ field: 'organizationId', issue: 'required' }] });
+  if (!organizationId) throw invalid('organizationId is required: you belong to no organization as its owner, an admin or a member', { issues: [{ field: 'organizationId', issue: 'required' }] });
   await requireOrganizationRole(db, principal, organizationId, 'member');
   const row = await insertProject(db, {
     tenantId: principal.tenantId,
