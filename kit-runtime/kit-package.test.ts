@@ -127,6 +127,11 @@ describe('loadKitPackage', () => {
     expect(problems).toEqual([{ file: 'hooks/spec.js', line: 3, message: "hook is not valid JavaScript: Unexpected token '}'" }]);
   });
 
+  it('names no line for a hook nested too deeply for V8 to parse, rather than a line of node itself', () => {
+    const problems = problemsOf((f) => { f['hooks/spec.js'] = `function spec() { return ${'('.repeat(100_000)}1${')'.repeat(100_000)}; }`; });
+    expect(problems).toEqual([{ file: 'hooks/spec.js', message: 'hook is not valid JavaScript: Maximum call stack size exceeded' }]);
+  });
+
   it('refuses a hook that cannot be defining the function its phase calls, naming the file (and line)', () => {
     const withSpecHook = (source: string) => problemsOf((f) => { f['hooks/spec.js'] = source; });
     expect(withSpecHook('function run(context) {\n  return {};\n}\n')).toEqual([

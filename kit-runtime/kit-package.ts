@@ -285,9 +285,12 @@ function checkHookSyntax(file: string, source: string): KitPackageProblem[] {
     new Script(source, { filename: file });
     return [];
   } catch (error) {
-    const location = /:(\d+)\n/.exec(String((error as Error).stack ?? ''));
+    // A SyntaxError's stack opens with `<file>:<line>`; one V8 gives up on (a RangeError for
+    // nesting too deep to parse) has only node's own frames, whose line numbers are not the hook's.
+    const stack = String((error as Error).stack ?? '');
+    const line = stack.startsWith(`${file}:`) ? /^:(\d+)\n/.exec(stack.slice(file.length))?.[1] : undefined;
     const message = `hook is not valid JavaScript: ${(error as Error).message}`;
-    return [location ? { file, line: Number(location[1]), message } : { file, message }];
+    return [line ? { file, line: Number(line), message } : { file, message }];
   }
 }
 
