@@ -13,6 +13,8 @@ describe('safeKitPath', () => {
     // Zero-width joiners are parts of words and emoji, not disguises.
     expect(safeKitPath('\u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645.md')).toBe('\u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645.md');
     expect(safeKitPath('\u{1F468}\u200D\u{1F469}\u200D\u{1F467}.md')).toBe('\u{1F468}\u200D\u{1F469}\u200D\u{1F467}.md');
+    // Names that only begin like a device's.
+    for (const name of ['console.md', 'com10.txt', 'auxiliary.md', 'conin.md', 'nul-results.json']) expect(safeKitPath(name)).toBe(name);
   });
 
   it.each([
@@ -28,6 +30,11 @@ describe('safeKitPath', () => {
     ['dir/', 'not a directory'],
     ['...', 'dot-only'],
     ['a/nul.txt', 'reserved device name'],
+    ['COM\u00b9', 'reserved device name'],
+    ['docs/lpt\u00b2.md', 'reserved device name'],
+    ['CONIN$', 'reserved device name'],
+    ['conout$.log', 'reserved device name'],
+    ['aux .txt', 'reserved device name'],
     ['file.txt:stream', ': * ?'],
     ['trailing. ', 'ending in'],
     // Storage turns a lone surrogate into U+FFFD, so these two would be stored under one name.
@@ -51,12 +58,16 @@ describe('safeKitPath', () => {
   });
 
   it('never echoes control characters in its message', () => {
-    try {
-      safeKitPath('x\u0000y');
-    } catch (error) {
-      expect((error as Error).message).not.toContain('\u0000');
-      expect((error as Error).message).toContain('"x\\u0000y"');
-    }
+    // Asserted outside any catch, so a path that stopped being refused fails here too.
+    expect(() => safeKitPath('x\u0000y')).toThrow(UnsafePathError);
+    const message = (() => {
+      try {
+        return safeKitPath('x\u0000y');
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(message).toBe('unsafe path "x\\u0000y": must not contain NUL or other control characters');
   });
 
   // Each reorders how a name is shown: "evil\u202Egpj.md" reads as "evildm.jpg", a spoofed extension.

@@ -14,8 +14,9 @@ const MAX_SEGMENT_BYTES = 255;
 // Characters that change meaning on some filesystem or shell: drive/ADS separators, wildcards,
 // redirections. Control characters (NUL included) are rejected separately.
 const FORBIDDEN_CHARACTERS = /[:*?"<>|]/;
-// Device names Windows resolves regardless of directory or extension.
-const WINDOWS_DEVICE_NAME = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
+// Device names Windows resolves regardless of directory or extension (spaces before it ignored):
+// COM and LPT take the superscript digits ¹ ² ³ too, and the console has CONIN$ and CONOUT$.
+const WINDOWS_DEVICE_NAME = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$) *(\..*)?$/i;
 // Bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) reorder how a name
 // is displayed, so "evil\u202Egpj.md" shows as "evildm.jpg" in a file list: a spoofed extension.
 const BIDI_CONTROL = /\p{Bidi_Control}/u;
