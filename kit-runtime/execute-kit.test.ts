@@ -68,6 +68,25 @@ describe('executeKit', () => {
     expect(result.outputs).toEqual([]);
   });
 
+  it('fails at the start, saying why, on an input nested deeper than 64 levels (not an internal error)', async () => {
+    const internal: unknown[] = [];
+    const watched = createKitRuntime({ limits: { timeoutMs: 3000 }, onInternalError: (error) => internal.push(error) });
+    try {
+      const nest = (levels: number) => Array.from({ length: levels }).reduce<unknown>((inner) => ({ d: inner }), 'leaf');
+      for (const kit of [exampleKit(), hostileKit({})]) {
+        const deep = await watched.execute(kit, { tenantId: 't', input: { ...exampleInput, deep: nest(20_000) } });
+        expect([deep.status, deep.error]).toEqual(['failed', { code: 'PHASE_FAILED', phase: null, message: "the run's input nests deeper than 64 levels" }]);
+        expect(deep.phases).toEqual([]);
+      }
+      // 63 levels under the input's own: as deep as an API body can carry, and run as usual.
+      const deepest = await watched.execute(exampleKit(), { tenantId: 't', input: { ...exampleInput, deep: nest(62) } });
+      expect(deepest.status).toBe('completed');
+      expect(internal).toEqual([]);
+    } finally {
+      watched.close();
+    }
+  });
+
   it('counts an empty list or object as missing, as it counts blank text', async () => {
     const kit = kitWith({ manifest: (m) => { delete m.hooks.SPEC; } });
     for (const entities of [[], {}]) {

@@ -17,7 +17,11 @@ import type { OutputValidation } from './output-validation.ts';
 import type { IsolatePool } from './sandbox/isolate-pool.ts';
 import type { KitSandbox, HookRun } from './sandbox/kit-sandbox.ts';
 import { HostBridge, type HostCapability } from './sandbox/host-bridge.ts';
+import { nestsDeeperThan } from './json-depth.ts';
 import { createSecretRedactor } from './secret-redactor.ts';
+
+/** How deeply a run's input may nest (an API request body is held to 64 levels in all). */
+export const MAX_INPUT_DEPTH = 64;
 
 export type KitExecutionRequest = {
   /** Isolates are never shared across tenants. */
@@ -205,6 +209,9 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
   ];
 
   try {
+    // Hooks and templates get a JSON copy of the input, which JSON.stringify cannot make a few
+    // thousand levels down: such an input fails the run at its start, saying why.
+    if (nestsDeeperThan(request.input, MAX_INPUT_DEPTH)) throw new KitPhaseError(`the run's input nests deeper than ${MAX_INPUT_DEPTH} levels`);
     sandbox = await deps.pool.acquire(request.tenantId, kit, deadline);
     for (const [phase, run] of steps) {
       if (phase === 'COMPOSE' && manifest.components === undefined) continue;
