@@ -126,6 +126,20 @@ describe('POST /api/projects by a customer', () => {
   });
 });
 
+describe('promoting a customer', () => {
+  it('removes their assignments: as a member they see what members see, and no assignment outlives the role', async () => {
+    const promoted = await inviteCustomer('Paula');
+    const assigned = await call(app.url, '/api/agency-projects', { apiKey: admin.apiKey, body: { organizationId: orgId, projectId: project, customerUserId: promoted.userId } });
+    expect(assigned.status, assigned.text).toBe(201);
+    const change = await call(app.url, `/api/organizations/${orgId}/members/${promoted.userId}`, { method: 'PUT', apiKey: admin.apiKey, body: { role: 'member' } });
+    expect(change.status, change.text).toBe(200);
+    expect(await sqlAsOwner('select id from agency_project_assignments where customer_user_id = $1', [promoted.userId])).toEqual([]);
+    const listed = await call(app.url, `/api/agency-projects?organizationId=${orgId}&limit=200`, { apiKey: admin.apiKey });
+    expect(listed.body.data.assignments.map((a: { customerUserId: string }) => a.customerUserId)).not.toContain(promoted.userId);
+    expect(await visibleProjects(promoted)).toEqual(expect.arrayContaining([project, secondProject]));
+  });
+});
+
 describe('POST /api/agency-projects while the project is being deleted', () => {
   it('answers NOT_FOUND, not a 500, and leaves no assignment behind', async () => {
     const doomed = await createProject(owner.apiKey, orgId, 'Doomed');

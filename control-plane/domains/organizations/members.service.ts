@@ -84,8 +84,12 @@ export async function changeOrganizationMemberRole(
   if (target.role === 'owner' && input.role !== 'owner' && (await countOwners(db, principal.tenantId, input.id)) <= 1) {
     throw conflict('The last owner cannot be demoted; make someone else an owner first');
   }
+  // Updating the membership waits for assignments being made meanwhile (they share-lock it).
   await setMemberRole(db, principal.tenantId, input.id, input.userId, input.role);
   if (target.role === 'owner') await keepOwnerIdOnAnOwner(db, principal.tenantId, input.id);
+  // Assignments are made to customers only; promoted, they see the organization's projects as
+  // its members do, and the assignments would otherwise outlive the role that they were for.
+  if (target.role === 'customer' && input.role !== 'customer') await deleteAssignmentsOfCustomer(db, principal.tenantId, input.id, input.userId);
   // Below admin they could no longer invite: the invitations they sent end here too.
   if (!atLeast(input.role, 'admin')) await revokePendingInvitations(db, principal.tenantId, input.id, { invitedBy: input.userId });
   return memberRowToMember({ ...target, role: input.role });
