@@ -1,4 +1,9 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostCapabilityError } from '../errors.ts';
 import { startTestGitServer, type TestGitServer } from '../test-support/git-http-server.ts';
@@ -25,6 +30,22 @@ const files = [
   { path: 'README.md', content: '# Acme\n' },
   { path: 'api/openapi.yaml', content: 'openapi: 3.1.0\n' },
 ];
+const refusal = (promise: unknown) => Promise.resolve(promise).then(() => '', (e: Error) => e.message);
+
+/** Pushes a first commit made with the system git, so it can hold what no kit may write (symbolic links). */
+async function pushCommitOf(name: string, build: (work: string) => Promise<void>): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), 'specwright-git-source-'));
+  const git = (...args: string[]) => promisify(execFile)('git', ['-c', 'user.name=Seed', '-c', 'user.email=seed@test.invalid', ...args], { cwd: work });
+  try {
+    await git('init', '--quiet', '--initial-branch=main');
+    await build(work);
+    await git('add', '.');
+    await git('commit', '--quiet', '-m', 'seed');
+    await git('push', '--quiet', server.url(name).replace('http://', `http://kit:${TOKEN}@`), 'main');
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
 
 describe('git capabilities over smart HTTP', () => {
   it('commits onto an existing branch, verifies, and commits nothing the second time', async () => {
@@ -85,6 +106,82 @@ describe('git capabilities over smart HTTP', () => {
     expect(await refuse({ repository: server.url('existing'), credential: 'other' })).toBe('credential "other" is not configured or has no token');
     const defaults = createGitCapabilities();
     expect(await Promise.resolve(defaults.gitCommit.call({ repository: server.url('existing'), message: 'm', files }, call)).then(() => '', (e: Error) => e.message)).toMatch(/not an allowed git remote/);
+  });
+
+  it('never writes through a symbolic link the repository holds, and pushes nothing then', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'specwright-outside-'));
+    try {
+      await server.createRepository('linked');
+      await pushCommitOf('linked', async (work) => {
+        await writeFile(join(work, 'README.md'), '# linked\n');
+        await symlink(outside, join(work, 'docs'));
+        await symlink(join(outside, 'notes.md'), join(work, 'notes.md'));
+      });
+      const before = await server.git('linked', 'rev-parse', 'main');
+      const { gitCommit } = capabilities();
+      const attempt = (argument: Record<string, unknown>) => refusal(gitCommit.call({ repository: server.url('linked'), message: 'm', credential: 'git-token', ...argument }, call));
+      const keys = { path: 'authorized_keys', content: 'ssh-ed25519 AAAA attacker\n' };
+      expect(await attempt({ files: [{ path: 'README.md', content: '# changed\n' }, { ...keys, path: 'docs/authorized_keys' }] })).toBe(
+        'cannot write "docs/authorized_keys": "docs" is a symbolic link in the repository, and gitCommit never writes through one',
+      );
+      expect(await attempt({ directory: 'docs/ssh', files: [keys] })).toBe('cannot write "docs/ssh/authorized_keys": "docs" is a symbolic link in the repository, and gitCommit never writes through one');
+      expect(await attempt({ files: [{ path: 'notes.md', content: 'x' }] })).toBe('cannot write "notes.md": "notes.md" is a symbolic link in the repository, and gitCommit never writes through one');
+      expect(await readdir(outside)).toEqual([]);
+      expect(await server.git('linked', 'rev-parse', 'main')).toBe(before);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses .git anywhere in directory and path, in every spelling a file system reads as .git, before any request', async () => {
+    await server.createRepository('dotgit', { initialCommit: true });
+    const seen: string[] = [];
+    const elsewhere = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    try {
+      // Replacing the clone's .git/config would send the push, and the credential, to this server.
+      const config = `[remote "origin"]\n\turl = http://127.0.0.1:${(elsewhere.address() as { port: number }).port}/loot.git\n`;
+      const { gitCommit } = capabilities();
+      const requestsBefore = server.requests.length;
+      const attempt = (directory: string, path: string) =>
+        refusal(gitCommit.call({ repository: server.url('dotgit'), branch: 'brand-new', directory, message: 'm', files: [{ path, content: config }], credential: 'git-token' }, call));
+      for (const directory of ['.git', '.GIT', 'specs/.Git', '.g\u200Cit', 'git~1']) {
+        expect(await attempt(directory, 'config'), directory).toBe('directory must not be .git or lie inside it');
+      }
+      expect(await attempt('.git.', 'config')).toBe('directory must not have a segment ending in "." or " "');
+      for (const path of ['.GIT/config', 'x/.git\u200D/config', 'GIT~1/config']) {
+        expect(await attempt('specs', path), path).toBe('files[0].path must not be inside .git');
+      }
+      expect(seen).toEqual([]);
+      expect(server.requests.length).toBe(requestsBefore);
+      expect(await server.git('dotgit', 'branch', '--list', 'brand-new')).toBe('');
+    } finally {
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
+  });
+
+  it('reports a path that needs a file to be a folder, or the reverse, as such and not as an unreachable server', async () => {
+    await server.createRepository('clash', { initialCommit: true });
+    const { gitCommit } = capabilities();
+    const attempt = (argument: Record<string, unknown>) => refusal(gitCommit.call({ repository: server.url('clash'), message: 'm', credential: 'git-token', ...argument }, call));
+    await gitCommit.call({ repository: server.url('clash'), message: 'api', files: [{ path: 'api/openapi.yaml', content: 'openapi: 3.1.0\n' }], credential: 'git-token' }, call);
+    const before = await server.git('clash', 'rev-parse', 'main');
+    const clash = 'files "a" and "a/b.md" clash: "a" cannot be both a file and a folder';
+    expect(await attempt({ files: [{ path: 'a', content: 'x' }, { path: 'a/b.md', content: 'y' }] })).toBe(clash);
+    expect(await attempt({ files: [{ path: 'a/b.md', content: 'y' }, { path: 'a', content: 'x' }] })).toBe(clash);
+    expect(await attempt({ files: [{ path: 'README.md/x.md', content: 'y' }] })).toBe('cannot write "README.md/x.md": "README.md" is a file in the repository, not a folder');
+    expect(await attempt({ files: [{ path: 'api', content: 'y' }] })).toBe('cannot write "api": it is a folder in the repository');
+    expect(await server.git('clash', 'rev-parse', 'main')).toBe(before);
+
+    // Only a failure to connect says the server cannot be reached.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as { port: number };
+    await new Promise((resolve) => closed.close(resolve));
+    expect(await refusal(gitCommit.call({ repository: `http://127.0.0.1:${port}/x.git`, message: 'm', files }, call))).toBe(`cannot reach the git server at http://127.0.0.1:${port} (ECONNREFUSED)`);
   });
 
   it('by default reaches only https remotes that are not the worker\'s own host or a network that is not public', async () => {

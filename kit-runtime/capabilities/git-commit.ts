@@ -12,7 +12,7 @@
  * repository it may be sent to (`repository` inside the sealed value, set by whoever stored it):
  * whoever runs the kit chooses the URL too, and must not be able to send the token elsewhere.
  */
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, mkdir, open, rm } from 'node:fs/promises';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -101,6 +101,8 @@ async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<s
     const problem = explainUnsafePath(argument.directory);
     if (problem !== null) throw new HostCapabilityError(`directory ${problem}`);
     directory = safeKitPath(argument.directory);
+    // Files under .git would rewrite the clone's config, and with it where the credential is pushed.
+    if (directory.split('/').some(namesGitDirectory)) throw new HostCapabilityError('directory must not be .git or lie inside it');
   }
   const credential = argument.credential === undefined ? null : String(argument.credential);
   // The default policy is enforced again where connections are made; an allow-list names hosts itself.
@@ -153,9 +155,72 @@ function checkFiles(value: unknown, directory: string): Array<{ path: string; co
     if (problem !== null) throw new HostCapabilityError(`files[${index}].path ${problem}`);
     if (typeof content !== 'string') throw new HostCapabilityError(`files[${index}].content must be a string`);
     const relative = safeKitPath(path);
-    if (relative.split('/').some((segment) => segment.toLowerCase() === '.git')) throw new HostCapabilityError(`files[${index}].path must not be inside .git`);
+    if (relative.split('/').some(namesGitDirectory)) throw new HostCapabilityError(`files[${index}].path must not be inside .git`);
     return { path: directory === '' ? relative : `${directory}/${relative}`, content };
   });
+}
+
+// Characters HFS+ ignores in names, so that ".g\u200Cit" opens ".git" on a Mac.
+const HFS_IGNORED = /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g;
+
+/**
+ * Git's own test for a name that reaches .git on some file system a clone may land on: any letter
+ * case, trailing dots and spaces or the 8.3 short name `git~1` (NTFS), ignorable characters (HFS+).
+ */
+function namesGitDirectory(segment: string): boolean {
+  const name = segment.replace(HFS_IGNORED, '').toLowerCase().replace(/[. ]+$/, '');
+  return name === '.git' || /^\.?git~[1-9]$/.test(name);
+}
+
+/** One of the kit's paths cannot be a file while another needs it as a folder (`a`, `a/b.md`). */
+function refuseFileFolderClashes(files: GitFile[]): void {
+  const paths = new Set(files.map((file) => file.path));
+  for (const file of files) {
+    const segments = file.path.split('/');
+    for (let end = 1; end < segments.length; end++) {
+      const folder = segments.slice(0, end).join('/');
+      if (paths.has(folder)) throw new HostCapabilityError(`files "${folder}" and "${file.path}" clash: "${folder}" cannot be both a file and a folder`);
+    }
+  }
+}
+
+/**
+ * The checkout holds whatever the repository does, symbolic links included (`docs -> /root/.ssh`),
+ * so a path is written only when no part of it that exists is a link and each part is the kind the
+ * path needs. Every path is checked before any is written.
+ */
+async function checkWorkTreeTargets(dir: string, files: GitFile[]): Promise<void> {
+  for (const file of files) {
+    const segments = file.path.split('/');
+    for (let end = 1; end <= segments.length; end++) {
+      const part = segments.slice(0, end).join('/');
+      const stats = await lstat(join(dir, part)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null;
+        throw error;
+      });
+      if (stats === null) break;
+      if (stats.isSymbolicLink()) throw new HostCapabilityError(`cannot write "${file.path}": "${part}" is a symbolic link in the repository, and gitCommit never writes through one`);
+      if (end < segments.length && !stats.isDirectory()) throw new HostCapabilityError(`cannot write "${file.path}": "${part}" is a file in the repository, not a folder`);
+      if (end === segments.length && !stats.isFile()) throw new HostCapabilityError(`cannot write "${file.path}": it is a folder in the repository`);
+    }
+  }
+}
+
+/** Writes a path checkWorkTreeTargets passed; O_NOFOLLOW keeps even a link made since from being followed. */
+async function writeWorkTreeFile(dir: string, file: GitFile): Promise<void> {
+  const target = join(dir, file.path);
+  try {
+    await mkdir(dirname(target), { recursive: true });
+    const handle = await open(target, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW, 0o644);
+    try {
+      await handle.writeFile(file.content, 'utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new HostCapabilityError(`cannot write "${file.path}": ${code === 'ELOOP' ? 'it is a symbolic link' : `the file system answered ${String(code)}`}`);
+  }
 }
 
 /** Commits onto the branch's head (or starts the branch); commits nothing when nothing changed. */
@@ -164,6 +229,7 @@ const commitFiles: Operation<GitCommitResult> = async (remote, argument, options
   const message = typeof argument.message === 'string' && argument.message.trim() !== '' ? argument.message : null;
   if (message === null) throw new HostCapabilityError('message must be a non-empty string');
   const author = pickAuthor(argument.author) ?? options.author ?? DEFAULT_AUTHOR;
+  refuseFileFolderClashes(files);
 
   const parent = await remoteHead(remote);
   if (parent === null) {
@@ -172,9 +238,9 @@ const commitFiles: Operation<GitCommitResult> = async (remote, argument, options
   } else {
     await git.clone({ fs, http: remote.http, dir, url: remote.url, ref: remote.branch, singleBranch: true, depth: 1, noTags: true, headers: { ...remote.headers } });
   }
+  await checkWorkTreeTargets(dir, files);
   for (const file of files) {
-    await mkdir(dirname(join(dir, file.path)), { recursive: true });
-    await writeFile(join(dir, file.path), file.content, 'utf8');
+    await writeWorkTreeFile(dir, file);
     await git.add({ fs, dir, filepath: file.path });
   }
   if (parent !== null) {
@@ -245,6 +311,8 @@ function describeGitError(error: unknown, remote: Remote): string {
   if (code === 'PushRejectedError') return `the git server rejected the push to ${remote.branch} (the branch moved meanwhile?)`;
   if (code === 'SmartHttpError' || code === 'UnknownTransportError') return `${remote.origin} does not speak the git smart HTTP protocol`;
   if (error instanceof NonPublicAddressError || (error as { code?: unknown })?.code === 'ENONPUBLIC') return `repository ${remote.origin} is not an allowed git remote`;
+  // Node gives every file-system error a path; the rest with an errno come from the network.
+  if (typeof (error as { path?: unknown })?.path === 'string') return `the worker could not write its copy of the repository (${String(code)})`;
   const sys = (error as { code?: unknown; errno?: unknown }).errno !== undefined ? String(code) : null;
   if (sys !== null) return `cannot reach the git server at ${remote.origin} (${sys})`;
   return `git operation failed: ${String((error as Error)?.message ?? error).split('\n')[0]}`;
