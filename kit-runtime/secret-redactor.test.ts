@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKitRuntime } from './kit-runtime.ts';
+import { createSecretRedactor } from './secret-redactor.ts';
 import { exampleInput, loadOrThrow } from './test-support/kits.ts';
 
 const runtime = createKitRuntime({ limits: { timeoutMs: 3000 } });
@@ -65,5 +66,68 @@ describe('secret redaction', () => {
     }`);
     const result = await runtime.execute(kit, { tenantId: 't', input: exampleInput, openCredential: async () => ({ token: SECRET, pin: 987654 }) });
     expect(result.applyResult).toEqual({ pin: '[redacted]', asText: 'pin [redacted]', list: ['[redacted]', 1], port: 8080 });
+  });
+});
+
+describe('secret redaction of encoded and case-changed forms', () => {
+  // `+`, `/` and `=` are what encodeURIComponent and base64url change.
+  const TOKEN = 'ghp_Ab+c/De=Fg9Hk';
+
+  it('blanks a token logged inside a URL, in another letter case, or base64-encoded, and in applyResult', async () => {
+    // The isolate has no btoa: a hook that needs base64 brings its own.
+    const kit = applyKit(`function b64(text, url) {
+      var chars = url ? 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_' : 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+      var out = '';
+      for (var i = 0; i < text.length; i += 3) {
+        var n = (text.charCodeAt(i) << 16) | ((text.charCodeAt(i + 1) || 0) << 8) | (text.charCodeAt(i + 2) || 0);
+        out += chars[(n >> 18) & 63] + chars[(n >> 12) & 63] + (i + 1 < text.length ? chars[(n >> 6) & 63] : url ? '' : '=') + (i + 2 < text.length ? chars[n & 63] : url ? '' : '=');
+      }
+      return out;
+    }
+    function apply(context, kit) {
+      var t = context.credentials.git.token;
+      kit.log('info', 'calling https://api.example/x?token=' + encodeURIComponent(t) + '&n=1');
+      kit.log('info', 'lower hex ' + encodeURIComponent(t).replace(/%[0-9A-F]{2}/g, function (e) { return e.toLowerCase(); }));
+      kit.log('info', 'upper ' + t.toUpperCase() + ' lower ' + t.toLowerCase());
+      kit.log('info', 'b64 ' + b64(t) + ' url ' + b64(t, true));
+      kit.log('info', 'Authorization: Basic ' + b64('x-access-token:' + t));
+      return { url: 'https://h/?t=' + encodeURIComponent(t), shout: t.toUpperCase(), header: 'Basic ' + b64('x:' + t) };
+    }`);
+    const result = await runtime.execute(kit, { tenantId: 't', input: exampleInput, openCredential: async () => ({ token: TOKEN }) });
+
+    expect(result.logs.map((entry) => entry.message)).toEqual([
+      'calling https://api.example/x?token=[redacted]&n=1',
+      'lower hex [redacted]',
+      'upper [redacted] lower [redacted]',
+      'b64 [redacted] url [redacted]',
+      // The base64 characters that mix the token's first and last bytes with their neighbours stay.
+      expect.stringMatching(/^Authorization: Basic \S{0,40}\[redacted\]\S{0,4}$/),
+    ]);
+    expect(result.applyResult).toEqual({
+      url: 'https://h/?t=[redacted]',
+      shout: '[redacted]',
+      header: expect.stringMatching(/^Basic \S{0,4}\[redacted\]\S{0,4}$/),
+    });
+    const forms = [encodeURIComponent(TOKEN), TOKEN.toUpperCase(), Buffer.from(TOKEN).toString('base64'), Buffer.from(TOKEN).toString('base64url')];
+    for (const text of stringsIn(result)) for (const form of forms) expect(text).not.toContain(form);
+  });
+});
+
+describe('secret redaction rules', () => {
+  it('leaves values under 4 characters alone, matches 4 to 7 in their own case and longer ones in any', () => {
+    const redactor = createSecretRedactor();
+    redactor.remember({ pin: '907', word: 'Rose', token: 'tok-Secret-42' });
+    // "907" would otherwise vanish from every port, count and date.
+    expect(redactor.redact('pin 907, port 9070')).toBe('pin 907, port 9070');
+    expect(redactor.redact('Rose rose ROSE')).toBe('[redacted] rose ROSE');
+    expect(redactor.redact('TOK-SECRET-42 tok-secret-42')).toBe('[redacted] [redacted]');
+    expect(redactor.redact(encodeURIComponent('tok-Secret-42'.toUpperCase()))).toBe('[redacted]');
+  });
+
+  it('blanks the whole of two secrets that overlap', () => {
+    const redactor = createSecretRedactor();
+    redactor.remember({ token: 'abcdef123', other: '123XYZW' });
+    expect(redactor.redact('joined abcdef123XYZW.')).toBe('joined [redacted].');
+    expect(redactor.redactJson({ abcdef123XYZW: 1234 })).toEqual({ '[redacted]': 1234 });
   });
 });
