@@ -130,3 +130,54 @@ describe('the public sealer (the API holds only the public key)', () => {
     expect(ring.open(rotated, binding)).toEqual({ token: 'from-client' });
   });
 });
+
+describe('client values cannot carry another row\'s stored credential', () => {
+  const victim = { tenantId: 'tenant-victim', credentialId: 'git-token' };
+  const attacker = { tenantId: 'tenant-attacker', credentialId: 'git-token' };
+  const victimSecret = { token: 'sk_live_victim_token' };
+
+  /** Seals raw JSON to the ring's key, as a client, or as rows were stored before this check. */
+  async function sealRaw(ring: CredentialSealer, value: unknown) {
+    await sodium.ready;
+    const { keyId, key } = ring.publicKey();
+    const ciphertext = sodium.crypto_box_seal(sodium.from_string(JSON.stringify(value)), sodium.from_base64(key, sodium.base64_variants.ORIGINAL));
+    return { keyId, ciphertext: sodium.to_base64(ciphertext, sodium.base64_variants.ORIGINAL) };
+  }
+
+  it('refuses a stored ciphertext submitted as a client value, re-sealed by the server or wrapped by the API', async () => {
+    const { createPublicCredentialSealer } = await import('./sealed-credentials.ts');
+    const api = await createPublicCredentialSealer(sealer.publicKey());
+    const storedV1 = sealer.seal(victim, victimSecret);
+    const storedV2 = api.wrapClientValue(await sealRaw(sealer, victimSecret), victim);
+    expect(sealer.open(storedV2, victim)).toEqual(victimSecret);
+
+    for (const stored of [storedV1, storedV2]) {
+      expectNoSecretIn(() => sealer.sealClientValue(stored, attacker));
+      expect(() => sealer.sealClientValue(stored, attacker)).toThrow('client-sealed value holds a stored credential envelope, not a secret');
+      // The API cannot look inside; the wrapped value is refused where it is opened, and by rotation.
+      const wrapped = api.wrapClientValue(stored, attacker);
+      expectNoSecretIn(() => sealer.open(wrapped, attacker));
+      expect(() => sealer.open(wrapped, attacker)).toThrow('client-sealed value holds a stored credential envelope, not a secret');
+      expect(() => sealer.rotate(wrapped, attacker)).toThrow('client-sealed value holds a stored credential envelope');
+    }
+  });
+
+  it('refuses a row that already holds a smuggled envelope, and a secret shaped like one', async () => {
+    // What sealClientValue stored for a replayed ciphertext before it refused them.
+    const smuggled = await sealRaw(sealer, { v: 1, ...attacker, secret: { v: 1, ...victim, secret: victimSecret } });
+    expectNoSecretIn(() => sealer.open(smuggled, attacker));
+    expect(() => sealer.open(smuggled, attacker)).toThrow('sealed credential holds a stored credential envelope, not a secret');
+    expect(() => sealer.seal(attacker, { v: 1, ...victim, secret: {} })).toThrow('must not be shaped like a stored credential envelope');
+  });
+
+  it('still opens rows stored in the format written so far', async () => {
+    const clientValue = await sealRaw(sealer, { token: 'from-client', v: 3 });
+    const rows = [
+      { plaintext: { v: 1, ...victim, secret: victimSecret }, secret: victimSecret },
+      // A secret may name a tenant or a version; only all three envelope keys together are refused.
+      { plaintext: { v: 1, ...victim, secret: { token: 'x', tenantId: 'acme', v: 2 } }, secret: { token: 'x', tenantId: 'acme', v: 2 } },
+      { plaintext: { v: 2, ...victim, clientSealed: clientValue }, secret: { token: 'from-client', v: 3 } },
+    ];
+    for (const { plaintext, secret: expected } of rows) expect(sealer.open(await sealRaw(sealer, plaintext), victim)).toEqual(expected);
+  });
+});

@@ -3,7 +3,8 @@
  * key ring. The sealed plaintext carries the row it belongs to ({tenantId, credentialId}) and
  * `open` checks it, so a ciphertext copied onto another row — or another tenant's — does not open.
  * A client may seal a secret itself to `publicKey()` (as with GitHub Actions secrets); the server
- * opens that once and re-seals it bound to its row.
+ * opens that once and re-seals it bound to its row. A client value that opens to a stored envelope
+ * (another row's ciphertext, replayed) is refused, so the binding cannot be stripped that way.
  *
  * No error from this module ever contains a secret or a ciphertext: messages say what failed, not
  * with what.
@@ -106,11 +107,15 @@ export async function createCredentialSealer(ring: CredentialKeyRing): Promise<C
     if (plaintext.tenantId !== binding.tenantId || plaintext.credentialId !== binding.credentialId) {
       throw new CredentialSealError('sealed credential belongs to another credential');
     }
-    if (plaintext.v === 1 && isSecret(plaintext.secret)) return plaintext as Plaintext;
+    // A secret that is itself an envelope was smuggled in as a client value (before that was refused).
+    if (plaintext.v === 1 && isSecret(plaintext.secret)) {
+      if (isEnvelope(plaintext.secret)) throw new CredentialSealError('sealed credential holds a stored credential envelope, not a secret');
+      return plaintext as Plaintext;
+    }
     if (plaintext.v === 2 && plaintext.clientSealed) {
       const inner = openBytes(plaintext.clientSealed, 'client-sealed value');
       try {
-        return { v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret: parseJsonObject(inner, 'client-sealed value') };
+        return { v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret: parseClientSecret(inner) };
       } finally {
         sodium.memzero(inner);
       }
@@ -122,7 +127,7 @@ export async function createCredentialSealer(ring: CredentialKeyRing): Promise<C
     publicKey: () => ({ keyId: ring.currentKeyId, key: toBase64(current.publicKey) }),
     seal: (binding, secret) => {
       assertBinding(binding);
-      if (!isSecret(secret)) throw new CredentialSealError('a credential secret must be a JSON object');
+      assertSealable(secret);
       return sealPlaintext({ v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret });
     },
     open: (sealed, binding) => openPlaintext(sealed, binding).secret,
@@ -130,7 +135,7 @@ export async function createCredentialSealer(ring: CredentialKeyRing): Promise<C
       assertBinding(binding);
       const bytes = openBytes(clientSealed, 'client-sealed value');
       try {
-        const secret = parseJsonObject(bytes, 'client-sealed value');
+        const secret = parseClientSecret(bytes);
         return sealPlaintext({ v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret });
       } finally {
         sodium.memzero(bytes);
@@ -176,7 +181,7 @@ export async function createPublicCredentialSealer(publicKey: { keyId: string; k
     publicKey: () => ({ keyId: publicKey.keyId, key: publicKey.key }),
     seal: (binding, secret) => {
       assertBinding(binding);
-      if (!isSecret(secret)) throw new CredentialSealError('a credential secret must be a JSON object');
+      assertSealable(secret);
       return sealJson({ v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret });
     },
     wrapClientValue: (clientSealed, binding) => {
@@ -204,6 +209,30 @@ function parseJsonObject(bytes: Uint8Array, what: string): CredentialSecret {
   }
   if (!isSecret(value)) throw new CredentialSealError(`${what} is not a JSON object`);
   return value;
+}
+
+/**
+ * A client seals the secret alone, and a stored value seals an envelope naming its row, both to the
+ * same key: another row's stored ciphertext submitted as a client value would open as the "secret"
+ * of the submitter's row, envelope, other tenant's secret and all. So a client value whose
+ * plaintext is shaped like an envelope (`v`, `tenantId` and `credentialId`) is refused, when it is
+ * re-sealed and when a wrapped one is opened (the API, holding no private key, cannot look inside).
+ * Stored plaintexts keep their format: rows sealed before this still open.
+ */
+function parseClientSecret(bytes: Uint8Array): CredentialSecret {
+  const secret = parseJsonObject(bytes, 'client-sealed value');
+  if (isEnvelope(secret)) throw new CredentialSealError('client-sealed value holds a stored credential envelope, not a secret; seal the secret itself');
+  return secret;
+}
+
+function isEnvelope(secret: CredentialSecret): boolean {
+  return ['v', 'tenantId', 'credentialId'].every((key) => Object.hasOwn(secret, key));
+}
+
+/** A secret `seal` accepts is one `open` returns: a JSON object not shaped like an envelope. */
+function assertSealable(secret: unknown): asserts secret is CredentialSecret {
+  if (!isSecret(secret)) throw new CredentialSealError('a credential secret must be a JSON object');
+  if (isEnvelope(secret)) throw new CredentialSealError('a credential secret must not be shaped like a stored credential envelope ({v, tenantId, credentialId})');
 }
 
 function isSecret(value: unknown): value is CredentialSecret {
