@@ -125,7 +125,7 @@ export function createApp(deps: AppDeps): express.Express {
   // The same procedure over tRPC (the SDK), called on its own.
   app.post('/trpc/kits.publish', refuseUnauthenticated, jsonBody({ limit: deps.config.uploadLimitBytes, type: isJsonOrUntyped }));
   app.use('/api', jsonBody({ limit: deps.config.bodyLimitBytes }), refuseMisshapenBodies);
-  app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes }));
+  app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes, document: openApiDocument }));
 
   // tRPC reads a body that express has parsed (and treats one without a content type as JSON).
   app.use('/trpc', jsonBody({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);

@@ -1,11 +1,12 @@
 import type { NextFunction, Request, Response } from 'express';
-import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
+import { createOpenApiNodeHttpHandler, type OpenAPIObject } from 'trpc-to-openapi';
 import typeis from 'type-is';
 import { logServerFault, toWireError, type WireError } from '../errors/coerce-error.ts';
 import { failureMetaFor } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import type { Context } from '../trpc/context.ts';
 import { errorEnvelope, successEnvelopeJson } from './envelope.ts';
+import { undeclaredQueryRefusal } from './declared-query.ts';
 import { successStatusByProcedurePath } from './procedure-meta.ts';
 import { sendSurfaceError } from './surface-errors.ts';
 
@@ -19,8 +20,11 @@ export function createRestHandler(options: {
   router: AppRouter;
   createContext: (opts: { req: Request; res: Response }) => Context;
   maxBodySize: number;
+  /** The REST surface's OpenAPI document: the query parameters each operation declares. */
+  document: OpenAPIObject;
 }) {
   const successStatuses = successStatusByProcedurePath(options.router);
+  const refuseUndeclaredQuery = undeclaredQueryRefusal(options.document);
   const handler = createOpenApiNodeHttpHandler<AppRouter, Request, Response>({
     router: options.router,
     createContext: ({ req, res }) => options.createContext({ req, res }),
@@ -42,6 +46,11 @@ export function createRestHandler(options: {
     // response to HEAD (the response was made for a HEAD request; the method it routes by does not change that).
     const method = req.method;
     if (method === 'HEAD') req.method = 'GET';
+    const queryRefusal = refuseUndeclaredQuery(req.method, req.path, new URLSearchParams(req.url.split('?')[1] ?? ''));
+    if (queryRefusal) {
+      req.method = method;
+      return sendSurfaceError(req, res, queryRefusal);
+    }
     if (acceptsBody(req.method)) {
       const refusal = bodyRefusal(req);
       if (refusal) return sendSurfaceError(req, res, refusal);

@@ -171,6 +171,30 @@ describe('the media type of a body', () => {
   });
 });
 
+describe('a query parameter the operation does not declare', () => {
+  it('is refused by name, as an unknown body field is, instead of being dropped (a misspelt filter would list everything)', async () => {
+    const misspelt = await call(app.url, '/api/projects?stauts=archived&limit=5', { apiKey: key });
+    expect(misspelt.status, misspelt.text).toBe(400);
+    expect(misspelt.body.error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'The query names parameters this operation does not take (it takes limit, offset, status)',
+      details: { issues: [{ field: 'stauts', issue: 'is not a field that can be set here' }] },
+    });
+    const none = await call(app.url, '/api/me?verbose=1', { apiKey: key });
+    expect([none.status, none.body.error?.message]).toEqual([400, 'The query names parameters this operation does not take (it takes none)']);
+    const declared = await call(app.url, '/api/projects?status=archived&limit=5&offset=0', { apiKey: key });
+    expect(declared.status, declared.text).toBe(200);
+  });
+
+  it('on a create too, which then creates nothing; a path no operation has stays NOT_FOUND', async () => {
+    const before = (await call(app.url, '/api/projects?limit=1', { apiKey: key })).body.data.total;
+    const create = await call(app.url, '/api/projects?dryRun=true', { apiKey: key, body: { name: 'Not a dry run' } });
+    expect([create.status, create.body.error?.details?.issues]).toEqual([400, [{ field: 'dryRun', issue: 'is not a field that can be set here' }]]);
+    expect((await call(app.url, '/api/projects?limit=1', { apiKey: key })).body.data.total).toBe(before);
+    expect((await call(app.url, '/api/no-such-thing?x=1', { apiKey: key })).status).toBe(404);
+  });
+});
+
 describe('a body field named like a path parameter', () => {
   it('is refused by field, not silently replaced by the path value', async () => {
     const project = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Path owns the id' } });
