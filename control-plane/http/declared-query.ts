@@ -1,9 +1,8 @@
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import type { WireError } from '../errors/coerce-error.ts';
+import { operationsOf } from './openapi-document.ts';
 
-type Route = { method: string; pattern: RegExp; names: Set<string> };
-
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+type Route = { pattern: RegExp; names: Set<string> };
 
 /** `/projects/{projectId}` as a pattern over the path the REST router sees (any letter case, a trailing slash allowed). */
 function patternOf(template: string): RegExp {
@@ -23,23 +22,20 @@ function shownName(name: string): string {
  * Refuses query parameters the operation does not declare, as a body's unknown fields are: a
  * misspelt filter (`?stauts=archived`) would otherwise be dropped without a word and the answer
  * would hold everything. Read from the OpenAPI document, the contract REST callers build on. A
- * path no operation matches is left to the router (NOT_FOUND).
+ * request without a query costs nothing; a path no operation matches is left to the router
+ * (NOT_FOUND).
  */
-export function undeclaredQueryRefusal(document: OpenAPIObject): (method: string, path: string, query: URLSearchParams) => WireError | undefined {
-  const routes: Route[] = [];
-  for (const [template, item] of Object.entries(document.paths ?? {})) {
-    for (const method of METHODS) {
-      const operation = item[method];
-      if (!operation) continue;
-      const names = new Set((operation.parameters ?? []).flatMap((parameter) => ('in' in parameter && parameter.in === 'query' ? [parameter.name] : [])));
-      routes.push({ method: method.toUpperCase(), pattern: patternOf(template), names });
-    }
+export function undeclaredQueryRefusal(document: OpenAPIObject): (method: string, path: string, queryString: string) => WireError | undefined {
+  const routesByMethod = new Map<string, Route[]>();
+  for (const { method, template, queryNames } of operationsOf(document)) {
+    routesByMethod.set(method, [...(routesByMethod.get(method) ?? []), { pattern: patternOf(template), names: queryNames }]);
   }
-  return (method, path, query) => {
-    const matching = routes.filter((route) => route.method === method && route.pattern.test(path));
+  return (method, path, queryString) => {
+    if (queryString === '') return undefined;
+    const matching = (routesByMethod.get(method) ?? []).filter((route) => route.pattern.test(path));
     if (matching.length === 0) return undefined;
     // Where two templates match (`/{orgId}/kits/executions`, `/{orgId}/kits/{kitId}`), either's names pass.
-    const undeclared = [...new Set(query.keys())].filter((name) => !matching.some((route) => route.names.has(name)));
+    const undeclared = [...new Set(new URLSearchParams(queryString).keys())].filter((name) => !matching.some((route) => route.names.has(name)));
     if (undeclared.length === 0) return undefined;
     const declared = [...new Set(matching.flatMap((route) => [...route.names]))];
     return {

@@ -202,15 +202,19 @@ function wrapResponses(operation: Operation, successStatus: number, errors: Map<
   operation.responses = responses;
 }
 
+/** Each operation of the document: its method (upper case), path template and declared query parameters. */
+export function operationsOf(document: OpenAPIObject): Array<{ method: string; template: string; queryNames: Set<string> }> {
+  return Object.entries(document.paths ?? {}).flatMap(([template, pathItem]) =>
+    (['get', 'put', 'post', 'delete', 'patch'] as const).flatMap((method) => {
+      const operation = pathItem[method];
+      if (!operation) return [];
+      const queryNames = new Set((operation.parameters ?? []).flatMap((parameter) => ('in' in parameter && parameter.in === 'query' ? [parameter.name] : [])));
+      return [{ method: method.toUpperCase(), template, queryNames }];
+    }),
+  );
+}
+
 /** The names the document declares as query parameters of any operation (`status`, `limit`, …). */
 export function queryParameterNamesOf(document: OpenAPIObject): Set<string> {
-  const names = new Set<string>();
-  for (const pathItem of Object.values(document.paths ?? {})) {
-    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
-      for (const parameter of pathItem[method]?.parameters ?? []) {
-        if ('in' in parameter && parameter.in === 'query') names.add(parameter.name);
-      }
-    }
-  }
-  return names;
+  return new Set(operationsOf(document).flatMap((operation) => [...operation.queryNames]));
 }

@@ -45,12 +45,10 @@ export function createRestHandler(options: {
     // HEAD asks what GET would answer: the procedure runs as for GET, and Node sends no body for a
     // response to HEAD (the response was made for a HEAD request; the method it routes by does not change that).
     const method = req.method;
+    const queryStart = req.url.indexOf('?');
+    const queryRefusal = refuseUndeclaredQuery(method === 'HEAD' ? 'GET' : method, req.path, queryStart === -1 ? '' : req.url.slice(queryStart + 1));
+    if (queryRefusal) return sendSurfaceError(req, res, queryRefusal);
     if (method === 'HEAD') req.method = 'GET';
-    const queryRefusal = refuseUndeclaredQuery(req.method, req.path, new URLSearchParams(req.url.split('?')[1] ?? ''));
-    if (queryRefusal) {
-      req.method = method;
-      return sendSurfaceError(req, res, queryRefusal);
-    }
     if (acceptsBody(req.method)) {
       const refusal = bodyRefusal(req);
       if (refusal) return sendSurfaceError(req, res, refusal);
