@@ -43,7 +43,7 @@ export function httpStatusFor(code: ErrorCode): number {
  * every cause of one passes quickly (a conflict with a concurrent request, a busy checker, a
  * database that is restarting or a key ring not loaded yet). A RATE_LIMITED answer says its own.
  */
-export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
 /** The Retry-After an answer with this code carries, if the code alone decides one. */
 export function retryAfterFor(code: ErrorCode): string | undefined {

@@ -36,6 +36,15 @@ export async function insertUserWithPassword(db: Kysely<Database>, values: { ten
   return insertUser(db, { ...values, isPlatformAdmin: false });
 }
 
+/**
+ * A user's name and email, read by a definer function (migration 0014) rather than through row-level
+ * security: a platform admin acting in another tenant (X-Tenant-ID) is still who they are there.
+ */
+export async function findUserIdentity(db: Kysely<Database>, userId: string): Promise<{ email: string; name: string } | undefined> {
+  const { rows } = await sql<{ email: string; name: string }>`select * from app_private.user_identity(${userId})`.execute(db);
+  return rows[0];
+}
+
 /** A user of the tenant, with what other domains show of them. */
 export async function findUserInTenant(db: Kysely<Database>, tenantId: string, userId: string) {
   return db.selectFrom('users').select(['id', 'name', 'email']).where('tenant_id', '=', tenantId).where('id', '=', userId).executeTakeFirst();
