@@ -37,14 +37,24 @@ export function refuseFileFolderClashes(files: GitFile[]): void {
  * path needs. Every path is checked before any is written.
  */
 export async function checkWorkTreeTargets(dir: string, files: GitFile[]): Promise<void> {
+  // Files share folders: each part of a path is looked at once.
+  const seen = new Map<string, Promise<fs.Stats | null>>();
+  const statsOf = (part: string) => {
+    let stats = seen.get(part);
+    if (stats === undefined) {
+      stats = lstat(join(dir, part)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null;
+        throw error;
+      });
+      seen.set(part, stats);
+    }
+    return stats;
+  };
   for (const file of files) {
     const segments = file.path.split('/');
     for (let end = 1; end <= segments.length; end++) {
       const part = segments.slice(0, end).join('/');
-      const stats = await lstat(join(dir, part)).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return null;
-        throw error;
-      });
+      const stats = await statsOf(part);
       if (stats === null) break;
       if (stats.isSymbolicLink()) throw new HostCapabilityError(`cannot write "${file.path}": "${part}" is a symbolic link in the repository, and gitCommit never writes through one`);
       if (end < segments.length && !stats.isDirectory()) throw new HostCapabilityError(`cannot write "${file.path}": "${part}" is a file in the repository, not a folder`);
