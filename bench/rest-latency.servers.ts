@@ -1,6 +1,6 @@
-// Child process of rest-latency.ts: the full service, a bare express + pg handler and the framework
-// floor (rest-latency.floor.ts), side by side on one embedded PostgreSQL, so all answer from the
-// same database on the same machine.
+// Child process of rest-latency.ts: the full service, a bare express + pg handler, the framework
+// floor (rest-latency.floor.ts) and the rules floor (rest-latency.rules.ts), side by side on one
+// embedded PostgreSQL, so all answer from the same database on the same machine.
 //
 // Whatever ends the run — the parent's 'stop', the parent exiting or failing (the IPC channel
 // closes), or a failure here while starting — stops everything this process started, the embedded
@@ -13,6 +13,7 @@ import pg from 'pg';
 import { loadConfig } from '../control-plane/config.ts';
 import { startService } from '../control-plane/service.ts';
 import { startFrameworkFloor } from './rest-latency.floor.ts';
+import { startRulesFloor } from './rest-latency.rules.ts';
 
 const dataDir = await mkdtemp(join(tmpdir(), 'specwright-bench-'));
 const closers: Array<() => Promise<unknown>> = [];
@@ -66,11 +67,14 @@ try {
   const barePort = (bareServer.address() as { port: number }).port;
   const floor = await startFrameworkFloor(ownerUrl, tenantId);
   closers.push(() => floor.stop());
+  const rules = await startRulesFloor(service.app!.pool.options.connectionString!);
+  closers.push(() => rules.stop());
 
   process.send!({
     full: { url: `${service.url}/api/projects/${projectId}`, headers: { 'x-api-key': apiKey } },
     bare: { url: `http://127.0.0.1:${barePort}/projects/${projectId}`, headers: {} },
     floor: { url: `http://127.0.0.1:${floor.port}/projects/${projectId}`, headers: {} },
+    rules: { url: `http://127.0.0.1:${rules.port}/projects/${projectId}`, headers: { 'x-api-key': apiKey } },
   });
 } catch (error) {
   console.error('rest-latency: the servers could not start:', error);

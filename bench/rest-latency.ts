@@ -5,10 +5,13 @@
 // reports the CPU the service process and its PostgreSQL spent per request (Linux), which shows
 // where the difference goes.
 //
-// A third server in the same run, the framework floor (rest-latency.floor.ts), answers the same
-// read through the fixed stack alone (express, tRPC projected by trpc-to-openapi, zod, Kysely)
-// without any of the service's request rules; its ratios to the bare handler bound from below what
-// any service built on that stack can reach.
+// Two more servers in the same run bound the full stack from below, each from one side:
+// - the framework floor (rest-latency.floor.ts) answers the same read through the fixed stack alone
+//   (express, tRPC projected by trpc-to-openapi, zod, Kysely) without any of the service's request
+//   rules: what any service built on that stack can reach;
+// - the rules floor (rest-latency.rules.ts) applies the service's database rules (rate count, key
+//   check, tenant transaction, access check) by hand on express + pg, all in one round trip, without
+//   the stack: what any service keeping those rules can reach.
 //
 //   node --no-node-snapshot bench/rest-latency.ts [--seconds 5] [--rounds 3]
 import { fork } from 'node:child_process';
@@ -16,6 +19,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import { median } from './measure.ts';
 import { processTreeCpuMs } from './process-tree-cpu.ts';
+
+const order = ['bare', 'full', 'floor', 'rules'] as const;
+type Server = (typeof order)[number];
 
 interface Target {
   url: string;
@@ -26,7 +32,7 @@ const option = (name: string, fallback: number) => (process.argv.includes(name) 
 const seconds = option('--seconds', 5);
 const roundCount = option('--rounds', 3);
 const servers = fork(new URL('./rest-latency.servers.ts', import.meta.url), { execArgv: ['--no-node-snapshot'], stdio: 'inherit' });
-const targets = await new Promise<{ full: Target; bare: Target; floor: Target }>((resolve, reject) => {
+const targets = await new Promise<Record<Server, Target>>((resolve, reject) => {
   servers.once('message', resolve as never);
   servers.once('exit', (code) => reject(new Error(`the servers exited (code ${code}) before they were ready`)));
 });
@@ -60,10 +66,15 @@ async function load(target: Target, connections: number, duration: number): Prom
 // Warm all three (JIT, connection pools, plan caches), then measure in rounds, rotating which goes
 // first; each round gives ratios, and the report takes the median, so a noisy moment on a shared
 // machine moves one round rather than the verdict.
-const order = ['bare', 'full', 'floor'] as const;
-type Server = (typeof order)[number];
 for (const server of order) await load(targets[server], 10, 2);
-type Round = { latencyRatio: number; throughputRatio: number; floorLatencyRatio: number; floorThroughputRatio: number } & Record<`${Server}${'Latency' | 'Throughput'}`, Measured>;
+type Round = {
+  latencyRatio: number;
+  throughputRatio: number;
+  floorLatencyRatio: number;
+  floorThroughputRatio: number;
+  rulesLatencyRatio: number;
+  rulesThroughputRatio: number;
+} & Record<`${Server}${'Latency' | 'Throughput'}`, Measured>;
 const rounds: Round[] = [];
 for (let round = 0; round < roundCount; round += 1) {
   const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
@@ -79,12 +90,16 @@ for (let round = 0; round < roundCount; round += 1) {
     throughputRatio: throughput.full.requestsPerSecond / throughput.bare.requestsPerSecond,
     floorLatencyRatio: latency.floor.meanLatencyMs / latency.bare.meanLatencyMs,
     floorThroughputRatio: throughput.floor.requestsPerSecond / throughput.bare.requestsPerSecond,
+    rulesLatencyRatio: latency.rules.meanLatencyMs / latency.bare.meanLatencyMs,
+    rulesThroughputRatio: throughput.rules.requestsPerSecond / throughput.bare.requestsPerSecond,
     bareLatency: latency.bare,
     fullLatency: latency.full,
     floorLatency: latency.floor,
+    rulesLatency: latency.rules,
     bareThroughput: throughput.bare,
     fullThroughput: throughput.full,
     floorThroughput: throughput.floor,
+    rulesThroughput: throughput.rules,
   });
 }
 const latencyRatio = median(rounds.map((r) => r.latencyRatio));
@@ -105,10 +120,15 @@ const report = {
     latencyRatio: Number(median(rounds.map((r) => r.floorLatencyRatio)).toFixed(3)),
     throughputRatio: Number(median(rounds.map((r) => r.floorThroughputRatio)).toFixed(3)),
   },
+  rulesFloor: {
+    latencyRatio: Number(median(rounds.map((r) => r.rulesLatencyRatio)).toFixed(3)),
+    throughputRatio: Number(median(rounds.map((r) => r.rulesThroughputRatio)).toFixed(3)),
+  },
   cpuMicrosPerRequest: {
     bare: medianRound.bareThroughput.cpuMicrosPerRequest,
     floor: medianRound.floorThroughput.cpuMicrosPerRequest,
     full: medianRound.fullThroughput.cpuMicrosPerRequest,
+    rules: medianRound.rulesThroughput.cpuMicrosPerRequest,
   },
   raw: rounds,
 };

@@ -32,12 +32,16 @@ export function withTenant<T>(db: Kysely<Database>, tenantId: string, work: (trx
 
 /**
  * BEGIN and the tenant as one simple-protocol statement pair, so the id is inlined — which is why it
- * must be a uuid, checked here, never free text. It is sent ahead: on the service's pool it travels
- * with the transaction's first statement, in the same round trip.
+ * must be a uuid, checked here, never free text.
  */
-function beginForTenant(tenantId: string, readOnly: boolean) {
+export function beginForTenantText(tenantId: string, readOnly: boolean): string {
   if (!UUID.test(tenantId)) throw new Error('A tenant id must be a uuid');
-  return sql.raw(sentAhead(`begin${readOnly ? ' isolation level repeatable read, read only' : ''}; select set_config('app.tenant_id', '${tenantId}', true)`));
+  return `begin${readOnly ? ' isolation level repeatable read, read only' : ''}; select set_config('app.tenant_id', '${tenantId}', true)`;
+}
+
+/** BEGIN with the tenant, sent ahead: on the service's pool it travels with the transaction's first statement, in the same round trip. */
+function beginForTenant(tenantId: string, readOnly: boolean) {
+  return sql.raw(sentAhead(beginForTenantText(tenantId, readOnly)));
 }
 
 /**
