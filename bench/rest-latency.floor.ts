@@ -4,7 +4,6 @@
 // mapping, and nothing of the service's request rules: no authentication, rate counting, tenant
 // transaction, envelope, security headers or request log. What it costs beside the bare handler is
 // what the shape itself costs, whatever the service does on top.
-import type { Server } from 'node:http';
 import { initTRPC, TRPCError } from '@trpc/server';
 import express from 'express';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -15,8 +14,9 @@ import { preparingPool } from '../control-plane/db/prepared-statements.ts';
 import { projectDetailOutput, projectIdInput } from '../control-plane/domains/projects/projects.schema.ts';
 import { findProject } from '../control-plane/domains/projects/projects.repository.ts';
 import { projectRowToDetail } from '../control-plane/domains/projects/projects.service.ts';
+import { listenOnLoopback, type LoopbackServer } from './loopback-server.ts';
 
-export async function startFrameworkFloor(ownerUrl: string, tenantId: string): Promise<{ port: number; stop: () => Promise<void> }> {
+export async function startFrameworkFloor(ownerUrl: string, tenantId: string): Promise<LoopbackServer> {
   // The database owner's connection: row-level security does not apply, as for the bare handler.
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(new pg.Pool({ connectionString: ownerUrl, max: 10 })) }) });
   const t = initTRPC.meta<OpenApiMeta>().create();
@@ -33,13 +33,5 @@ export async function startFrameworkFloor(ownerUrl: string, tenantId: string): P
   });
   const app = express();
   app.use(createOpenApiExpressMiddleware({ router, createContext: () => ({}) }));
-  const server: Server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    stop: async () => {
-      await new Promise((resolve) => server.close(resolve));
-      await db.destroy();
-    },
-  };
+  return listenOnLoopback(app, () => db.destroy());
 }

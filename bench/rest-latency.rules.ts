@@ -11,7 +11,6 @@
 // verified by this one, in the same round trip (a key whose answer names another tenant is
 // refused), so the first request of a key makes one round trip more. What this costs beside the
 // bare handler is what the rules themselves cost, however the service were built.
-import type { Server } from 'node:http';
 import express from 'express';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery } from 'kysely';
 import pg from 'pg';
@@ -22,6 +21,7 @@ import type { Database } from '../control-plane/db/database.ts';
 import { beginForTenantText } from '../control-plane/db/tenant-transaction.ts';
 import { findProject } from '../control-plane/domains/projects/projects.repository.ts';
 import { rateLimitCallerKey } from '../control-plane/http/rate-limit.ts';
+import { listenOnLoopback, type LoopbackServer } from './loopback-server.ts';
 
 const KEY_CHECK = 'select * from app_private.authenticate_api_key($1, $2)';
 const RATE_WINDOW_MS = 60_000;
@@ -60,7 +60,7 @@ async function rateCountStatement(): Promise<string> {
   return text;
 }
 
-export async function startRulesFloor(appUrl: string): Promise<{ port: number; stop: () => Promise<void> }> {
+export async function startRulesFloor(appUrl: string): Promise<LoopbackServer> {
   const [read, rateCount] = await Promise.all([projectReadStatement(), rateCountStatement()]);
   const readValues = (tenantId: string, userId: string, projectId: string) =>
     read.parameters.map((value) => (value === 'TENANT' ? tenantId : value === 'USER' ? userId : value === 'PROJECT' ? projectId : value));
@@ -103,13 +103,5 @@ export async function startRulesFloor(appUrl: string): Promise<{ port: number; s
       client.release();
     }
   });
-  const server: Server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    stop: async () => {
-      await new Promise((resolve) => server.close(resolve));
-      await pool.end();
-    },
-  };
+  return listenOnLoopback(app, () => pool.end());
 }

@@ -12,6 +12,7 @@ import express from 'express';
 import pg from 'pg';
 import { loadConfig } from '../control-plane/config.ts';
 import { startService } from '../control-plane/service.ts';
+import { listenOnLoopback } from './loopback-server.ts';
 import { startFrameworkFloor } from './rest-latency.floor.ts';
 import { startRulesFloor } from './rest-latency.rules.ts';
 
@@ -54,17 +55,14 @@ try {
   // The baseline: the same primary-key read, nothing else (no auth, tenancy, envelope or limits).
   const ownerUrl = service.owner.pool.options.connectionString!;
   const pool = new pg.Pool({ connectionString: ownerUrl, max: 10 });
-  closers.push(() => pool.end());
-  const bare = express();
-  bare.get('/projects/:id', async (req, res) => {
+  const bareApp = express();
+  bareApp.get('/projects/:id', async (req, res) => {
     const { rows } = await pool.query('select * from projects where id = $1', [req.params.id]);
     if (rows.length === 0) return void res.status(404).json({ error: 'not found' });
     res.json(rows[0]);
   });
-  const bareServer = bare.listen(0, '127.0.0.1');
-  closers.push(() => new Promise((closed) => bareServer.close(closed)));
-  await new Promise((resolve) => bareServer.once('listening', resolve));
-  const barePort = (bareServer.address() as { port: number }).port;
+  const bare = await listenOnLoopback(bareApp, () => pool.end());
+  closers.push(() => bare.stop());
   const floor = await startFrameworkFloor(ownerUrl, tenantId);
   closers.push(() => floor.stop());
   const rules = await startRulesFloor(service.app!.pool.options.connectionString!);
@@ -72,7 +70,7 @@ try {
 
   process.send!({
     full: { url: `${service.url}/api/projects/${projectId}`, headers: { 'x-api-key': apiKey } },
-    bare: { url: `http://127.0.0.1:${barePort}/projects/${projectId}`, headers: {} },
+    bare: { url: `http://127.0.0.1:${bare.port}/projects/${projectId}`, headers: {} },
     floor: { url: `http://127.0.0.1:${floor.port}/projects/${projectId}`, headers: {} },
     rules: { url: `http://127.0.0.1:${rules.port}/projects/${projectId}`, headers: { 'x-api-key': apiKey } },
   });
