@@ -2,12 +2,13 @@
  * Some secrets travel in URLs (an invitation token and a signed download link are path segments,
  * and tRPC GETs carry their input in the query string), and a caller may put any secret in a query
  * by mistake (`GET /trpc/auth.login?input={…password…}` routes nowhere but still reaches the log).
- * Request log lines pass through here, so a URL never takes a secret into the log:
+ * Request log lines pass through here, so neither a URL nor a header takes a secret into the log:
  *
  * - the token segment of a secret-carrying path is blanked (routing ignores case, so the patterns do too);
  * - a tRPC call's query string, which holds its input, is dropped whatever the procedure;
  * - a REST query keeps the parameters the API declares (`status`, `limit`, …) and blanks every
- *   other pair, name and value.
+ *   other pair, name and value;
+ * - a header keeps its value only when it is one known to carry nothing secret (see below).
  */
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { isTrpcPath } from './trpc-path.ts';
@@ -69,23 +70,61 @@ function redactQuery(query: string, declaredQueryNames: ReadonlySet<string>): st
     .join('&');
 }
 
+/**
+ * Request headers whose values are logged. Every other header is logged by name with its value
+ * blanked: a credential can travel in any header (`Proxy-Authorization`, `X-Auth-Token`, a cookie,
+ * a page address holding an invitation link), and a list of the ones to hide is never complete.
+ */
+const loggedHeaderValues = new Set([
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'cache-control',
+  'connection',
+  'content-encoding',
+  'content-length',
+  'content-type',
+  'expect',
+  'forwarded',
+  'host',
+  'origin',
+  'traceparent',
+  'tracestate',
+  'transfer-encoding',
+  'user-agent',
+  'x-e2e-test-mode',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-request-id',
+  'x-tenant-id',
+]);
+
+function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, loggedHeaderValues.has(name) ? value : REDACTED]));
+}
+
 interface SerializedRequest {
   url?: string;
   query?: unknown;
   params?: unknown;
+  headers?: Record<string, unknown>;
   [key: string]: unknown;
 }
 
 /**
  * pino-http's request serializer (it receives the standard serializer's output), for an API whose
- * REST operations declare `declaredQueryNames` as query parameters.
+ * REST operations declare `declaredQueryNames` as query parameters: headers other than the few
+ * known to carry nothing secret are blanked, and so is anything secret in the URL.
  */
 export function requestLogSerializer(declaredQueryNames: ReadonlySet<string>) {
   return (req: SerializedRequest): SerializedRequest => {
-    if (typeof req.url !== 'string') return req;
+    // A new object: the standard serializer hands over the request's own headers.
+    const logged = req.headers ? { ...req, headers: redactHeaders(req.headers) } : { ...req };
+    if (typeof req.url !== 'string') return logged;
     const url = redactUrl(req.url, declaredQueryNames);
-    if (url === req.url) return req;
+    if (url === req.url) return logged;
     // The parsed query and path parameters of such a request may repeat the secret: leave them out.
-    return { ...req, url, query: REDACTED, params: REDACTED };
+    return { ...logged, url, query: REDACTED, params: REDACTED };
   };
 }

@@ -114,6 +114,20 @@ describe('API keys', () => {
     await call(app.url, '/api/me', { apiKey: app.bootstrap.apiKey });
     expect(app.rawLog.join('\n')).not.toContain(app.bootstrap.apiKey);
   });
+
+  it('logs no header value that may hold a credential, whatever its name, and keeps the ones that cannot', async () => {
+    const credentials = { 'proxy-authorization': 'Basic cHJveHk6aHVudGVyMg==', 'x-auth-token': 'tok-7f3a9c1e55', 'x-amz-security-token': 'FQoGZXIvYXdzEJr' };
+    await call(app.url, '/api/me', { apiKey: app.bootstrap.apiKey, headers: { ...credentials, 'user-agent': 'audit-agent/1.0', 'x-request-id': 'header-check-1' } });
+    const line = app.logLines.find((entry) => (entry.req as { id?: string } | undefined)?.id === 'header-check-1');
+    const headers = (line?.req as { headers: Record<string, string> }).headers;
+    expect(Object.fromEntries(Object.keys(credentials).map((name) => [name, headers[name]]))).toEqual({
+      'proxy-authorization': '[redacted]',
+      'x-auth-token': '[redacted]',
+      'x-amz-security-token': '[redacted]',
+    });
+    expect(headers).toMatchObject({ 'user-agent': 'audit-agent/1.0', 'x-request-id': 'header-check-1', 'x-api-key': '[redacted]' });
+    for (const value of Object.values(credentials)) expect(app.rawLog.join('\n')).not.toContain(value);
+  });
 });
 
 describe('JWT bearer tokens (shared secret)', () => {
