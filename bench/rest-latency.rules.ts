@@ -79,7 +79,7 @@ export async function startRulesFloor(appUrl: string): Promise<LoopbackServer> {
     const client = await pool.connect();
     try {
       const now = Date.now();
-      const counted = client.query({ name: 'rate_count', text: rateCount, values: [`general:${rateLimitCallerKey(req)}`, 1, now + RATE_WINDOW_MS, now] });
+      const counted = client.query({ name: 'rate_count', text: rateCount, values: [`general:${rateLimitCallerKey(req)!}`, 1, now + RATE_WINDOW_MS, now] });
       const checked = client.query<ApiKeyLookup>({ name: 'key_check', text: KEY_CHECK, values: [prefix, keyHash] });
       let assumed = principals.get(keyHash);
       if (!assumed) {

@@ -24,7 +24,7 @@ import { refuseMisshapenBodies } from './body-shape.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { createDownloadHandler } from './downloads.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
-import { clientAddressKey, createRequestCounter, rateLimitCallerKey } from './rate-limit.ts';
+import { clientAddressKey, createRequestCounter, rateLimitCallerKey, userCallerKey } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
 import { jsonBody } from './json-body.ts';
 import { createRestHandler } from './rest-handler.ts';
@@ -84,7 +84,8 @@ export function createApp(deps: AppDeps): express.Express {
     next();
   });
 
-  // Authentication and rate counting are independent round trips: run them side by side.
+  // Authentication and rate counting are independent round trips: run them side by side, except
+  // for a bearer token, which counts against its user and so waits for authentication.
   const countRequest = createRequestCounter(deps.pool, deps.config.rateLimits);
   app.use(async (req, res, next) => {
     try {
@@ -96,12 +97,12 @@ export function createApp(deps: AppDeps): express.Express {
           tenantId: header(req, 'x-tenant-id'),
           e2eTestMode: header(req, 'x-e2e-test-mode'),
         }),
-        countRequest(req, callerKey),
+        callerKey === undefined ? undefined : countRequest(req, callerKey),
       ]);
       // A credential that does not authenticate names no caller (public routes still run for it):
-      // count the request against the client address too, or every made-up key brings a fresh budget.
-      const address = auth.kind === 'rejected' ? clientAddressKey(req) : undefined;
-      const applyRateVerdict = address !== undefined && callerKey !== address ? await countRequest(req, address) : verdictForCredential;
+      // count the request against the client address, or every made-up key brings a fresh budget.
+      const countedAs = auth.kind === 'rejected' ? clientAddressKey(req) : (callerKey ?? (auth.kind === 'authenticated' ? userCallerKey(auth.principal.userId) : clientAddressKey(req)));
+      const applyRateVerdict = verdictForCredential && countedAs === callerKey ? verdictForCredential : await countRequest(req, countedAs);
       res.locals.auth = auth;
       applyRateVerdict(res, next);
     } catch (error) {

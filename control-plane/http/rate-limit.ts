@@ -26,17 +26,23 @@ export function rateLimitClassFor(path: string): RateLimitClass {
 const digest = (value: string) => createHash('sha256').update(value).digest('base64url').slice(0, 32);
 
 /**
- * The caller a request counts against, read from its credential without a database look-up (so
- * counting runs alongside authentication): the API key or bearer token itself, else the client
- * address. Keyed by a digest of the whole credential, never by a guessable part of it, so nobody
- * can spend another caller's budget.
+ * The caller a request counts against, where its credential tells without a database look-up (so
+ * counting runs alongside authentication): an API key, keyed by a digest of the whole key, never
+ * by a guessable part of it, so nobody can spend another caller's budget; without a credential, the
+ * client address. A bearer token gives `undefined`: it counts against the user it names once it
+ * has authenticated (`userCallerKey`), since a user can hold any number of tokens at once (each
+ * sign-in mints one) and a token of its own would bring each a fresh budget.
  */
-export function rateLimitCallerKey(req: Request): string {
+export function rateLimitCallerKey(req: Request): string | undefined {
   const apiKey = req.headers['x-api-key'];
   if (typeof apiKey === 'string' && apiKey) return `key:${digest(apiKey)}`;
-  const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
-  if (bearer) return `bearer:${digest(bearer)}`;
+  if (/^Bearer\s+\S/i.test(req.headers.authorization ?? '')) return undefined;
   return clientAddressKey(req);
+}
+
+/** The caller an authenticated bearer token counts against: its user, whichever of their tokens it is. */
+export function userCallerKey(userId: string): string {
+  return `user:${userId}`;
 }
 
 /** The client address a request counts against when it carries no credential that authenticates. */
@@ -80,7 +86,7 @@ export function createRequestCounter(pool: pg.Pool, limits: Config['rateLimits']
   };
 
   /** Counts the request; resolves to a function that writes the verdict (headers, or the 429). */
-  return async function countRequest(req: Request, key = rateLimitCallerKey(req)): Promise<(res: Response, next: NextFunction) => void> {
+  return async function countRequest(req: Request, key: string): Promise<(res: Response, next: NextFunction) => void> {
     // The path as the routers see it: tRPC decodes it before splitting a batch (`a%2Cb` is two calls).
     const path = decodeOrKeep(req.path);
     const points = rateLimitCostOf(path);

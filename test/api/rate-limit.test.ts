@@ -1,3 +1,4 @@
+import { argon2Sync, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimitClassFor } from '../../control-plane/http/rate-limit.ts';
 import { call } from '../helpers/http.ts';
@@ -75,6 +76,31 @@ describe('rate limits', () => {
       statuses.push((await callFrom(from, first.url, '/api/auth/login', { email: `guess-${i}@rate.test`, password: 'guess' }, headers)).status);
     }
     expect(statuses).toEqual([401, 401, 401, 401, 429]);
+  });
+
+  it('counts every session token of a user against that user, across API processes, so signing in again brings no fresh budget', async () => {
+    const email = 'many-sessions@rate.test';
+    const password = 'correct horse battery staple';
+    const salt = randomBytes(16);
+    const hash = argon2Sync('argon2id', { message: password, nonce: salt, memory: 19_456, passes: 2, parallelism: 1, tagLength: 32 });
+    const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
+    await ownerQuery(first.database.ownerUrl, 'insert into users (tenant_id, email, name, password_hash) values ($1, $2, $3, $4)', [
+      first.bootstrap.tenantId,
+      email,
+      'Many Sessions',
+      `$argon2id$v=19$m=19456,t=2,p=1$${b64(salt)}$${b64(hash)}`,
+    ]);
+    // Each sign-in from an address of its own, so the sign-ins spend no shared address budget.
+    const signIn = async (from: string) => (await callFrom(from, first.url, '/api/auth/login', { email, password })).body.data.accessToken as string;
+    const tokens = [await signIn('127.0.0.51'), await signIn('127.0.0.52'), await signIn('127.0.0.53'), await signIn('127.0.0.54')];
+    expect(new Set(tokens).size).toBe(4);
+    const responses = [];
+    for (const [i, token] of tokens.entries()) responses.push(await call((i % 2 ? second : first).url, '/api/me', { headers: { authorization: `Bearer ${token}` } }));
+    expect(responses.map((r) => `${r.status} ${r.headers.get('x-ratelimit-remaining')}`)).toEqual(['200 3', '200 2', '200 1', '200 0']);
+    const fresh = await signIn('127.0.0.55');
+    const refused = await call(first.url, '/api/me', { headers: { authorization: `Bearer ${fresh}` } });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ error: { code: 'RATE_LIMITED' } });
   });
 
   it('counts every call of a tRPC batch, so batching does not multiply the budget', async () => {
