@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { createTenantWithOwner } from '../domains/tenants/tenants.service.ts';
@@ -38,14 +38,14 @@ export async function runFirstRun(owner: Kysely<Database>, dataDir: string): Pro
   return { created: true, bootstrap };
 }
 
-export function announceBootstrap(bootstrap: CreatedTenant, dataDir: string): void {
-  // Printed once, to the terminal only: logs never carry keys (they are redacted there).
+export function announceBootstrap(dataDir: string): void {
+  // Where the key is, never the key: a service's output is often collected as its log, and a
+  // platform admin's key on a log line is anyone's who reads the logs.
   process.stdout.write(
     [
       '',
       '  Specwright first run: created a tenant, an organization and an owner (platform admin).',
-      `  Owner API key (shown once): ${bootstrap.apiKey}`,
-      `  Also written to ${join(dataDir, 'bootstrap.json')} (mode 0600).`,
+      `  The owner's API key is in ${resolve(dataDir, 'bootstrap.json')} (mode 0600), as "apiKey".`,
       '',
       '',
     ].join('\n'),

@@ -1,4 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
@@ -51,11 +53,12 @@ describe('SIGTERM while PostgreSQL does not answer', () => {
     const relay = await startFreezableRelay(new URL(database.ownerUrl));
     try {
       const graceMs = 500;
+      const dataDir = await scratchDir('frozen');
       const api = startMainProcess('api', {
         DATABASE_URL: relay.urlFor(database.ownerUrl),
         APP_DATABASE_URL: relay.urlFor(database.appUrl),
         SERVER_SECRET: TEST_SERVER_SECRET,
-        DATA_DIR: await scratchDir('frozen'),
+        DATA_DIR: dataDir,
         PORT: '0',
         HOST: '127.0.0.1',
         SHUTDOWN_GRACE_MS: String(graceMs),
@@ -63,7 +66,7 @@ describe('SIGTERM while PostgreSQL does not answer', () => {
       running.push(api);
       await untilOutput(api, /API listening/);
       const url = /"url":"([^"]+)"[^\n]*API listening/.exec(api.output())![1];
-      const apiKey = /Owner API key \(shown once\): (swk_\S+)/.exec(api.output())![1];
+      const apiKey: string = JSON.parse(await readFile(join(dataDir, 'bootstrap.json'), 'utf8')).apiKey;
 
       relay.freeze();
       const inFlight = fetch(`${url}/api/me`, { headers: { 'x-api-key': apiKey } }).then(
