@@ -67,6 +67,8 @@ export {
   createPublicCredentialSealer,
   generateCredentialKeyPair,
   CredentialSealError,
+  CREDENTIAL_SECRET_BOUND,
+  MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH,
   type CredentialSealer,
   type PublicCredentialSealer,
   type CredentialKeyRing,

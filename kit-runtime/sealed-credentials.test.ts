@@ -1,11 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import sodium from 'libsodium-wrappers';
+import { generateKeyPairSync } from 'node:crypto';
 import {
   createCredentialSealer,
+  createPublicCredentialSealer,
   generateCredentialKeyPair,
   CredentialSealError,
+  CREDENTIAL_SECRET_BOUND,
+  MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH,
   type CredentialKeyPair,
   type CredentialSealer,
+  type CredentialSecret,
+  type PublicCredentialSealer,
 } from './sealed-credentials.ts';
 
 const row = { tenantId: 'tenant-1', credentialId: 'cred-1' };
@@ -179,5 +185,134 @@ describe('client values cannot carry another row\'s stored credential', () => {
       { plaintext: { v: 2, ...victim, clientSealed: clientValue }, secret: { token: 'from-client', v: 3 } },
     ];
     for (const { plaintext, secret: expected } of rows) expect(sealer.open(await sealRaw(sealer, plaintext), victim)).toEqual(expected);
+  });
+});
+
+describe('a credential secret is bounded: 64 values, 32 levels, 16 KiB of JSON', () => {
+  const binding = { tenantId: 'tenant-1', credentialId: 'cred-bounded' };
+  /** `count` string values, each carrying `sk_live` so a message quoting one is caught. */
+  const valuesSecret = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`key${i}`, `sk_live_value_${i}`]));
+  /** A secret whose JSON is exactly `bytes` bytes: `{"token":"sk_live_xxx…"}`. */
+  const sizedSecret = (bytes: number) => ({ token: 'sk_live_' + 'x'.repeat(bytes - '{"token":"sk_live_"}'.length) });
+  /** An object nesting `levels` objects and arrays, built without recursion. */
+  const nested = (levels: number): CredentialSecret => {
+    let inner: unknown = 'sk_live_deep';
+    for (let level = 1; level < levels; level += 1) inner = [inner];
+    return { deep: inner };
+  };
+  /** Seals raw JSON text to the ring's key, as a client does (or as rows were stored before the bound). */
+  const sealText = (text: string) => {
+    const ciphertext = sodium.crypto_box_seal(sodium.from_string(text), sodium.from_base64(sealer.publicKey().key, sodium.base64_variants.ORIGINAL));
+    return { keyId: sealer.publicKey().keyId, ciphertext: sodium.to_base64(ciphertext, sodium.base64_variants.ORIGINAL) };
+  };
+  let api: PublicCredentialSealer;
+
+  beforeAll(async () => {
+    await sodium.ready;
+    api = await createPublicCredentialSealer(sealer.publicKey());
+  });
+
+  it('refuses 65 values or 16 KiB + 1 byte of JSON in either sealer, naming the bound and what it found, never a value', () => {
+    expect(Buffer.byteLength(JSON.stringify(sizedSecret(16_385)))).toBe(16_385);
+    for (const seal of [sealer.seal, api.seal]) {
+      expectNoSecretIn(() => seal(binding, valuesSecret(65)));
+      expect(() => seal(binding, valuesSecret(65))).toThrow('a credential secret holds 65 values; at most 64 are allowed (strings, numbers and booleans, at any depth)');
+      // Values count at any depth, numbers and booleans too.
+      const spread = { a: { b: [...Array.from({ length: 40 }, (_, i) => `sk_live_${i}`), { c: Array.from({ length: 20 }, (_, i) => i) }] }, d: [true, false, 1, 2, 'sk_live'] };
+      expect(() => seal(binding, spread)).toThrow('holds 65 values');
+      expectNoSecretIn(() => seal(binding, sizedSecret(16_385)));
+      expect(() => seal(binding, sizedSecret(16_385))).toThrow('a credential secret is 16385 bytes of JSON; at most 16384 are allowed');
+      // The reported secret: 40,000 short values (~900 KB) is refused at once, by count.
+      expect(() => seal(binding, valuesSecret(40_000))).toThrow('holds 40000 values');
+    }
+    expect(CREDENTIAL_SECRET_BOUND).toEqual({ values: 64, bytes: 16_384, depth: 32 });
+  });
+
+  it('accepts exactly 64 values, exactly 16 KiB, and a service-account secret with a 4096-bit PEM key', () => {
+    for (const accepted of [valuesSecret(64), sizedSecret(16_384), nested(32)]) {
+      expect(sealer.open(sealer.seal(binding, accepted), binding)).toEqual(accepted);
+      expect(sealer.open(api.seal(binding, accepted), binding)).toEqual(accepted);
+    }
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 4096, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const serviceAccount = {
+      type: 'service_account',
+      project_id: 'acme-prod-123456',
+      private_key_id: 'a'.repeat(40),
+      private_key: privateKey,
+      client_email: 'specwright-deployer@acme-prod-123456.iam.gserviceaccount.com',
+      client_id: '123456789012345678901',
+      auth_uri: 'https://accounts.google.com/o/oauth2/auth',
+      token_uri: 'https://oauth2.googleapis.com/token',
+      auth_provider_x509_cert_url: 'https://www.googleapis.com/oauth2/v1/certs',
+      client_x509_cert_url: 'https://www.googleapis.com/robot/v1/metadata/x509/specwright-deployer%40acme-prod-123456.iam.gserviceaccount.com',
+      universe_domain: 'googleapis.com',
+    };
+    // Comfortably inside: well under a third of the bytes, 11 of the 64 values.
+    expect(Buffer.byteLength(JSON.stringify(serviceAccount))).toBeLessThan(CREDENTIAL_SECRET_BOUND.bytes / 3);
+    expect(sealer.open(sealer.seal(binding, serviceAccount), binding)).toEqual(serviceAccount);
+    const clientSealed = sealText(JSON.stringify(serviceAccount, null, 2));
+    expect(sealer.open(sealer.sealClientValue(clientSealed, binding), binding)).toEqual(serviceAccount);
+    expect(sealer.open(api.wrapClientValue(clientSealed, binding), binding)).toEqual(serviceAccount);
+  });
+
+  it('refuses a client value beyond the bound when it is re-sealed, and a wrapped one does not open', () => {
+    const cases: Array<[string, string]> = [
+      [JSON.stringify(valuesSecret(65)), 'client-sealed value holds 65 values; at most 64 are allowed'],
+      [JSON.stringify(sizedSecret(16_385)), 'client-sealed value is 16385 bytes of JSON; at most 16384 are allowed'],
+    ];
+    for (const [text, message] of cases) {
+      const clientSealed = sealText(text);
+      expectNoSecretIn(() => sealer.sealClientValue(clientSealed, binding));
+      expect(() => sealer.sealClientValue(clientSealed, binding)).toThrow(message);
+      // Wrapped by the API (which cannot look inside) — or, for one too large to wrap now, as a row
+      // stored before the bound was — it is refused where it is opened, and by rotation.
+      const wrapped = text.length <= CREDENTIAL_SECRET_BOUND.bytes ? api.wrapClientValue(clientSealed, binding) : sealText(JSON.stringify({ v: 2, ...binding, clientSealed }));
+      expectNoSecretIn(() => sealer.open(wrapped, binding));
+      expect(() => sealer.open(wrapped, binding)).toThrow(message);
+      expect(() => sealer.rotate(wrapped, binding)).toThrow(message);
+    }
+    const within = sealText(JSON.stringify(valuesSecret(64)));
+    expect(sealer.open(sealer.sealClientValue(within, binding), binding)).toEqual(valuesSecret(64));
+    expect(sealer.open(api.wrapClientValue(within, binding), binding)).toEqual(valuesSecret(64));
+  });
+
+  it('refuses a deeply nested value, sealed or opened, without overflowing the stack', () => {
+    const deepText = (levels: number) => '{"deep":' + '['.repeat(levels - 1) + '"sk_live_deep"' + ']'.repeat(levels - 1) + '}';
+    // 20,000 levels is over the size bound; 5,000 levels fits in 16 KiB, and JSON.stringify overflows on it.
+    expect(deepText(5_000).length).toBeLessThan(CREDENTIAL_SECRET_BOUND.bytes);
+    const refusals: Array<[string, string]> = [
+      [deepText(20_000), 'client-sealed value is 40021 bytes of JSON'],
+      [deepText(5_000), 'client-sealed value nests more than 32 levels of objects and arrays; at most 32 are allowed'],
+      [deepText(33), 'client-sealed value nests more than 32 levels'],
+    ];
+    for (const [text, message] of refusals) {
+      const clientSealed = sealText(text);
+      expectNoSecretIn(() => sealer.sealClientValue(clientSealed, binding));
+      expect(() => sealer.sealClientValue(clientSealed, binding)).toThrow(message);
+      const wrapped = sealText(JSON.stringify({ v: 2, ...binding, clientSealed }));
+      expect(() => sealer.open(wrapped, binding)).toThrow(message);
+    }
+    for (const seal of [sealer.seal, api.seal]) {
+      expectNoSecretIn(() => seal(binding, nested(20_000)));
+      expect(() => seal(binding, nested(20_000))).toThrow('a credential secret nests more than 32 levels');
+      expect(() => seal(binding, nested(33))).toThrow('a credential secret nests more than 32 levels');
+    }
+  });
+
+  it('no longer opens a row stored before the bound that exceeds it', () => {
+    const stored = sealText(JSON.stringify({ v: 1, ...binding, secret: valuesSecret(40_000) }));
+    expectNoSecretIn(() => sealer.open(stored, binding));
+    expect(() => sealer.open(stored, binding)).toThrow('sealed credential holds 40000 values; at most 64 are allowed');
+  });
+
+  it('lets the API refuse a sealed box too large for the bound, before wrapping it', () => {
+    const box = (plaintextBytes: number) => sealText('x'.repeat(plaintextBytes));
+    const largest = box(CREDENTIAL_SECRET_BOUND.bytes);
+    expect(largest.ciphertext.length).toBe(MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH);
+    expect(api.wrapClientValue(largest, binding).keyId).toBe('k1');
+    const tooLarge = box(CREDENTIAL_SECRET_BOUND.bytes + 1);
+    // Its base64 is no longer than the largest box's: only the decoded length tells them apart.
+    expect(tooLarge.ciphertext.length).toBe(MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH);
+    expect(() => api.wrapClientValue(tooLarge, binding)).toThrow('a client-sealed value is a 16433-byte sealed box; at most 16432 are allowed (16384 bytes of JSON and 48 of sealing)');
   });
 });

@@ -6,6 +6,10 @@
  * opens that once and re-seals it bound to its row. A client value that opens to a stored envelope
  * (another row's ciphertext, replayed) is refused, so the binding cannot be stripped that way.
  *
+ * Every secret is bounded (`CREDENTIAL_SECRET_BOUND`): `seal` refuses a larger one, and a client
+ * value beyond it is refused wherever it is opened, so the worker marks its row invalid and never
+ * hands it to a run.
+ *
  * No error from this module ever contains a secret or a ciphertext: messages say what failed, not
  * with what.
  */
@@ -42,9 +46,33 @@ type Plaintext = { v: 1; tenantId: string; credentialId: string; secret: Credent
 type WrappedPlaintext = { v: 2; tenantId: string; credentialId: string; clientSealed: SealedCredential };
 type Keys = { publicKey: Uint8Array; privateKey: Uint8Array };
 
+/**
+ * The most one credential secret may hold: `values` strings, numbers and booleans at any depth,
+ * `bytes` bytes of JSON (UTF-8, as JSON.stringify writes it) and `depth` levels of objects and
+ * arrays. A run remembers some ten encoded forms of every value it opens and matches each log line
+ * and APPLY result against all of them on the worker's thread: a secret of 40,000 values blocked
+ * the whole process for seconds. Real credentials fit with room to spare: a token, a key pair, a
+ * GCP service-account JSON with a 4096-bit PEM key (~4 KB, 11 values). Depth is bounded because
+ * 16 KiB of `[` nests thousands of levels, deeper than JSON.stringify can walk.
+ */
+export const CREDENTIAL_SECRET_BOUND = Object.freeze({ values: 64, bytes: 16_384, depth: 32 } as const);
+
+/** What `crypto_box_seal` adds to its plaintext (crypto_box_SEALBYTES): an ephemeral public key and a MAC. */
+const SEALED_BOX_OVERHEAD = 32 + 16;
+/** The largest sealed box holding a secret within the bound. */
+const MAX_CLIENT_SEALED_BYTES = CREDENTIAL_SECRET_BOUND.bytes + SEALED_BOX_OVERHEAD;
+/** Its length in standard base64: the longest `ciphertext` worth accepting for a client-sealed value. */
+export const MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH = 4 * Math.ceil(MAX_CLIENT_SEALED_BYTES / 3);
+
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
-// Loaded once per process; every sealer awaits the same promise.
-const sodiumReady = sodium.ready;
+// Loaded once per process; every sealer awaits the same promise. The overhead above is a constant
+// (the schema needs it before libsodium loads); this checks it is libsodium's.
+const sodiumReady = sodium.ready.then(() => {
+  if (sodium.crypto_box_SEALBYTES !== SEALED_BOX_OVERHEAD) throw new CredentialSealError(`libsodium's sealed boxes add ${sodium.crypto_box_SEALBYTES} bytes, not ${SEALED_BOX_OVERHEAD}`);
+});
+// A failed check reaches every factory that awaits it; this only keeps it from crashing a process
+// that never calls one.
+sodiumReady.catch(() => {});
 
 export async function generateCredentialKeyPair(keyId: string): Promise<CredentialKeyPair> {
   await sodiumReady;
@@ -110,6 +138,8 @@ export async function createCredentialSealer(ring: CredentialKeyRing): Promise<C
     // A secret that is itself an envelope was smuggled in as a client value (before that was refused).
     if (plaintext.v === 1 && isSecret(plaintext.secret)) {
       if (isEnvelope(plaintext.secret)) throw new CredentialSealError('sealed credential holds a stored credential envelope, not a secret');
+      // Rows sealed before the bound existed may exceed it: they no longer open, and never reach a run.
+      assertWithinBound(plaintext.secret, 'sealed credential');
       return plaintext as Plaintext;
     }
     if (plaintext.v === 2 && plaintext.clientSealed) {
@@ -128,6 +158,7 @@ export async function createCredentialSealer(ring: CredentialKeyRing): Promise<C
     seal: (binding, secret) => {
       assertBinding(binding);
       assertSealable(secret);
+      assertWithinBound(secret, 'a credential secret');
       return sealPlaintext({ v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret });
     },
     open: (sealed, binding) => openPlaintext(sealed, binding).secret,
@@ -182,6 +213,7 @@ export async function createPublicCredentialSealer(publicKey: { keyId: string; k
     seal: (binding, secret) => {
       assertBinding(binding);
       assertSealable(secret);
+      assertWithinBound(secret, 'a credential secret');
       return sealJson({ v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret });
     },
     wrapClientValue: (clientSealed, binding) => {
@@ -191,8 +223,16 @@ export async function createPublicCredentialSealer(publicKey: { keyId: string; k
       }
       // A sealed box carries an ephemeral public key and a MAC (48 bytes) around its plaintext, and
       // the smallest secret, `{}`, is 2 bytes: anything shorter can never open.
-      if (fromBase64(clientSealed.ciphertext, 'client-sealed value').length < sodium.crypto_box_SEALBYTES + 2) {
+      const length = fromBase64(clientSealed.ciphertext, 'client-sealed value').length;
+      if (length < sodium.crypto_box_SEALBYTES + 2) {
         throw new CredentialSealError(`a client-sealed value is too short to be a crypto_box_seal of a JSON object (at least ${sodium.crypto_box_SEALBYTES + 2} bytes)`);
+      }
+      // The API cannot count the values inside, but it can refuse a box too large to hold a secret
+      // within the bound; the rest of the bound is checked where the value is opened.
+      if (length > MAX_CLIENT_SEALED_BYTES) {
+        throw new CredentialSealError(
+          `a client-sealed value is a ${length}-byte sealed box; at most ${MAX_CLIENT_SEALED_BYTES} are allowed (${CREDENTIAL_SECRET_BOUND.bytes} bytes of JSON and ${SEALED_BOX_OVERHEAD} of sealing)`,
+        );
       }
       return sealJson({ v: 2, tenantId: binding.tenantId, credentialId: binding.credentialId, clientSealed: { keyId: clientSealed.keyId, ciphertext: clientSealed.ciphertext } });
     },
@@ -218,10 +258,17 @@ function parseJsonObject(bytes: Uint8Array, what: string): CredentialSecret {
  * plaintext is shaped like an envelope (`v`, `tenantId` and `credentialId`) is refused, when it is
  * re-sealed and when a wrapped one is opened (the API, holding no private key, cannot look inside).
  * Stored plaintexts keep their format: rows sealed before this still open.
+ *
+ * A client value is also held to the bound here, the first place it is seen in the clear: its
+ * size before it is parsed, then what it holds.
  */
 function parseClientSecret(bytes: Uint8Array): CredentialSecret {
+  if (bytes.length > CREDENTIAL_SECRET_BOUND.bytes) {
+    throw new CredentialSealError(`client-sealed value is ${bytes.length} bytes of JSON; at most ${CREDENTIAL_SECRET_BOUND.bytes} are allowed`);
+  }
   const secret = parseJsonObject(bytes, 'client-sealed value');
   if (isEnvelope(secret)) throw new CredentialSealError('client-sealed value holds a stored credential envelope, not a secret; seal the secret itself');
+  assertWithinBound(secret, 'client-sealed value');
   return secret;
 }
 
@@ -233,6 +280,43 @@ function isEnvelope(secret: CredentialSecret): boolean {
 function assertSealable(secret: unknown): asserts secret is CredentialSecret {
   if (!isSecret(secret)) throw new CredentialSealError('a credential secret must be a JSON object');
   if (isEnvelope(secret)) throw new CredentialSealError('a credential secret must not be shaped like a stored credential envelope ({v, tenantId, credentialId})');
+}
+
+/**
+ * Refuses a secret beyond CREDENTIAL_SECRET_BOUND. The message gives the bound and what was found
+ * (a count, a size), never a value. Depth and count come first, from a walk that cannot overflow,
+ * so JSON.stringify only ever measures a value shallow enough for it.
+ */
+function assertWithinBound(secret: CredentialSecret, what: string): void {
+  const { values, depth, bytes } = CREDENTIAL_SECRET_BOUND;
+  const found = measureSecret(secret);
+  if (found.tooDeep) throw new CredentialSealError(`${what} nests more than ${depth} levels of objects and arrays; at most ${depth} are allowed`);
+  if (found.values > values) {
+    throw new CredentialSealError(`${what} holds ${found.values} values; at most ${values} are allowed (strings, numbers and booleans, at any depth)`);
+  }
+  const size = Buffer.byteLength(JSON.stringify(secret), 'utf8');
+  if (size > bytes) throw new CredentialSealError(`${what} is ${size} bytes of JSON; at most ${bytes} are allowed`);
+}
+
+/**
+ * Counts a secret's values (strings, numbers and booleans) with a list of pending values, not
+ * recursion, so however deep a value nests the count cannot overflow the stack. A container past
+ * the depth bound is noted and not entered, which also ends the walk on a cyclic object.
+ */
+function measureSecret(secret: CredentialSecret): { values: number; tooDeep: boolean } {
+  let values = 0;
+  let tooDeep = false;
+  const pending: Array<[value: unknown, depth: number]> = [[secret, 1]];
+  while (pending.length > 0) {
+    const [value, depth] = pending.pop()!;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      values += 1;
+    } else if (value !== null && typeof value === 'object') {
+      if (depth > CREDENTIAL_SECRET_BOUND.depth) tooDeep = true;
+      else for (const child of Object.values(value)) pending.push([child, depth + 1]);
+    }
+  }
+  return { values, tooDeep };
 }
 
 function isSecret(value: unknown): value is CredentialSecret {

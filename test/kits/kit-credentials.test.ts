@@ -152,6 +152,63 @@ describe('stored credentials', () => {
     expect(await sqlAsOwner('select id from kit_credentials where project_id = $1', [projectId])).toEqual([]);
   });
 
+  it('refuse a secret beyond the bound (64 values, 16 KiB of JSON) by field, storing nothing', async () => {
+    const rows = async () => (await sqlAsOwner('select count(*)::int as n from kit_credentials'))[0].n;
+    const before = await rows();
+    const tooMany = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`key${i}`, `${SECRET}-${i}`]));
+    const refused = await store({ credentials: tooMany });
+    expect([refused.status, refused.body.error?.code], refused.text).toEqual([400, 'VALIDATION_ERROR']);
+    expect(refused.body.error.details.issues[0].field).toBe('credentials');
+    expect(refused.body.error.message).toBe('a credential secret holds 65 values; at most 64 are allowed (strings, numbers and booleans, at any depth)');
+    expect(refused.text).not.toContain(SECRET);
+
+    // A client-sealed value: the API cannot look inside, but refuses a box too large for the bound.
+    const publicKey = (await call(app.url, `${base()}/public-key`, { apiKey: key })).body.data;
+    const sealOfSize = (bytes: number) => {
+      const text = JSON.stringify({ token: CLIENT_SECRET + 'x'.repeat(bytes - CLIENT_SECRET.length - '{"token":""}'.length) });
+      expect(text).toHaveLength(bytes);
+      return sodium.to_base64(sodium.crypto_box_seal(sodium.from_string(text), sodium.from_base64(publicKey.key, sodium.base64_variants.ORIGINAL)), sodium.base64_variants.ORIGINAL);
+    };
+    // One byte over 16 KiB: its base64 is as long as the largest box's, the decoded box is not.
+    const justOver = await store({ sealedCredentials: { keyId: publicKey.keyId, ciphertext: sealOfSize(16_385) } });
+    expect([justOver.status, justOver.body.error?.code], justOver.text).toEqual([400, 'VALIDATION_ERROR']);
+    expect(justOver.body.error.details.issues[0].field).toBe('sealedCredentials');
+    expect(justOver.body.error.message).toContain('a client-sealed value is a 16433-byte sealed box; at most 16432 are allowed');
+    // ~40 KB, as stored before the bound: refused by the ciphertext's length.
+    const farOver = await store({ sealedCredentials: { keyId: publicKey.keyId, ciphertext: sealOfSize(40_000) } });
+    expect([farOver.status, farOver.body.error?.code], farOver.text).toEqual([400, 'VALIDATION_ERROR']);
+    expect(farOver.body.error.details.issues[0].field).toBe('sealedCredentials.ciphertext');
+    for (const response of [justOver, farOver]) expect(response.text).not.toContain(CLIENT_SECRET);
+    expect(await rows()).toBe(before);
+  });
+
+  it('store a small client-sealed value holding 65 values (the API cannot look inside), then mark it invalid when a run opens it', async () => {
+    const good = (await store({ credentials: { token: 'older-token-value-that-works' } })).body.data.credentialId;
+    // A few hundred bytes, but 65 values: the token a run would use, and 64 more.
+    const packed = { token: 'newer-token-value-that-would-work', ...Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`k${i}`, `v${i}`])) };
+    const publicKey = (await call(app.url, `${base()}/public-key`, { apiKey: key })).body.data;
+    const ciphertext = sodium.to_base64(
+      sodium.crypto_box_seal(sodium.from_string(JSON.stringify(packed)), sodium.from_base64(publicKey.key, sodium.base64_variants.ORIGINAL)),
+      sodium.base64_variants.ORIGINAL,
+    );
+    const stored = await store({ sealedCredentials: { keyId: publicKey.keyId, ciphertext } });
+    expect(stored.status, stored.text).toBe(201);
+    const bad = stored.body.data.credentialId;
+    // The newest does not open: the run falls back to the older one, and the newest is marked invalid.
+    expect((await run()).status).toBe('completed');
+    const states = async () => Object.fromEntries((await sqlAsOwner('select id, status from kit_credentials where id = any($1)', [[good, bad]])).map((r) => [r.id, r.status]));
+    expect(await states()).toEqual({ [good]: 'active', [bad]: 'invalid' });
+    expect(app.rawLog.some((line) => line.includes(bad) && line.includes('client-sealed value holds 65 values; at most 64 are allowed'))).toBe(true);
+
+    await sqlAsOwner('delete from kit_credentials where id = $1', [good]);
+    await sqlAsOwner("update kit_credentials set status = 'active' where id = $1", [bad]);
+    const none = await run();
+    expect(none.status).toBe('failed');
+    expect(none.errorMessage).toBe('APPLY: credential "deploy" could not be opened');
+    expect((await sqlAsOwner('select status, last_check_status from kit_credentials where id = $1', [bad]))[0]).toEqual({ status: 'invalid', last_check_status: 'failed' });
+    await sqlAsOwner('delete from kit_credentials where id = $1', [bad]);
+  });
+
   it("refuse a project of another organization, even one the caller also belongs to: no credential planted, no run started", async () => {
     // The caller founds a second organization; the project belongs to the first.
     const other = await call(app.url, '/api/organizations', { apiKey: key, body: { name: 'Side Org', slug: 'side-org' } });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CREDENTIAL_SECRET_BOUND, MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH } from '../../../kit-runtime/index.ts';
 import { orgInput } from '../kits/kits.schema.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { pagedOutput, pagingInput } from '../../http/paging.ts';
@@ -6,16 +7,23 @@ import { uuidInput } from '../../http/uuid-input.ts';
 
 export const publicKeyOutput = z.object({ keyId: z.string(), key: z.string().describe('X25519 public key, standard base64; seal with crypto_box_seal') });
 
+// The bound in words, for the OpenAPI document: the sealer enforces it (CredentialSealError → VALIDATION_ERROR).
+const bound = `at most ${CREDENTIAL_SECRET_BOUND.values} values (strings, numbers and booleans, at any depth), ${CREDENTIAL_SECRET_BOUND.depth} levels of nesting and ${CREDENTIAL_SECRET_BOUND.bytes} bytes of JSON`;
+
 export const storeCredentialInput = orgInput
   .extend({
     projectId: uuidInput(),
     kitId: z.string().min(1).max(100),
     credentialType: z.string().min(1).max(100).regex(/^[a-z0-9_.-]+$/, 'lowercase letters, digits, "_", "." and "-"').describe("The id of a credential the kit's manifest declares"),
-    credentials: z.record(z.string(), z.unknown()).optional().describe('Secret key-value pairs, sealed by the server'),
+    credentials: z.record(z.string(), z.unknown()).optional().describe(`Secret key-value pairs, sealed by the server: ${bound}; a larger secret is VALIDATION_ERROR`),
     sealedCredentials: z
-      .strictObject({ keyId: z.string().min(1).max(64), ciphertext: z.string().min(1).max(65_536) })
+      // The longest base64 of a sealed box around the largest secret within the bound.
+      .strictObject({ keyId: z.string().min(1).max(64), ciphertext: z.string().min(1).max(MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH) })
       .optional()
-      .describe('The secret JSON, sealed by the client to GET …/credentials/public-key (crypto_box_seal, base64)'),
+      .describe(
+        `The secret JSON, sealed by the client to GET …/credentials/public-key (crypto_box_seal, base64): ${bound}. A larger box is VALIDATION_ERROR; ` +
+          'the server cannot look inside, so a value within the size but beyond the rest of the bound is stored, then marked invalid when a run first opens it',
+      ),
   })
   .strict()
   .refine((input) => (input.credentials === undefined) !== (input.sealedCredentials === undefined), {
