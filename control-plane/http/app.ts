@@ -26,7 +26,7 @@ import { createDownloadHandler } from './downloads.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
 import { clientAddressKey, createRequestCounter, rateLimitCallerKey, userCallerKey } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
-import { jsonBody } from './json-body.ts';
+import { jsonBody, unsupportedContentType } from './json-body.ts';
 import { createRestHandler } from './rest-handler.ts';
 import { sendSurfaceError } from './surface-errors.ts';
 
@@ -129,7 +129,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes, document: openApiDocument }));
 
   // tRPC reads a body that express has parsed (and treats one without a content type as JSON).
-  app.use('/trpc', jsonBody({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
+  app.use('/trpc', refuseOtherMediaTypes, jsonBody({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
   app.use(
     '/trpc',
     createExpressMiddleware({
@@ -168,6 +168,14 @@ function refuseUnauthenticated(req: Request, res: Response, next: () => void): v
     return sendSurfaceError(req, res, toWireError(error));
   }
   next();
+}
+
+/** A tRPC POST of another media type answers as on /api (tRPC's own message misquotes the type). */
+function refuseOtherMediaTypes(req: Request, res: Response, next: () => void): void {
+  if (req.method !== 'POST' || isJsonOrUntyped(req)) return next();
+  // The body is left unread: close the connection after answering rather than drain it.
+  res.setHeader('Connection', 'close');
+  sendSurfaceError(req, res, unsupportedContentType(req.headers['content-type']!));
 }
 
 /** tRPC re-reads a parsed body as a fetch Request, which would label an untyped one text/plain. */

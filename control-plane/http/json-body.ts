@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
+import type { WireError } from '../errors/coerce-error.ts';
 
 /** Thrown while reading a body whose bytes are not the UTF-8 they claim to be (see body-read-errors.ts). */
 export const INVALID_UTF8 = 'entity.invalid.utf8';
@@ -25,4 +26,9 @@ const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE']);
 export function jsonBody(options: { limit: number; type?: (req: IncomingMessage) => boolean }): RequestHandler {
   const read = express.json({ limit: options.limit, verify: refuseInvalidUtf8, ...(options.type ? { type: options.type } : {}) });
   return (req, res, next) => (BODILESS_METHODS.has(req.method) ? next() : read(req, res, next));
+}
+
+/** What a body of another media type answers, on either surface. */
+export function unsupportedContentType(contentType: string): WireError {
+  return { code: 'UNSUPPORTED_MEDIA_TYPE', message: `Content-Type ${JSON.stringify(contentType)} is not supported: send application/json` };
 }

@@ -7,6 +7,7 @@ import type { AppRouter } from '../router.ts';
 import type { Context } from '../trpc/context.ts';
 import { errorEnvelope, successEnvelopeJson } from './envelope.ts';
 import { undeclaredQueryRefusal } from './declared-query.ts';
+import { unsupportedContentType } from './json-body.ts';
 import { successStatusByProcedurePath } from './procedure-meta.ts';
 import { sendSurfaceError } from './surface-errors.ts';
 
@@ -87,7 +88,7 @@ function bodyRefusal(req: Request): WireError | undefined {
   } else if (contentType === undefined) {
     return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'A body needs Content-Type: application/json' };
   } else if (!typeis.is(contentType, ['application/json'])) {
-    return { code: 'UNSUPPORTED_MEDIA_TYPE', message: `Content-Type ${JSON.stringify(contentType)} is not supported: send application/json` };
+    return unsupportedContentType(contentType);
   }
   if (Array.isArray(req.body)) return { code: 'VALIDATION_ERROR', message: 'The request body must be a JSON object' };
   // express.json read the body (media types ignore case); the projection compares the header as

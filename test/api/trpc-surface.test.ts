@@ -33,6 +33,9 @@ describe('errors raised before a procedure runs', () => {
       // Refused by the service's middleware, before tRPC reads the body.
       ['kits.publish', call(app.url, '/trpc/kits.publish', { body: {} }), 401, 'UNAUTHORIZED'],
       ['projects.create', call(app.url, '/trpc/projects.create', { apiKey: key, body: { name: 'x'.repeat(1_100_000) } }), 413, 'PAYLOAD_TOO_LARGE'],
+      ['projects.create', call(app.url, '/trpc/projects.create', { apiKey: key, rawBody: '{"name":"typed as text"}', headers: { 'content-type': 'text/plain' } }), 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      // Refused by tRPC itself (METHOD_NOT_SUPPORTED), answered as the catalog's NOT_FOUND.
+      ['projects.create', call(app.url, '/trpc/projects.create', { apiKey: key }), 404, 'NOT_FOUND'],
       // Refused by the procedure: the shape the middleware's errors must match.
       ['me.get', call(app.url, '/trpc/me.get'), 401, 'UNAUTHORIZED'],
     ];
@@ -41,6 +44,14 @@ describe('errors raised before a procedure runs', () => {
       expect([path, response.status]).toEqual([path, status]);
       expect(response.body.error).toMatchObject({ code: TRPC_ERROR_CODES_BY_KEY[trpcCode], data: { httpStatus: status, path } });
     }
+  });
+
+  it('a body of another media type is refused with the message /api gives', async () => {
+    const options = { apiKey: key, rawBody: '{"name":"typed as text"}', headers: { 'content-type': 'text/plain' } };
+    const [trpc, rest] = [await call(app.url, '/trpc/projects.create', options), await call(app.url, '/api/projects', options)];
+    expect([trpc.status, rest.status]).toEqual([415, 415]);
+    expect(trpc.body.error.message).toBe('Content-Type "text/plain" is not supported: send application/json');
+    expect(trpc.body.error.message).toBe(rest.body.error.message);
   });
 
   it('a batch of 50 calls is served', async () => {
