@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Logger as WorkerLogger, parseCronItems, run, type Runner } from 'graphile-worker';
+import { parseCronItems, run, type Runner } from 'graphile-worker';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { createKitRuntime, isPublicHttpsRemote, type HostCapability } from '../../kit-runtime/index.ts';
@@ -7,6 +7,7 @@ import type { Database } from '../db/database.ts';
 import { createCredentialVault } from '../domains/kit-credentials/credential-vault.ts';
 import { reapInterruptedExecutions } from '../domains/kit-executions/kit-execution-reaper.job.ts';
 import type { Logger } from '../logger.ts';
+import { workerLogger } from './worker-logger.ts';
 import { maintenanceSchedule } from './maintenance.jobs.ts';
 import { createTaskList } from './task-list.ts';
 import { recordHeartbeat, removeHeartbeat } from './worker-heartbeat.repository.ts';
@@ -41,14 +42,6 @@ export interface StartWorkerOptions {
 function gitRemotePolicy(prefixes: string[]): (url: URL) => boolean {
   if (prefixes.length === 0) return isPublicHttpsRemote;
   return (url) => prefixes.some((prefix) => url.href.startsWith(prefix));
-}
-
-function workerLogger(log: Logger): WorkerLogger {
-  return new WorkerLogger((scope) => (level, message, meta) => {
-    const child = log.child({ component: 'worker', ...(scope.taskIdentifier ? { task: scope.taskIdentifier } : {}), ...(scope.jobId ? { jobId: scope.jobId } : {}) });
-    const method = level === 'error' ? 'error' : level === 'warning' ? 'warn' : level === 'debug' ? 'debug' : 'info';
-    child[method](meta ?? {}, message);
-  });
 }
 
 /**
