@@ -93,7 +93,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       if (builtIns.length > 0) log.info({ kits: builtIns }, 'built-in kits registered');
       return { firstRun: await runFirstRun(owner.db, config.dataDir), appRolePassword: password };
     });
-    if (firstRun.bootstrap && options.announce) announceBootstrap(config.dataDir);
+    if (firstRun.bootstrap && options.announce) announceBootstrap(log, config.dataDir);
 
     let worker: WorkerHandle | undefined;
     let workerStopping: Promise<void> | undefined;

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
+import type { Logger } from '../logger.ts';
 import { createTenantWithOwner } from '../domains/tenants/tenants.service.ts';
 import type { CreatedTenant } from '../domains/tenants/tenants.schema.ts';
 import { replaceSecretFile } from './secret-file.ts';
@@ -38,16 +39,12 @@ export async function runFirstRun(owner: Kysely<Database>, dataDir: string): Pro
   return { created: true, bootstrap };
 }
 
-export function announceBootstrap(dataDir: string): void {
-  // Where the key is, never the key: a service's output is often collected as its log, and a
-  // platform admin's key on a log line is anyone's who reads the logs.
-  process.stdout.write(
-    [
-      '',
-      '  Specwright first run: created a tenant, an organization and an owner (platform admin).',
-      `  The owner's API key is in ${resolve(dataDir, 'bootstrap.json')} (mode 0600), as "apiKey".`,
-      '',
-      '',
-    ].join('\n'),
-  );
+/**
+ * Says where the owner's key is, never the key: a service's output is often collected as its log,
+ * and a platform admin's key on a log line is anyone's who reads the logs. A log line like any
+ * other, so the output stays one JSON line per entry.
+ */
+export function announceBootstrap(log: Logger, dataDir: string): void {
+  const file = resolve(dataDir, 'bootstrap.json');
+  log.info({ bootstrapFile: file }, `first run: created a tenant, an organization and an owner (platform admin); the owner's API key is in ${file} (mode 0600), as "apiKey"`);
 }

@@ -20,7 +20,13 @@ describe('npm start (control-plane/main.ts all) on the embedded database', () =>
     await untilOutput(first, /API listening/);
     const bootstrapFile = join(dataDir, 'bootstrap.json');
     // The output names the file that holds the owner's key, and never the key: output is often collected as a log.
-    expect(first.output()).toContain(`The owner's API key is in ${bootstrapFile} (mode 0600)`);
+    const announced = first
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('first run'));
+    expect(announced.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ level: 30, bootstrapFile, msg: expect.stringContaining(`the owner's API key is in ${bootstrapFile} (mode 0600)`) }),
+    ]);
     expect((await stat(bootstrapFile)).mode & 0o777).toBe(0o600);
     const bootstrap = JSON.parse(await readFile(bootstrapFile, 'utf8'));
     expect(bootstrap).toEqual({ tenantId: expect.any(String), organizationId: expect.any(String), userId: expect.any(String), apiKey: expect.stringMatching(/^swk_/) });
