@@ -28,14 +28,16 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
   return createTRPCClient<AppRouter>({
     links: [
       splitLink({
-        // A kit upload may exceed the JSON limit of every other call: the server grants the upload
-        // limit to `/trpc/kits.publish` called on its own, so it never rides in a batch.
-        condition: (operation) => operation.path === 'kits.publish',
+        // Mutations go one per request. A batch POST carries every call's input in one body, and the
+        // server reads a body whole up to its limit: four calls each well under it would, together,
+        // all fail PAYLOAD_TOO_LARGE. Alone, each keeps the limit it has (and `kits.publish` the
+        // upload limit the server grants it only when called on its own).
+        condition: (operation) => operation.type === 'mutation',
         true: httpLink({ url, headers, ...fetchOption }),
         false: httpBatchLink({
           url,
           headers,
-          // Calls made together go out together, but in batches the server reads whole: a batch's
+          // Queries made together go out together, in batches the server reads whole: a batch's
           // inputs travel in its URL, and Node refuses request heads over 16 KiB (431, no body).
           maxURLLength: MAX_BATCH_URL_LENGTH,
           maxItems: MAX_BATCH_ITEMS,

@@ -122,9 +122,10 @@ export function createApp(deps: AppDeps): express.Express {
 
   // Publishing a kit carries its files: that one route takes bodies up to the upload limit.
   // Only an authenticated caller gets that far: nobody else makes the server read and parse 10 MiB.
-  app.post(/^\/api\/[0-9a-f-]{36}\/kits\/?$/i, refuseUnauthenticated, jsonBody({ limit: deps.config.uploadLimitBytes }));
+  const refuseUnauthenticatedUpload = refuseUnauthenticated(deps.config.uploadLimitBytes);
+  app.post(/^\/api\/[0-9a-f-]{36}\/kits\/?$/i, refuseUnauthenticatedUpload, jsonBody({ limit: deps.config.uploadLimitBytes }));
   // The same procedure over tRPC (the SDK), called on its own.
-  app.post('/trpc/kits.publish', refuseUnauthenticated, jsonBody({ limit: deps.config.uploadLimitBytes, type: isJsonOrUntyped }));
+  app.post('/trpc/kits.publish', refuseUnauthenticatedUpload, jsonBody({ limit: deps.config.uploadLimitBytes, type: isJsonOrUntyped }));
   app.use('/api', jsonBody({ limit: deps.config.bodyLimitBytes }), refuseMisshapenBodies);
   app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes, document: openApiDocument }));
 
@@ -159,15 +160,23 @@ export function createApp(deps: AppDeps): express.Express {
   return app;
 }
 
-function refuseUnauthenticated(req: Request, res: Response, next: () => void): void {
-  try {
-    requirePrincipal(res.locals.auth as AuthOutcome);
-  } catch (error) {
-    // The body is left unread: close the connection after answering rather than drain it.
-    res.setHeader('Connection', 'close');
-    return sendSurfaceError(req, res, toWireError(error));
-  }
-  next();
+/**
+ * Refuses an upload without credentials before its body is read or parsed. A body the client
+ * declared within `limitBytes` is then read and dropped as it arrives (Node does that for a body
+ * left unread, on a connection kept open): a client still writing it would otherwise have the
+ * connection reset under it and lose the answer with it (EPIPE). Any other body — larger, or of
+ * undeclared length — is not waited for: the connection closes after the answer.
+ */
+function refuseUnauthenticated(limitBytes: number) {
+  return (req: Request, res: Response, next: () => void): void => {
+    try {
+      requirePrincipal(res.locals.auth as AuthOutcome);
+    } catch (error) {
+      if (!(Number(req.headers['content-length']) <= limitBytes)) res.setHeader('Connection', 'close');
+      return sendSurfaceError(req, res, toWireError(error));
+    }
+    next();
+  };
 }
 
 /** A tRPC POST of another media type answers as on /api (tRPC's own message misquotes the type). */

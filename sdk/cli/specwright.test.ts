@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, truncate, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, truncate, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -146,6 +146,44 @@ describe('specwright kit init / validate / test', () => {
   });
 });
 
+describe('files a kit may not hold', () => {
+  it('refuses a kit.json that is a symlink to a file outside the kit, as it refuses referenced files', async () => {
+    const dir = await newKit('manifest-elsewhere');
+    const outside = join(work, 'outside-kit.json');
+    await writeFile(outside, await readFile(join(dir, 'kit.json'), 'utf8'));
+    await rm(join(dir, 'kit.json'));
+    await symlink(outside, join(dir, 'kit.json'));
+    expect(await cli(['kit', 'validate', dir])).toEqual({ code: 1, out: [], err: ['kit.json: resolves outside the kit directory', `1 problem in ${dir}`] });
+    const before = registry.received.length;
+    const published = await cli(['kit', 'publish', dir, '--url', registry.url, '--api-key', registry.apiKey, '--org', registry.orgId]);
+    expect(published).toMatchObject({ code: 1, err: ['kit.json: resolves outside the kit directory', 'specwright: publish failed: the kit has 1 problem; fix them before publishing'] });
+    expect(registry.received.length).toBe(before);
+  });
+
+  it.skipIf(process.platform === 'win32')('refuses a referenced file that is a FIFO instead of waiting on it forever', async () => {
+    const dir = await newKit('fifo-hook');
+    await rm(join(dir, 'hooks/plan.js'));
+    await execFileAsync('mkfifo', [join(dir, 'hooks/plan.js')]);
+    // As a separate process, so a read that never ends is killed rather than holding this worker.
+    const bin = join(import.meta.dirname, 'bin.mjs');
+    const run = (args: string[]) => execFileAsync(process.execPath, [bin, ...args], { timeout: 15_000 }).then(() => null, (e: { code: number | null; killed: boolean; stderr: string }) => e);
+    const validated = await run(['kit', 'validate', dir]);
+    expect(validated).toMatchObject({ code: 1, killed: false, stderr: `hooks/plan.js: not a regular file\n1 problem in ${dir}\n` });
+    const published = await run(['kit', 'publish', dir, '--url', registry.url, '--api-key', registry.apiKey, '--org', registry.orgId]);
+    expect(published).toMatchObject({ code: 1, killed: false, stderr: 'hooks/plan.js: not a regular file\nspecwright: publish failed: the kit has 1 problem; fix them before publishing\n' });
+  }, 40_000);
+
+  it('names an example that cannot be read, and fails kit test with exit code 1', async () => {
+    const dir = await newKit('example-dir');
+    await mkdir(join(dir, 'examples/dir.json'));
+    const result = await cli(['kit', 'test', dir]);
+    expect(result.code).toBe(1);
+    expect(result.out[0]).toBe('examples/dir.json: not a regular file');
+    expect(result.out).toContain('  ok   readme → README.md: valid');
+    expect(result.err).toEqual(['example-dir@0.1.0: FAILED (1 problem, 0 of 1 example runs not completed)']);
+  });
+});
+
 describe('specwright kit publish', () => {
   it('uploads the manifest and exactly the referenced files, shows progress and prints the published version', async () => {
     const dir = await newKit('publish-me');
@@ -245,6 +283,20 @@ describe('specwright kit publish', () => {
     expect(result.code).toBe(1);
     expect(result.err.at(-1)).toBe('specwright: publish failed: the organization id must be a uuid (the value given is not shown: it may be a key)');
     expect([...result.out, ...result.err].join('\n')).not.toContain('aVerySecret');
+  });
+
+  it('never echoes an API key pasted among the arguments, and says where it was', async () => {
+    const dir = await newKit('pasted-key');
+    const key = 'swk_abcdefghijkl_aVerySecretPartThatMustNotBePrinted';
+    const extra = await cli(['kit', 'publish', dir, key, '--url', registry.url, '--org', registry.orgId]);
+    expect(extra).toMatchObject({ code: 2, err: ['specwright: an extra argument looks like an API key (not shown); pass the key with --api-key or SPECWRIGHT_API_KEY', 'Run "specwright kit --help" for usage.'] });
+    const asCommand = await cli(['kit', key]);
+    expect(asCommand).toMatchObject({ code: 2, err: ['specwright: the kit command looks like an API key (not shown); pass the key with --api-key or SPECWRIGHT_API_KEY', 'Run "specwright kit --help" for usage.'] });
+    const asDirectory = await cli(['kit', 'publish', key, '--url', registry.url, '--org', registry.orgId]);
+    expect(asDirectory).toMatchObject({ code: 2, err: ['specwright: the kit directory looks like an API key (not shown); pass the key with --api-key or SPECWRIGHT_API_KEY', 'Run "specwright kit --help" for usage.'] });
+    for (const result of [extra, asCommand, asDirectory]) expect([...result.out, ...result.err].join('\n')).not.toContain('aVerySecret');
+    // Other arguments are still quoted back.
+    expect((await cli(['kit', 'validate', dir, 'extra'])).err[0]).toBe('specwright: unexpected argument "extra"');
   });
 
   it('refuses a kit id the registry reserves, locally as the server does', async () => {

@@ -58,6 +58,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       io.out(USAGE.trimEnd());
       return 0;
     }
+    refuseKeyShapedArguments(positionals);
     const [group, command, dir, ...extra] = positionals;
     if (group !== 'kit') throw new UsageError(group === undefined ? 'missing command' : `unknown command "${group}"; try "specwright kit --help"`);
     if (command === undefined) throw new UsageError('missing kit command (init, validate, test or publish)');
@@ -95,6 +96,19 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   } finally {
     closeTestRuntime();
   }
+}
+
+const POSITION_NAMES = ['the command', 'the kit command', 'the kit directory'];
+
+/**
+ * Usage errors quote what they refuse, so an API key pasted among the arguments (a forgotten
+ * --api-key) would be printed to the terminal and to CI logs. A key-shaped argument is refused
+ * first, naming its position, never its value.
+ */
+function refuseKeyShapedArguments(positionals: string[]): void {
+  const index = positionals.findIndex((value) => /^\s*swk_/i.test(value));
+  if (index === -1) return;
+  throw new UsageError(`${POSITION_NAMES[index] ?? 'an extra argument'} looks like an API key (not shown); pass the key with --api-key or SPECWRIGHT_API_KEY`);
 }
 
 async function init(dir: string, kitId: string | undefined, io: Output): Promise<number> {

@@ -32,14 +32,17 @@ export function referencedFiles(manifest: KitManifest): string[] {
 }
 
 export async function loadKitDirectory(dir: string): Promise<LoadedKitDirectory> {
-  const manifestPath = join(dir, MANIFEST_FILE);
-  let source: string;
+  const noManifest = { ok: false as const, dir, problems: [{ file: MANIFEST_FILE, message: `no ${MANIFEST_FILE} in ${dir}` }] };
+  let root: string;
   try {
-    source = await readFile(manifestPath, 'utf8');
+    root = await realpath(dir);
   } catch (error) {
-    const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? `no ${MANIFEST_FILE} in ${dir}` : (error as Error).message;
-    return { ok: false, dir, problems: [{ file: MANIFEST_FILE, message: why }] };
+    return isMissing(error) ? noManifest : { ok: false, dir, problems: [{ file: MANIFEST_FILE, message: (error as Error).message }] };
   }
+  const manifestFile = await readKitFile(root, dir, MANIFEST_FILE);
+  if ('missing' in manifestFile) return noManifest;
+  if ('problem' in manifestFile) return { ok: false, dir, problems: [{ file: MANIFEST_FILE, message: manifestFile.problem }] };
+  const source = manifestFile.text;
   let raw: unknown;
   try {
     raw = JSON.parse(source);
@@ -50,29 +53,12 @@ export async function loadKitDirectory(dir: string): Promise<LoadedKitDirectory>
   if (!parsed.ok) return { ok: false, dir, problems: parsed.errors.map((message) => manifestProblem(source, message)) };
 
   const files: Record<string, string> = {};
-  const root = await realpath(dir);
   const problems: KitPackageProblem[] = [];
   for (const file of referencedFiles(parsed.manifest)) {
-    const path = join(dir, file);
-    try {
-      // A symlink must not smuggle a file from outside the kit into a published package.
-      const real = await realpath(path);
-      if (real !== root && !real.startsWith(root + sep)) {
-        problems.push({ file, message: 'resolves outside the kit directory' });
-        continue;
-      }
-      // Sized before reading, so a huge file is never read into memory only to be refused.
-      if ((await stat(real)).size > MAX_KIT_FILE_BYTES) {
-        problems.push({ file, message: `file is larger than ${MAX_KIT_FILE_BYTES} bytes` });
-        continue;
-      }
-      const text = decodeText(await readFile(path));
-      if (typeof text === 'string') files[file] = text;
-      else problems.push({ file, message: text.problem });
-    } catch (error) {
-      // A missing file is reported by loadKitPackage, naming what references it.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') problems.push({ file, message: (error as Error).message });
-    }
+    const read = await readKitFile(root, dir, file);
+    if ('text' in read) files[file] = read.text;
+    else if ('problem' in read) problems.push({ file, message: read.problem });
+    // A missing file is reported by loadKitPackage, naming what references it.
   }
   const loaded = loadKitPackage({ manifest: raw, files });
   if (!loaded.ok || problems.length > 0) {
@@ -82,6 +68,36 @@ export async function loadKitDirectory(dir: string): Promise<LoadedKitDirectory>
     return { ok: false, dir, problems: [...problems, ...located] };
   }
   return { ok: true, dir, manifest: loaded.kit.manifest, files, kit: loaded.kit };
+}
+
+/** One file of the kit as publishing would upload it, or why it cannot be: kit.json and every referenced file alike. */
+async function readKitFile(root: string, dir: string, file: string): Promise<{ text: string } | { problem: string } | { missing: true }> {
+  try {
+    // A symlink must not smuggle a file from outside the kit into a published package.
+    const real = await realpath(join(dir, file));
+    if (real !== root && !real.startsWith(root + sep)) return { problem: 'resolves outside the kit directory' };
+    const read = await readRegularFile(real, MAX_KIT_FILE_BYTES);
+    if ('problem' in read) return read;
+    const text = decodeText(read.bytes);
+    return typeof text === 'string' ? { text } : text;
+  } catch (error) {
+    return isMissing(error) ? { missing: true } : { problem: (error as Error).message };
+  }
+}
+
+/**
+ * The bytes of a regular file (symlinks followed), checked before reading: a FIFO or a device
+ * would block the read forever or never end, and a huge file is never read only to be refused.
+ */
+async function readRegularFile(path: string, maxBytes = Infinity): Promise<{ bytes: Buffer } | { problem: string }> {
+  const info = await stat(path);
+  if (!info.isFile()) return { problem: 'not a regular file' };
+  if (info.size > maxBytes) return { problem: `file is larger than ${maxBytes} bytes` };
+  return { bytes: await readFile(path) };
+}
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT';
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -135,7 +151,18 @@ export async function readKitExamples(dir: string): Promise<{ examples: KitExamp
   }
   for (const name of names) {
     const file = `examples/${name}`;
-    const source = await readFile(join(dir, file), 'utf8');
+    let source: string;
+    try {
+      const read = await readRegularFile(join(dir, file));
+      if ('problem' in read) {
+        problems.push({ file, message: read.problem });
+        continue;
+      }
+      source = read.bytes.toString('utf8');
+    } catch (error) {
+      problems.push({ file, message: (error as Error).message });
+      continue;
+    }
     try {
       const input: unknown = JSON.parse(source);
       if (input === null || typeof input !== 'object' || Array.isArray(input)) problems.push({ file, message: 'an example must be a JSON object (the run input)' });

@@ -42,6 +42,7 @@ export class PublishError extends Error {
 }
 
 const CHUNK_BYTES = 16 * 1024;
+const DEFAULT_TIMEOUT_MS = 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The request body publishing sends: the manifest as written in kit.json and the referenced files. */
@@ -55,27 +56,46 @@ export async function publishKit(options: PublishOptions): Promise<PublishedKit>
   const base = parseServerUrl(options.url);
   // Not echoed: swapped flags put the API key here.
   if (!UUID.test(options.orgId)) throw new PublishError('the organization id must be a uuid (the value given is not shown: it may be a key)', 'LOCAL', null);
-  if (options.apiKey.trim() === '') throw new PublishError('an API key is required', 'LOCAL', null);
+  const apiKey = headerSafeKey(options.apiKey);
   const { body, kitRef } = await buildPublishBody(options.dir);
   const payload = Buffer.from(JSON.stringify(body), 'utf8');
   options.onProgress?.({ stage: 'validated', kitRef, files: Object.keys(body.files).length, bytes: payload.length });
 
   const target = new URL(`api/${encodeURIComponent(options.orgId)}/kits`, base);
-  const { status, text } = await send(target, options.apiKey, payload, options);
-  let envelope: { success?: boolean; data?: PublishedKit; error?: { code?: string; message?: string; details?: { problems?: KitPackageProblem[]; issues?: RequestIssue[] } } };
+  const { status, text } = await send(target, apiKey, payload, options);
+  let envelope: { success?: boolean; data?: PublishedKit; error?: { code?: unknown; message?: unknown; details?: { problems?: KitPackageProblem[]; issues?: RequestIssue[] } } } | null;
   try {
     envelope = JSON.parse(text);
   } catch {
-    throw new PublishError(`${target.origin} answered HTTP ${status} with a body that is not a Specwright response (is --url right?)`, 'BAD_RESPONSE', status);
+    throw notSpecwrightResponse(target, status);
   }
+  if (envelope === null || typeof envelope !== 'object') throw notSpecwrightResponse(target, status);
   if (status === 201 && envelope.success === true && envelope.data) return envelope.data;
   const error = envelope.error;
   if (!error?.message) throw new PublishError(`${target.origin} answered HTTP ${status} without an error message`, 'BAD_RESPONSE', status);
+  // tRPC's own errors (a --url ending in /trpc) carry a numeric JSON-RPC code: not a Specwright answer.
+  if (typeof error.code !== 'string' || typeof error.message !== 'string') throw notSpecwrightResponse(target, status);
   const problems = Array.isArray(error.details?.problems) ? error.details.problems.filter((p) => typeof p?.file === 'string' && typeof p?.message === 'string') : [];
   const issues = Array.isArray(error.details?.issues) ? error.details.issues.filter((i) => typeof i?.field === 'string' && typeof i?.issue === 'string').map(issueAsProblem) : [];
   // `kit validate` counts files as they are on disk; the server's limit applies to them as JSON text.
   const size = error.code === 'PAYLOAD_TOO_LARGE' ? `: ${bodySizeExplained(payload.length)}` : '';
-  throw new PublishError(`${oneLine(error.message)}${size}`, error.code ?? 'UNKNOWN', status, [...problems, ...issues]);
+  throw new PublishError(`${oneLine(error.message)}${size}`, error.code, status, [...problems, ...issues]);
+}
+
+function notSpecwrightResponse(target: URL, status: number): PublishError {
+  return new PublishError(`${target.origin} answered HTTP ${status} with a body that is not a Specwright response; --url should be the service's base URL (https://host[:port], without /api or /trpc)`, 'BAD_RESPONSE', status);
+}
+
+/**
+ * The key as it can travel in a header. Surrounding whitespace is dropped, as the typed client's
+ * fetch does (a key read from a CRLF .env file ends in \r); any other control or non-ASCII character
+ * makes Node refuse the header, so it is refused here, in words that do not show the key.
+ */
+function headerSafeKey(apiKey: string): string {
+  const key = apiKey.trim();
+  if (key === '') throw new PublishError('an API key is required', 'LOCAL', null);
+  if (/[^\x20-\x7e]/.test(key)) throw new PublishError('the API key contains a control or non-ASCII character, which no API key has (the key is not shown); check how it was copied', 'LOCAL', null);
+  return key;
 }
 
 function bodySizeExplained(bytes: number): string {
@@ -115,29 +135,62 @@ function isThisMachine(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
-function send(target: URL, apiKey: string, payload: Buffer, options: PublishOptions): Promise<{ status: number; text: string }> {
+type Answer = { status: number; text: string };
+
+/** The connection failed before the server answered; `send` decides what to report. */
+class ConnectionFailed extends Error {
+  readonly errno: string | undefined;
+  constructor(error: Error) {
+    super(error.message);
+    this.errno = (error as NodeJS.ErrnoException).code;
+  }
+}
+
+/** The answer to the upload; a connection that failed before any answer is UNREACHABLE. */
+async function send(target: URL, apiKey: string, payload: Buffer, options: PublishOptions): Promise<Answer> {
+  try {
+    return await upload(target, apiKey, payload, options);
+  } catch (error) {
+    if (!(error instanceof ConnectionFailed)) throw error;
+    throw new PublishError(`cannot reach ${target.origin}${error.errno ? ` (${error.errno})` : `: ${oneLine(error.message)}`}`, 'UNREACHABLE', null);
+  }
+}
+
+/** POSTs the payload in chunks (for progress) and reads the answer, which stops the upload if it comes first. */
+function upload(target: URL, apiKey: string, payload: Buffer, options: Pick<PublishOptions, 'onProgress' | 'timeoutMs'>): Promise<Answer> {
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolvePromise, reject) => {
     const req = request(target, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'Content-Length': payload.length, 'X-API-Key': apiKey, Accept: 'application/json' },
-      timeout: options.timeoutMs ?? 60_000,
+      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     });
-    req.on('timeout', () => req.destroy(new PublishError(`${target.origin} did not answer in time`, 'TIMEOUT', null)));
+    let answered = false;
+    let sent = 0;
+    req.on('timeout', () => {
+      reject(new PublishError(`${target.origin} did not answer in time`, 'TIMEOUT', null));
+      req.destroy();
+    });
     req.on('error', (error) => {
-      if (error instanceof PublishError) return reject(error);
-      const code = (error as NodeJS.ErrnoException).code;
-      reject(new PublishError(`cannot reach ${target.origin}${code ? ` (${code})` : `: ${oneLine(error.message)}`}`, 'UNREACHABLE', null));
+      // Once answered, the server hanging up on the rest of the body is expected; the answer decides.
+      if (!answered) reject(new ConnectionFailed(error));
     });
     req.on('response', (res: IncomingMessage) => {
+      answered = true;
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
+      res.on('end', () => {
+        // A request cut short cannot be reused: close it, or its socket keeps the process alive.
+        if (sent < payload.length) req.destroy();
+        resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+      });
+      res.on('close', () => {
+        if (!res.complete) reject(new PublishError(`${target.origin} closed the connection in the middle of its answer`, 'UNREACHABLE', res.statusCode ?? null));
+      });
     });
-    let sent = 0;
     const writeMore = (): void => {
       while (sent < payload.length) {
+        if (answered) return;
         const chunk = payload.subarray(sent, sent + CHUNK_BYTES);
         sent += chunk.length;
         options.onProgress?.({ stage: 'uploading', sentBytes: sent, totalBytes: payload.length });

@@ -62,6 +62,25 @@ describe('the typed client', () => {
     expect(key.key).toMatch(/^swk_/);
   });
 
+  it('sends mutations one per request, so calls that each fit the JSON limit never fail together', async () => {
+    const client = createSpecwrightClient({ url: app.url, apiKey: app.bootstrap.apiKey });
+    const orgId = app.bootstrap.organizationId;
+    await client.kits.publish.mutate({ orgId, ...sampleKit({ id: 'large-inputs' }) } as never);
+    const project = await client.projects.create.mutate({ name: 'Large inputs' });
+    // ~300 KB each, well under the server's 1 MiB JSON limit; four in one body would be 1.2 MB.
+    const execute = (n: number) =>
+      client.kitExecutions.execute.mutate({
+        orgId,
+        kitId: 'large-inputs',
+        projectId: project.id,
+        businessProfile: { company: { name: 'Acme', industry: 'aerospace' } },
+        discoveryAnswers: { entities: ['Rocket'], notes: `${n}`.padEnd(300_000, 'x') },
+        options: { dryRun: true, skipApply: false },
+      });
+    const started = await Promise.all([1, 2, 3, 4].map(execute));
+    expect(started.map((execution) => execution.status)).toEqual(['pending', 'pending', 'pending', 'pending']);
+  });
+
   it('rejects wrong inputs and unknown procedures at compile time, and infers outputs', async () => {
     // Every @ts-expect-error in the file must be an error, or tsc fails on the unused directive.
     const { stdout } = await promisify(execFile)('npx', ['tsc', '--noEmit', '-p', 'sdk/type-tests/tsconfig.json'], { cwd: process.cwd() }).catch((error) => error);
