@@ -30,17 +30,25 @@ const trustProxy = z
   });
 
 /** Decimal digits only: `0x10`, `1e3` and `2.5` are not what an operator meant by a count. */
-const wholeNumber = (min: number, max: number) =>
+const wholeNumber = (min: number, max: number, tooLarge = `must be at most ${max}`) =>
   z
     .string()
     .trim()
     .regex(/^\d+$/, 'must be a whole number (decimal digits)')
     .transform(Number)
-    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, tooLarge));
 const positiveInt = (fallback: number) => wholeNumber(1, Number.MAX_SAFE_INTEGER).default(fallback);
 /** What setTimeout can wait: Node fires a longer timer after 1 ms. */
 const MAX_TIMER_MS = 2_147_483_647;
 const milliseconds = (fallback: number) => wholeNumber(1, MAX_TIMER_MS).default(fallback);
+/** Time shutdown keeps, after SHUTDOWN_GRACE_MS, to close connections and stop the embedded database. */
+export const SHUTDOWN_CLOSE_MARGIN_MS = 5_000;
+/**
+ * Shutdown's own timer waits the grace period plus that margin: a grace period so long that the sum
+ * no longer fits a timer would make every shutdown give up after 1 ms.
+ */
+const MAX_SHUTDOWN_GRACE_MS = MAX_TIMER_MS - SHUTDOWN_CLOSE_MARGIN_MS;
+const shutdownGrace = wholeNumber(1, MAX_SHUTDOWN_GRACE_MS, `must be at most ${MAX_SHUTDOWN_GRACE_MS}: shutdown adds ${SHUTDOWN_CLOSE_MARGIN_MS} ms to close connections, and a timer waits at most ${MAX_TIMER_MS} ms`).default(15_000);
 
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const environmentSchema = z.object({
@@ -73,7 +81,7 @@ const environmentSchema = z.object({
   WORKER_HEARTBEAT_MS: milliseconds(10_000),
   KIT_GIT_ALLOWED_REMOTES: z.string().optional(),
   WORKER_STALE_AFTER_MS: milliseconds(30_000),
-  SHUTDOWN_GRACE_MS: milliseconds(15_000),
+  SHUTDOWN_GRACE_MS: shutdownGrace,
   HTTP_HEADERS_TIMEOUT_MS: milliseconds(20_000),
   HTTP_REQUEST_TIMEOUT_MS: milliseconds(120_000),
   HTTP_IDLE_TIMEOUT_MS: milliseconds(70_000),
@@ -126,10 +134,11 @@ export class ConfigError extends Error {
 }
 
 /**
- * Where an empty value most likely means a secret or address that failed to arrive: refused rather
- * than read as unset (an empty DATABASE_URL must not quietly start an embedded database).
+ * Where an empty value most likely means a secret, address or path that failed to arrive: refused
+ * rather than read as unset (an empty DATABASE_URL must not quietly start an embedded database, nor
+ * an empty DATA_DIR a fresh one in the working directory).
  */
-const MUST_NOT_BE_EMPTY = ['DATABASE_URL', 'APP_DATABASE_URL', 'SERVER_SECRET', 'JWT_SECRET', 'JWT_JWKS_URL'];
+const MUST_NOT_BE_EMPTY = ['DATABASE_URL', 'APP_DATABASE_URL', 'DATA_DIR', 'SERVER_SECRET', 'JWT_SECRET', 'JWT_JWKS_URL'];
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const empty = Object.keys(env).filter((name) => env[name]?.trim() === '');

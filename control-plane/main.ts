@@ -1,8 +1,23 @@
 import { ConfigError, loadConfig } from './config.ts';
+import type { EmbeddedDatabase } from './db/embedded-postgres.ts';
+import { createLogger } from './logger.ts';
 import { ShutdownTimeoutError, startService, type RunningService, type ServiceMode } from './service.ts';
 
 const modes: ServiceMode[] = ['all', 'api', 'worker'];
 const REPEAT_WINDOW_MS = 1000;
+
+/** The embedded PostgreSQL, once it runs: an exit that does not wait for shutdown must stop it. */
+let embedded: EmbeddedDatabase | undefined;
+
+/**
+ * Exits at once, without waiting for running work. The embedded PostgreSQL runs in its own process
+ * group and would outlive this process, holding DATA_DIR until the next start: it is told to stop
+ * first (its own stop, part of an orderly shutdown, is what this exit does not wait for).
+ */
+function exitNow(code: number): never {
+  embedded?.abandon();
+  process.exit(code);
+}
 
 async function main(): Promise<void> {
   const mode = (process.argv[2] ?? 'all') as ServiceMode;
@@ -10,6 +25,9 @@ async function main(): Promise<void> {
     process.stderr.write(`Usage: node control-plane/main.ts [${modes.join('|')}]\n`);
     process.exit(2);
   }
+  const config = loadConfig();
+  // Made here rather than by the service, so what happens during the start is logged like the rest.
+  const log = createLogger(config.logLevel);
 
   // Handlers go in before anything starts, so a signal during boot still shuts down cleanly.
   let service: RunningService | undefined;
@@ -21,20 +39,20 @@ async function main(): Promise<void> {
       // Ctrl-C under `npm start` arrives twice at once (from the terminal and forwarded by npm): one stop.
       if (Date.now() - firstSignalAt < REPEAT_WINDOW_MS) return;
       // A second signal later: the operator will not wait (for a boot stuck on the lock, for long jobs).
-      process.stderr.write(`${signal} again: exiting without waiting for running work\n`);
-      process.exit(1);
+      log.warn({ signal }, `${signal} again: exiting without waiting for running work`);
+      exitNow(1);
     }
     stopSignal = signal;
     stopExitCode = exitCode;
     firstSignalAt = Date.now();
     if (!service) return; // boot finishes first, then stops
-    service.log.info({ signal }, 'shutting down: no new requests or jobs; finishing running ones');
+    log.info({ signal }, 'shutting down: no new requests or jobs; finishing running ones');
     service.stop().then(
       () => process.exit(stopExitCode),
       (error) => {
-        if (error instanceof ShutdownTimeoutError) service?.log.error(error.message);
-        else service?.log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
+        if (error instanceof ShutdownTimeoutError) log.error(error.message);
+        else log.error({ err: error }, 'shutdown failed');
+        exitNow(1);
       },
     );
   };
@@ -44,21 +62,20 @@ async function main(): Promise<void> {
   const onFatal = (reason: string) => {
     if (stopSignal) {
       // Already stopping: let that shutdown finish (a second request would end it at once), and exit 1.
-      service?.log.error(`${reason}; already shutting down`);
+      log.error(`${reason}; already shutting down`);
       stopExitCode = 1;
       return;
     }
-    service?.log.error(`${reason}; shutting down`);
+    log.error(`${reason}; shutting down`);
     shutdown('fatal', 1);
   };
   // A failed promise nobody waits on (a library's unawaited call, say) would end the process on
   // the spot, requests in flight and all: it is logged, and the service shuts down in order.
   process.on('unhandledRejection', (error) => {
-    if (!service) process.stderr.write(`Specwright: a failure nothing handled, during start: ${error instanceof Error ? error.message : String(error)}\n`);
-    service?.log.error({ err: error }, 'a failure nothing handled');
+    log.error({ err: error }, service ? 'a failure nothing handled' : 'a failure nothing handled, during start');
     onFatal('a failure nothing handled');
   });
-  service = await startService(loadConfig(), { mode, announce: true, onFatal });
+  service = await startService(config, { mode, log, announce: true, onFatal, onEmbeddedStarted: (database) => (embedded = database) });
   if (stopSignal) {
     const signal = stopSignal;
     stopSignal = undefined;
@@ -69,5 +86,6 @@ async function main(): Promise<void> {
 main().catch((error) => {
   const message = error instanceof ConfigError ? error.message : `Specwright failed to start: ${error instanceof Error ? error.message : String(error)}`;
   process.stderr.write(`${message}\n`);
-  process.exit(1);
+  // A start that failed has stopped what it started, unless that stop timed out.
+  exitNow(1);
 });

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { stat } from 'node:fs/promises';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type pg from 'pg';
 import type { DestinationStream } from 'pino';
 import { createAuthenticator } from './auth/authenticate.ts';
@@ -10,7 +11,7 @@ import { assertClusterServerSecret } from './bootstrap/cluster-secret.ts';
 import { ensureE2eTestUser } from './bootstrap/e2e-test-user.ts';
 import { announceBootstrap, runFirstRun, type FirstRunResult } from './bootstrap/first-run.ts';
 import { resolveServerSecret } from './bootstrap/server-secret.ts';
-import type { Config } from './config.ts';
+import { SHUTDOWN_CLOSE_MARGIN_MS, type Config } from './config.ts';
 import { appRoleUrl, enableAppRoleLogin, ensureAppRoleExists } from './db/app-role.ts';
 import { withBootLock } from './db/boot-lock.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.ts';
@@ -30,6 +31,8 @@ export type ServiceMode = 'all' | 'api' | 'worker';
 export interface StartServiceOptions {
   mode?: ServiceMode;
   logDestination?: DestinationStream;
+  /** The logger to use (the CLI entry point makes its own before the start, to log signals during it). */
+  log?: Logger;
   /** Print the first-run API key to the terminal (the CLI entry point does; tests do not). */
   announce?: boolean;
   /** Host functions kits may call from APPLY/VERIFY (e.g. committing to a git repository). */
@@ -39,6 +42,11 @@ export interface StartServiceOptions {
    * process should shut down and exit non-zero, so that whatever supervises it starts it again.
    */
   onFatal?: (reason: string) => void;
+  /**
+   * Handed the embedded database as soon as it runs, boot not yet done: a process that exits without
+   * waiting (a second signal during a long migration) can still stop it (`abandon`).
+   */
+  onEmbeddedStarted?: (database: EmbeddedDatabase) => void;
 }
 
 export interface RunningService {
@@ -57,15 +65,20 @@ export interface RunningService {
  */
 export async function startService(config: Config, options: StartServiceOptions = {}): Promise<RunningService> {
   const mode = options.mode ?? 'all';
-  const log = createLogger(config.logLevel, options.logDestination);
+  const log = options.log ?? createLogger(config.logLevel, options.logDestination);
   const cleanups: ShutdownStep[] = [];
-  const stopAll = () => runShutdown(cleanups.splice(0).reverse(), config.shutdownGraceMs + CLOSE_MARGIN_MS, log);
+  const stopAll = () => runShutdown(cleanups.splice(0).reverse(), config.shutdownGraceMs + SHUTDOWN_CLOSE_MARGIN_MS, log);
 
   try {
+    // What needs no database is checked first: a start that cannot listen or use DATA_DIR fails in
+    // a moment, naming the variable, not after building a cluster and applying migrations.
+    await assertDataDirIsDirectory(config.dataDir);
+    if (mode !== 'worker') await assertCanListen(config);
     let ownerUrl = config.databaseUrl;
     if (!ownerUrl) {
       const embedded: EmbeddedDatabase = await startEmbeddedPostgres(config.dataDir);
       cleanups.push({ what: 'the embedded PostgreSQL', run: () => embedded.stop() });
+      options.onEmbeddedStarted?.(embedded);
       ownerUrl = embedded.ownerUrl;
       log.info({ port: embedded.port, dataDir: config.dataDir }, 'embedded PostgreSQL started');
       void embedded.lostUnexpectedly.then((why) => options.onFatal?.(`the embedded PostgreSQL stopped unexpectedly (${why})`));
@@ -74,7 +87,16 @@ export async function startService(config: Config, options: StartServiceOptions 
     const owner = createDatabase(ownerUrl, { max: 4, applicationName: 'specwright-owner', patientConnectMs: OWNER_CONNECT_PATIENCE_MS });
     cleanups.push(poolStep('the owner database connections', owner));
     // Before anything lands in DATA_DIR: a start that cannot reach its database leaves nothing behind.
-    if (config.databaseUrl) await assertReachable(owner.pool, config.databaseUrl);
+    if (config.databaseUrl) await assertReachable(owner.pool, 'DATABASE_URL', config.databaseUrl);
+    // The requests' connection too, when the operator gives it: otherwise every request answers 503.
+    // (The one derived from SERVER_SECRET is set up under the boot lock, and checked there.)
+    const openAppDatabase = (url: string) => {
+      const database = createDatabase(url, { max: 10, applicationName: 'specwright-api', prepareStatements: true });
+      cleanups.push(poolStep('the API database connections', database));
+      return database;
+    };
+    const givenAppDatabase = mode !== 'worker' && config.appDatabaseUrl ? openAppDatabase(config.appDatabaseUrl) : undefined;
+    if (givenAppDatabase) await assertReachable(givenAppDatabase.pool, 'APP_DATABASE_URL', config.appDatabaseUrl!);
 
     const serverSecret = await resolveServerSecret(config.serverSecret, config.dataDir);
     if (serverSecret.source === 'data-dir' && config.databaseUrl) {
@@ -116,10 +138,8 @@ export async function startService(config: Config, options: StartServiceOptions 
     let url: string | undefined;
     let app: DatabaseHandle | undefined;
     if (mode !== 'worker') {
-      const appUrl = config.appDatabaseUrl ?? appRoleUrl(ownerUrl, appRolePassword!);
-      const appDatabase = createDatabase(appUrl, { max: 10, applicationName: 'specwright-api', prepareStatements: true });
+      const appDatabase = givenAppDatabase ?? openAppDatabase(appRoleUrl(ownerUrl, appRolePassword!));
       app = appDatabase;
-      cleanups.push(poolStep('the API database connections', appDatabase));
       const unchecked = unsetIdpClaims(config);
       if (unchecked.length > 0) {
         const claims = unchecked.map((name) => (name === 'JWT_ISSUER' ? 'issuer' : 'audience')).join(' or ');
@@ -155,11 +175,54 @@ export async function startService(config: Config, options: StartServiceOptions 
 }
 
 /** A boot that cannot connect names the variable to fix and where it points, never its password. */
-async function assertReachable(pool: pg.Pool, url: string): Promise<void> {
+async function assertReachable(pool: pg.Pool, variable: string, url: string): Promise<void> {
   try {
     await pool.query('select 1');
   } catch (error) {
-    throw new Error(`cannot connect to the database in DATABASE_URL (${describeDatabaseUrl(url)}): ${(error as Error).message}`);
+    throw new Error(`cannot connect to the database in ${variable} (${describeDatabaseUrl(url)}): ${(error as Error).message}`);
+  }
+}
+
+/** DATA_DIR may be missing (it is made), but not a file: mkdir's bare EEXIST names no variable. */
+async function assertDataDirIsDirectory(dataDir: string): Promise<void> {
+  const found = await stat(dataDir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    // ENOTDIR: a file stands where one of its parent directories should be.
+    if (error.code === 'ENOTDIR') throw new Error(`DATA_DIR ${dataDir} is not a directory (a file stands in its path): set DATA_DIR to a directory`);
+    throw new Error(`DATA_DIR ${dataDir} cannot be read: ${error.message}`);
+  });
+  if (found && !found.isDirectory()) throw new Error(`DATA_DIR ${dataDir} is not a directory: set DATA_DIR to a directory (it is created when missing)`);
+}
+
+/**
+ * Binds HOST:PORT for a moment and lets go, so a port in use or a host that does not resolve fails
+ * the start before the database work. Not held: the real listen comes once boot is done, and says
+ * the same should the port be taken meanwhile.
+ */
+async function assertCanListen(config: Config): Promise<void> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error) => reject(listenFailure(error, config)));
+    probe.listen(config.port, config.host, () => probe.close(() => resolve()));
+  });
+}
+
+/** Node's listen errors (`listen EADDRINUSE: …`) name neither variable: say which one to change. */
+function listenFailure(error: NodeJS.ErrnoException, config: Config): Error {
+  const { port, host } = config;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new Error(`PORT ${port} on ${host} is in use: stop what listens there, or set PORT (or HOST) to another`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return new Error(`HOST ${host} cannot be resolved: set HOST to an address of this machine, or a name that resolves to one`);
+    case 'EADDRNOTAVAIL':
+      return new Error(`HOST ${host} is not an address of this machine: set HOST to one of its addresses (0.0.0.0 for all)`);
+    case 'EACCES':
+      return new Error(`PORT ${port} on ${host} needs privileges this process does not have: set PORT to 1024 or above`);
+    default:
+      return new Error(`cannot listen on PORT ${port} on HOST ${host}: ${error.message}`);
   }
 }
 
@@ -172,8 +235,6 @@ function describeDatabaseUrl(url: string): string {
   }
 }
 
-/** Time to close connections and stop the embedded database once the grace period is over. */
-const CLOSE_MARGIN_MS = 5_000;
 /** How long the owner connections (the worker's) wait for a database that is briefly away. */
 const OWNER_CONNECT_PATIENCE_MS = 60_000;
 
@@ -242,7 +303,7 @@ function listen(app: ReturnType<typeof createApp>, config: Config, log: Logger):
     server.keepAliveTimeout = Math.min(65_000, idleMs);
     server.setTimeout(idleMs, (socket) => socket.destroy());
     server.on('clientError', answerClientError(log));
-    server.once('error', reject);
+    server.once('error', (error) => reject(listenFailure(error, config)));
     server.listen(config.port, config.host, () => resolve(server));
   });
 }

@@ -1,6 +1,6 @@
 import { chmod, link, mkdir, open, readdir, readFile, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +16,13 @@ export interface EmbeddedDatabase {
   /** Settles when PostgreSQL exits without being asked to (killed, crashed), with what it last said. */
   lostUnexpectedly: Promise<string>;
   stop(): Promise<void>;
+  /**
+   * For a process about to exit without waiting (a second signal, a shutdown that timed out): tells
+   * the postmaster to stop and gives back the claim on DATA_DIR, synchronously, since nothing after
+   * `process.exit` runs. Left running, the postmaster would hold the data directory until the next
+   * start. Does nothing once the cluster stopped.
+   */
+  abandon(): void;
 }
 
 export async function findFreePort(): Promise<number> {
@@ -122,6 +129,16 @@ async function releaseDataDir(root: string): Promise<void> {
   if (parseOwner(await readFile(file, 'utf8').catch(() => ''))?.pid === process.pid) await unlink(file).catch(() => {});
 }
 
+/** `releaseDataDir` for a process that exits in this very tick. */
+function releaseDataDirNow(root: string): void {
+  const file = join(root, OWNER_FILE);
+  try {
+    if (parseOwner(readFileSync(file, 'utf8'))?.pid === process.pid) unlinkSync(file);
+  } catch {
+    // Gone already, or unreadable: the next start takes over a claim whose process is dead.
+  }
+}
+
 /** Whether `pid` is a postgres serving `databaseDir` (where /proc cannot tell, assume so). */
 async function isPostmasterOf(pid: number, databaseDir: string): Promise<boolean> {
   const commandLine = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
@@ -170,8 +187,13 @@ async function createCluster(root: string, databaseDir: string, password: string
     }
   }
   const workDir = join(root, `${INITDB_DIR_PREFIX}${process.pid}`);
-  await rename(await initdb(workDir, password, user), databaseDir);
-  await rm(workDir, { recursive: true, force: true });
+  try {
+    await rename(await initdb(workDir, password, user), databaseDir);
+  } finally {
+    // Also when initdb failed: a failed start leaves no half-made cluster in DATA_DIR. (A failure to
+    // remove it must not hide initdb's error; the next start removes what is left.)
+    await rm(workDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
+  }
   // The rename is durable once the directory holding it is flushed (initdb flushed the rest).
   await open(root, 'r').then((handle) => handle.sync().finally(() => handle.close())).catch(() => {});
 }
@@ -182,6 +204,8 @@ const HALF_MADE_ADVICE = 'a first start of an earlier version killed while creat
 interface Postmaster {
   lostUnexpectedly: Promise<string>;
   stop(): Promise<void>;
+  /** Asks it to stop without waiting for it (see EmbeddedDatabase.abandon). */
+  abandon(): void;
 }
 
 /**
@@ -212,6 +236,7 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
     void exited.then(() => failed(new Error(recentLog.join(' ') || 'PostgreSQL exited before it was ready')));
   });
   let stopping = false;
+  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
   return {
     lostUnexpectedly: new Promise((lost) => {
       void exited.then(() => {
@@ -220,9 +245,15 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
     }),
     async stop() {
       stopping = true;
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (hasExited()) return;
       child.kill('SIGINT'); // fast shutdown: the service has finished with its connections
       await exited;
+    },
+    abandon() {
+      stopping = true;
+      // Fast shutdown too: it ends the connections this process leaves open and writes a checkpoint,
+      // so the next start needs no crash recovery. The postmaster finishes it on its own.
+      if (!hasExited()) child.kill('SIGINT');
     },
   };
 }
@@ -278,6 +309,10 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
       stop: async () => {
         await postmaster.stop();
         await releaseDataDir(root);
+      },
+      abandon: () => {
+        postmaster.abandon();
+        releaseDataDirNow(root);
       },
     };
   } catch (error) {

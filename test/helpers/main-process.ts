@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, resolve as resolvePath } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll } from 'vitest';
 
@@ -54,4 +56,28 @@ export function mainProcessesStoppedAfterAll(): typeof startMainProcess {
     running.push(main);
     return main;
   };
+}
+
+/** Pids of the postmasters serving the embedded cluster in `dataDir` (started with `-D <dataDir>/postgres`). */
+export async function postmastersOf(dataDir: string): Promise<number[]> {
+  const clusterDir = join(resolvePath(dataDir), 'postgres');
+  const pids = (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry));
+  const commandLines = await Promise.all(pids.map((pid) => readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')));
+  return pids.filter((_pid, index) => commandLines[index]!.split('\0').includes(clusterDir)).map(Number);
+}
+
+/**
+ * Waits up to `timeoutMs` for the cluster in `dataDir` to have no postmaster, and returns those
+ * still running then, after stopping them (SIGQUIT): a failed test leaves no PostgreSQL behind.
+ */
+export async function postmastersLeftRunning(dataDir: string, timeoutMs = 10_000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  let running = await postmastersOf(dataDir);
+  while (running.length > 0 && Date.now() < deadline) {
+    await sleep(50);
+    running = await postmastersOf(dataDir);
+  }
+  for (const pid of running) process.kill(pid, 'SIGQUIT');
+  while ((await postmastersOf(dataDir)).length > 0) await sleep(50);
+  return running;
 }

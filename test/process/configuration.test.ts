@@ -1,15 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../control-plane/config.ts';
+import { ConfigError, loadConfig, SHUTDOWN_CLOSE_MARGIN_MS } from '../../control-plane/config.ts';
 
 /** The environment as operators write it: empty means unset, numbers are whole numbers, timers fit a timer. */
 describe('configuration', () => {
-  it('reads an empty variable as unset, so the default applies (PORT= is not port 0, DATA_DIR= is not the current directory)', () => {
-    const config = loadConfig({ PORT: '', DATA_DIR: '', HOST: '  ', SHUTDOWN_GRACE_MS: '' });
-    expect(config).toMatchObject({ port: 3000, dataDir: './.specwright', host: '0.0.0.0', shutdownGraceMs: 15_000 });
+  it('reads an empty variable as unset, so the default applies (PORT= is not port 0)', () => {
+    const config = loadConfig({ PORT: '', HOST: '  ', SHUTDOWN_GRACE_MS: '' });
+    expect(config).toMatchObject({ port: 3000, host: '0.0.0.0', shutdownGraceMs: 15_000 });
   });
 
-  it.each(['DATABASE_URL', 'APP_DATABASE_URL', 'SERVER_SECRET', 'JWT_SECRET', 'JWT_JWKS_URL'])('refuses an empty %s: a secret or address that failed to arrive, not a request for the default', (name) => {
+  it.each(['DATABASE_URL', 'APP_DATABASE_URL', 'DATA_DIR', 'SERVER_SECRET', 'JWT_SECRET', 'JWT_JWKS_URL'])('refuses an empty %s: a secret, address or path that failed to arrive, not a request for the default', (name) => {
     expect(() => loadConfig({ [name]: '' })).toThrow(new RegExp(`${name}: is set but empty`));
+  });
+
+  it('refuses an empty DATA_DIR rather than starting a fresh database in ./.specwright, away from the data', () => {
+    expect(() => loadConfig({ DATA_DIR: '  ' })).toThrow(/^Invalid configuration:\n  DATA_DIR: is set but empty; give it a value or unset it$/);
   });
 
   it.each([['PORT', '0x10'], ['PORT', '1e3'], ['WORKER_CONCURRENCY', '2.5'], ['BODY_LIMIT_BYTES', '-1'], ['RATE_LIMIT_PER_HOUR', 'ten']])('refuses %s=%s naming the variable', (name, value) => {
@@ -19,6 +23,14 @@ describe('configuration', () => {
 
   it.each(['SHUTDOWN_GRACE_MS', 'WORKER_HEARTBEAT_MS', 'WORKER_STALE_AFTER_MS'])('refuses %s beyond what a timer can wait (Node would fire it after 1 ms)', (name) => {
     expect(() => loadConfig({ [name]: '2147483648' })).toThrow(new RegExp(`${name}: .*2147483647`));
+  });
+
+  it('refuses a SHUTDOWN_GRACE_MS whose shutdown limit (grace + the margin to close connections) would not fit a timer', () => {
+    const longest = 2_147_483_647 - SHUTDOWN_CLOSE_MARGIN_MS;
+    expect(loadConfig({ SHUTDOWN_GRACE_MS: String(longest) }).shutdownGraceMs + SHUTDOWN_CLOSE_MARGIN_MS).toBe(2_147_483_647);
+    for (const value of ['2147483647', String(longest + 1)]) {
+      expect(() => loadConfig({ SHUTDOWN_GRACE_MS: value })).toThrow(new RegExp(`^Invalid configuration:\\n  SHUTDOWN_GRACE_MS: must be at most ${longest}: shutdown adds 5000 ms to close connections, and a timer waits at most 2147483647 ms$`));
+    }
   });
 
   it('refuses a heartbeat that is not well inside the stale threshold (a live worker would read as dead)', () => {

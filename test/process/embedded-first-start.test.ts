@@ -78,7 +78,7 @@ describe('two first starts at once on one fresh DATA_DIR', () => {
 
 describe('a first start as root whose DATA_DIR the postgres OS user cannot reach (a clone under /root)', () => {
   // Only root hands PostgreSQL to another user; anyone else runs it as themselves and reaches it.
-  it.runIf(process.getuid?.() === 0)('fails saying which directory is closed to that user and what to do', async () => {
+  it.runIf(process.getuid?.() === 0)('fails saying which directory is closed to that user and what to do, leaving no half-made cluster', async () => {
     const closed = await scratchDir('closed'); // mode 0700, owned by root, like /root
     const main = startMain({ DATA_DIR: join(closed, 'data'), PORT: String(await findFreePort()), HOST: '127.0.0.1' });
 
@@ -86,5 +86,7 @@ describe('a first start as root whose DATA_DIR the postgres OS user cannot reach
     expect(main.output().trim()).toMatch(
       new RegExp(`^Specwright failed to start: .*cannot enter ${closed} \\(mode 700\\): set DATA_DIR to a directory it can reach, or run Specwright as another user$`),
     );
+    // initdb's work directory (postgres.initdb-<pid>) stayed behind; neither is there a cluster or a claim.
+    expect((await readdir(join(closed, 'data'))).filter((entry) => entry.startsWith('postgres'))).toEqual(['postgres-password']);
   }, 60_000);
 });

@@ -1,10 +1,11 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { startMainProcess, untilOutput } from '../helpers/main-process.ts';
+import { postmastersLeftRunning, startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
@@ -37,6 +38,97 @@ describe('a second SIGTERM/SIGINT', () => {
       await holder.end();
     }
   }, 30_000);
+});
+
+/** The process's log lines (JSON), skipping anything else it printed. */
+function logLines(main: MainProcess): Array<Record<string, unknown>> {
+  return main.output().split('\n').flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Waits for the process to exit (up to `timeoutMs`); one still running then is killed and reported. */
+/** A request whose body has not all arrived: shutdown waits for it, up to the grace period. */
+async function halfSentRequest(port: number): Promise<Socket> {
+  const inFlight = connect(port, '127.0.0.1');
+  inFlight.on('error', () => {});
+  inFlight.write('POST /api/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na');
+  await sleep(200);
+  return inFlight;
+}
+
+async function exitCodeWithin(main: MainProcess, timeoutMs: number): Promise<number | null | 'still running'> {
+  const code = await Promise.race([main.exit, sleep(timeoutMs).then(() => 'still running' as const)]);
+  if (code === 'still running') process.kill(-main.child.pid!, 'SIGKILL');
+  return code;
+}
+
+describe('an exit that does not wait for shutdown, on the embedded database', () => {
+  it('a second SIGTERM while shutdown waits for a request logs why it exits, exits 1, and stops the embedded PostgreSQL', async () => {
+    const dataDir = await scratchDir('second-sigterm');
+    const main = startMainProcess('api', { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SHUTDOWN_GRACE_MS: '60000' }, { ownProcessGroup: true });
+    try {
+      await untilOutput(main, /API listening/);
+      const port = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(main.output())![1]);
+      const inFlight = await halfSentRequest(port);
+      main.child.kill('SIGTERM');
+      await untilOutput(main, /shutting down: no new requests or jobs/);
+      await sleep(1_200);
+      expect(main.child.exitCode, main.output()).toBeNull();
+      main.child.kill('SIGTERM');
+      const code = await exitCodeWithin(main, 10_000);
+      inFlight.destroy();
+
+      expect(code, main.output()).toBe(1);
+      // A log line like every other (it was plain text on stderr).
+      expect(logLines(main).filter((line) => /again/.test(String(line.msg)))).toEqual([
+        expect.objectContaining({ level: 40, signal: 'SIGTERM', msg: 'SIGTERM again: exiting without waiting for running work' }),
+      ]);
+      // The postmaster ran on, holding DATA_DIR, until the next start stopped it.
+      expect(await postmastersLeftRunning(dataDir)).toEqual([]);
+      expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(false);
+    } finally {
+      if (main.child.exitCode === null) process.kill(-main.child.pid!, 'SIGKILL');
+      await postmastersLeftRunning(dataDir, 0);
+    }
+  }, 90_000);
+
+  it('a shutdown that times out (a request stuck on a lock) exits 1 and stops the embedded PostgreSQL too', async () => {
+    const dataDir = await scratchDir('shutdown-timeout');
+    const main = startMainProcess('api', { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SHUTDOWN_GRACE_MS: '300' }, { ownProcessGroup: true });
+    let holder: pg.Client | undefined;
+    try {
+      await untilOutput(main, /API listening/);
+      const url = /"url":"([^"]+)"[^\n]*API listening/.exec(main.output())![1];
+      const databasePort = Number(/"port":(\d+)[^\n]*embedded PostgreSQL started/.exec(main.output())![1]);
+      const password = (await readFile(join(dataDir, 'postgres-password'), 'utf8')).trim();
+      const apiKey: string = JSON.parse(await readFile(join(dataDir, 'bootstrap.json'), 'utf8')).apiKey;
+      // Every authenticated request reads api_keys: with the table locked, it waits past any shutdown.
+      holder = new pg.Client({ host: '127.0.0.1', port: databasePort, user: 'postgres', password, database: 'specwright' });
+      holder.on('error', () => {});
+      await holder.connect();
+      await holder.query('begin');
+      await holder.query('lock table api_keys in access exclusive mode');
+      const inFlight = fetch(`${url}/api/me`, { headers: { 'x-api-key': apiKey } }).then(() => 'answered', () => 'cut');
+      await sleep(500);
+      main.child.kill('SIGTERM');
+      const code = await exitCodeWithin(main, 20_000);
+
+      expect(code, main.output()).toBe(1);
+      expect(main.output()).toMatch(/shutdown did not finish within [\d.]+ s; not closed: the API database connections/);
+      expect(await inFlight).toBe('cut');
+      expect(await postmastersLeftRunning(dataDir)).toEqual([]);
+      expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(false);
+    } finally {
+      await holder?.end().catch(() => {});
+      if (main.child.exitCode === null) process.kill(-main.child.pid!, 'SIGKILL');
+      await postmastersLeftRunning(dataDir, 0);
+    }
+  }, 90_000);
 });
 
 describe('Ctrl-C under `npm start` (SIGINT twice at once: from the terminal and forwarded by npm)', () => {
@@ -118,11 +210,7 @@ describe('a failure nothing handles (an unawaited promise that rejects)', () => 
     });
     await untilOutput(main, /API listening/);
     const port = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(main.output())![1]);
-    // A request whose body has not all arrived: shutdown waits for it, up to the grace period.
-    const inFlight = connect(port, '127.0.0.1');
-    inFlight.on('error', () => {});
-    inFlight.write('POST /api/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na');
-    await sleep(200);
+    const inFlight = await halfSentRequest(port);
     main.child.kill('SIGUSR2');
     await untilOutput(main, /shutting down: no new requests or jobs/);
     await sleep(1_500);

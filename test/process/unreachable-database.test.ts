@@ -1,14 +1,18 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { startMainProcess } from '../helpers/main-process.ts';
+import { mainProcessesStoppedAfterAll } from '../helpers/main-process.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
+import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
 
 const PASSWORD = 'not-to-be-printed-7f3a';
+// A start that should have failed and did not is stopped when the file ends, not left running.
+const startMainProcess = mainProcessesStoppedAfterAll();
 
-async function failedStart(databaseUrl: string) {
+async function failedStart(databaseUrl: string, env: Record<string, string> = {}) {
   const dataDir = join(await scratchDir('unreachable'), 'data');
-  const main = startMainProcess('api', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
+  const main = startMainProcess('api', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env });
   const code = await main.exit;
   return { code, lines: main.output().trim().split('\n'), dataDir };
 }
@@ -30,6 +34,20 @@ describe('a DATABASE_URL the service cannot use at boot', () => {
     expect(refused.code).toBe(1);
     expect(refused.lines).toHaveLength(1);
     expect(refused.lines[0]).toMatch(/^Specwright failed to start: cannot connect to the database in DATABASE_URL \(postgres@127\.0\.0\.1:\d+\/postgres\): password authentication failed for user "postgres"$/);
+    expect(refused.lines[0]).not.toContain(PASSWORD);
+    expect(existsSync(refused.dataDir)).toBe(false);
+  }, 30_000);
+});
+
+describe('an APP_DATABASE_URL the service cannot use at boot', () => {
+  it('refuses in one line naming APP_DATABASE_URL, without the password, instead of serving 503 to every request', async () => {
+    const database = await createTestDatabase();
+    const appUrl = new URL(database.appUrl);
+    appUrl.password = PASSWORD;
+    const refused = await failedStart(database.ownerUrl, { APP_DATABASE_URL: appUrl.toString(), SERVER_SECRET: TEST_SERVER_SECRET });
+    expect(refused.code).toBe(1);
+    expect(refused.lines).toHaveLength(1);
+    expect(refused.lines[0]).toMatch(/^Specwright failed to start: cannot connect to the database in APP_DATABASE_URL \(specwright_app@127\.0\.0\.1:\d+\/test_\w+\): password authentication failed for user "specwright_app"$/);
     expect(refused.lines[0]).not.toContain(PASSWORD);
     expect(existsSync(refused.dataDir)).toBe(false);
   }, 30_000);
