@@ -88,7 +88,7 @@ export async function startService(config: Config, options: StartServiceOptions 
     cleanups.push(poolStep('the owner database connections', owner));
     // Before anything lands in DATA_DIR: a start that cannot reach its database leaves nothing behind.
     if (config.databaseUrl) await assertReachable(owner.pool, 'DATABASE_URL', config.databaseUrl);
-    // The requests' connection too, when the operator gives it: otherwise every request answers 503.
+    // The requests' connection too, when the operator gives it: a wrong one would answer 503 to every request.
     // (The one derived from SERVER_SECRET is set up under the boot lock, and checked there.)
     const openAppDatabase = (url: string) => {
       const database = createDatabase(url, { max: 10, applicationName: 'specwright-api', prepareStatements: true });
@@ -96,7 +96,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       return database;
     };
     const givenAppDatabase = mode !== 'worker' && config.appDatabaseUrl ? openAppDatabase(config.appDatabaseUrl) : undefined;
-    if (givenAppDatabase) await assertReachable(givenAppDatabase.pool, 'APP_DATABASE_URL', config.appDatabaseUrl!);
+    if (givenAppDatabase) await assertAppDatabaseAccepts(givenAppDatabase.pool, config.appDatabaseUrl!, log);
 
     const serverSecret = await resolveServerSecret(config.serverSecret, config.dataDir);
     if (serverSecret.source === 'data-dir' && config.databaseUrl) {
@@ -180,6 +180,24 @@ async function assertReachable(pool: pg.Pool, variable: string, url: string): Pr
     await pool.query('select 1');
   } catch (error) {
     throw new Error(`cannot connect to the database in ${variable} (${describeDatabaseUrl(url)}): ${(error as Error).message}`);
+  }
+}
+
+/**
+ * APP_DATABASE_URL fails the start when its server answers no — a login it refuses (SQLSTATE class
+ * 28: a wrong password or user) or a database that does not exist (3D000) — since that never passes.
+ * One that cannot be reached may be a database that is away: the service starts, answers 503 until
+ * it is back (health says so), and a warning names the variable.
+ */
+async function assertAppDatabaseAccepts(pool: pg.Pool, url: string, log: Logger): Promise<void> {
+  try {
+    await pool.query('select 1');
+  } catch (error) {
+    const { code, message } = error as { code?: unknown; message?: string };
+    if (typeof code === 'string' && (code.startsWith('28') || code === '3D000')) {
+      throw new Error(`cannot connect to the database in APP_DATABASE_URL (${describeDatabaseUrl(url)}): ${message}`);
+    }
+    log.warn({ database: describeDatabaseUrl(url) }, `the database in APP_DATABASE_URL cannot be reached yet (${message}); requests answer 503 until it can`);
   }
 }
 

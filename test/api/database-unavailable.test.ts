@@ -14,6 +14,12 @@ beforeAll(async () => {
 afterAll(() => app?.stop());
 
 describe('while the database cannot be reached', () => {
+  it('the start goes on, warning that APP_DATABASE_URL cannot be reached yet, without its password', () => {
+    const warnings = app.logLines.filter((line) => line.level === 40 && String(line.msg).includes('APP_DATABASE_URL cannot be reached yet'));
+    expect(warnings).toHaveLength(1);
+    expect(app.rawLog.join('\n')).not.toContain(':wrong@');
+  });
+
   it('GET /api/health answers, saying the database is down', async () => {
     for (const path of ['/api/health', '/trpc/health.check']) {
       const response = await call(app.url, path);
