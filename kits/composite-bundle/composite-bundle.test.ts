@@ -14,9 +14,9 @@ describe('composite-bundle kit', () => {
     const result = await runKitForTest(kitDir, example);
     expect(result.status).toBe('completed');
     expect(result.components).toEqual([
-      { prefix: 'api', kitRef: 'openapi-api@1.0.3', status: 'completed', message: null },
-      { prefix: 'database', kitRef: 'postgres-schema@1.0.3', status: 'completed', message: null },
-      { prefix: 'documentation', kitRef: 'project-docs@1.0.1', status: 'completed', message: null },
+      { prefix: 'api', kitRef: 'openapi-api@1.0.4', status: 'completed', message: null },
+      { prefix: 'database', kitRef: 'postgres-schema@1.0.4', status: 'completed', message: null },
+      { prefix: 'documentation', kitRef: 'project-docs@1.0.2', status: 'completed', message: null },
     ]);
     expect(result.outputs.map((o) => [o.outputId, o.filename, o.status])).toEqual([
       ['index', 'INDEX.md', 'valid'],
@@ -54,6 +54,6 @@ describe('composite-bundle kit', () => {
     input.discoveryAnswers.entities[1].fields[1].entity = 'Ghost';
     const result = await runKitForTest(kitDir, input);
     expect(result.status).toBe('failed');
-    expect(result.message).toBe('COMPOSE: component "database" (postgres-schema@1.0.3) failed: CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"');
+    expect(result.message).toBe('COMPOSE: component "database" (postgres-schema@1.0.4) failed: CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"');
   });
 });

@@ -39,7 +39,7 @@ describe('git-publish kit', () => {
     expect(await server.git('spec', 'rev-parse', 'main')).toBe(applied.commit);
     expect(await server.git('spec', 'ls-tree', '-r', '--name-only', 'main')).toBe('README.md\nspecwright/README.md\nspecwright/project.json');
     expect(JSON.parse(await server.git('spec', 'show', 'main:specwright/project.json'))).toEqual(result.parsed('project'));
-    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.1.0)');
+    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.1.1)');
     expect(result.verifyWarnings).toEqual([]);
     expect(result.logs.map((l) => l.message)).toEqual([`committed ${applied.commit} to main`]);
 
@@ -89,5 +89,38 @@ describe('git-publish kit', () => {
     expect(result.message).toBe('CHECK: missing required inputs: businessProfile.company.name, discoveryAnswers.repository.url');
     const bad = await runKitForTest(kitDir, { businessProfile: { company: { name: 'A' } }, discoveryAnswers: { repository: { url: 'https://user:pw@host/x.git' } } });
     expect(bad.message).toBe('CHECK: CHECK failed: discoveryAnswers.repository.url must be an http(s) URL without credentials');
+  });
+
+  it('fails CHECK, already in a dry run, for branch names git refuses and for a directory that is .git in any spelling', async () => {
+    const checked = (repository: Record<string, unknown>) =>
+      runKitForTest(kitDir, { businessProfile: { company: { name: 'A' } }, discoveryAnswers: { repository: { url: 'https://git.example/a.git', ...repository } } }, { dryRun: true });
+    const refused: Array<[string, string]> = [
+      ['main.lock', 'no part may start with "." or end with ".lock" ("main.lock")'],
+      ['feat/x.lock/y', 'no part may start with "." or end with ".lock" ("x.lock")'],
+      ['a//b', 'it cannot start or end with "/" or contain "//"'],
+      ['/a', 'it cannot start or end with "/" or contain "//"'],
+      ['a/', 'it cannot start or end with "/" or contain "//"'],
+      ['.hidden', 'no part may start with "." or end with ".lock" (".hidden")'],
+      ['feat/.x', 'no part may start with "." or end with ".lock" (".x")'],
+      ['HEAD', 'it cannot be "HEAD"'],
+      ['@', 'it cannot be "@"'],
+      ['a..b', 'it cannot contain ".."'],
+      ['-x', 'it cannot start with "-"'],
+      ['a.', 'it cannot end with "."'],
+      ['a b', 'use 1 to 200 letters, digits, ".", "_", "/" and "-"'],
+      ['a@{1}', 'use 1 to 200 letters, digits, ".", "_", "/" and "-"'],
+      ['', 'use 1 to 200 letters, digits, ".", "_", "/" and "-"'],
+    ];
+    for (const [branch, problem] of refused) {
+      const run = await checked({ branch });
+      expect([branch, run.status, run.message]).toEqual([branch, 'failed', `CHECK: CHECK failed: discoveryAnswers.repository.branch is not a valid branch name: ${problem}`]);
+    }
+    for (const directory of ['.git', '.GIT', 'docs/.git', '.git./x', 'git~1', '.g\u200Cit']) {
+      const run = await checked({ directory });
+      expect([directory, run.message]).toEqual([directory, 'CHECK: CHECK failed: discoveryAnswers.repository.directory must not be .git or lie inside it']);
+    }
+    for (const repository of [{ branch: 'feature/login-2.0_final', directory: 'specs/.github-like/git' }, { branch: 'release/v1.2', directory: '.gitlab' }]) {
+      expect((await checked(repository)).status).toBe('completed');
+    }
   });
 });

@@ -112,6 +112,55 @@ describe('openapi-api kit', () => {
     ].join('; '));
   });
 
+  it('names fields called ID or URL id and url, and takes ID as the read-only key, not a second id', async () => {
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: { entities: [{ name: 'Link', fields: [{ name: 'ID', type: 'uuid' }, { name: 'URL', type: 'string', required: true }, { name: 'homePageURL', type: 'string' }] }] },
+    });
+    expect([result.status, result.message]).toEqual(['completed', null]);
+    const document = result.parsed('openapi') as any;
+    expect(document.components.schemas.Link.properties).toEqual({
+      id: { type: 'string', format: 'uuid', readOnly: true }, url: { type: 'string' }, homePageURL: { type: 'string' },
+    });
+    expect(document.components.schemas.Link.required).toEqual(['id', 'url']);
+    expect(Object.keys(document.components.schemas.LinkInput.properties)).toEqual(['url', 'homePageURL']);
+    await SwaggerParser.validate(document);
+  });
+
+  it('keeps accented Latin letters as their base letters in schema, path and property names', async () => {
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: { entities: [{ name: 'Ünïcode Thing', fields: [{ name: 'Größe', type: 'integer' }, { name: 'café Crème', type: 'string' }] }] },
+    });
+    expect([result.status, result.message]).toEqual(['completed', null]);
+    const document = result.parsed('openapi') as any;
+    expect(Object.keys(document.paths)).toEqual(['/unicode-things', '/unicode-things/{unicodeThingId}']);
+    expect(Object.keys(document.components.schemas.UnicodeThing.properties)).toEqual(['id', 'grosse', 'cafeCreme']);
+  });
+
+  it('fails CHECK for a maxLength that is not a whole number of at least 1, and for a required that is not true or false', async () => {
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: {
+        entities: [{
+          name: 'Code',
+          fields: [
+            { name: 'code', type: 'string', maxLength: -5 }, { name: 'label', type: 'string', maxLength: 2.5 }, { name: 'note', type: 'string', maxLength: 0 },
+            { name: 'title', type: 'string', maxLength: 80, required: true }, { name: 'active', type: 'boolean', required: 'yes' }, { name: 'ID', type: 'uuid' }, { name: 'id', type: 'uuid' },
+          ],
+        }],
+      },
+    });
+    expect(result.status).toBe('failed');
+    expect(result.message).toBe('CHECK: CHECK failed: ' + [
+      'field Code.code has maxLength -5; it must be a whole number of at least 1',
+      'field Code.label has maxLength 2.5; it must be a whole number of at least 1',
+      'field Code.note has maxLength 0; it must be a whole number of at least 1',
+      'field Code.active has required "yes"; it must be true or false',
+      'field Code.id and field Code.ID both become property "id"',
+    ].join('; '));
+  });
+
   it('fails CHECK listing every missing input', async () => {
     const result = await runKitForTest(kitDir, { projectId: 'p', discoveryAnswers: {} });
     expect(result.status).toBe('failed');

@@ -164,13 +164,14 @@ describe('postgres-schema kit', () => {
     const result = await runKitForTest(kitDir, {
       discoveryAnswers: {
         entities: [
-          'Payload Booking', 'PayloadBooking', 'Ärzte', 'rzte', 'SchemaMigration',
+          'Payload Booking', 'PayloadBooking', 'Größe', 'Grosse', 'SchemaMigration',
           {
             name: 'User',
             fields: [
               { name: 'firstName', type: 'string' }, { name: 'first_name', type: 'string' }, { name: 'aB', type: 'string' }, { name: 'AB', type: 'string' },
               { name: 'createdAt', type: 'datetime' }, { name: 'role', type: 'enum', values: [] },
               { name: 'bio', type: 'string', maxLength: 20000000 }, { name: 'motto', type: 'string', maxLength: -1 }, null, { type: 'string' },
+              { name: 'id', type: 'uuid' }, { name: 'ID', type: 'uuid' }, { name: 'active', type: 'boolean', required: 'yes' },
             ],
           },
         ],
@@ -180,11 +181,10 @@ describe('postgres-schema kit', () => {
     expect(result.outputs).toEqual([]);
     expect(result.message).toBe('CHECK: CHECK failed: ' + [
       'entity "PayloadBooking" and entity "Payload Booking" both become table "payload_bookings"',
-      'entity "rzte" and entity "Ärzte" both become table "rztes"',
+      'entity "Grosse" and entity "Größe" both become table "grosses"',
       'entity "SchemaMigration" and the migration table both become table "schema_migrations"',
       'field User.first_name and field User.firstName both become column "first_name"',
       'field User.first_name and field User.firstName both become property "firstName"',
-      'field User.AB and field User.aB both become property "aB"',
       'field User.createdAt and the timestamp created_at both become column "created_at"',
       'field User.createdAt and the timestamp createdAt both become property "createdAt"',
       'field User.role is an enum without values',
@@ -192,6 +192,8 @@ describe('postgres-schema kit', () => {
       'field User.motto has maxLength -1; it must be a whole number from 1 to 10485760',
       'entity User: fields[8] has no name',
       'entity User: fields[9] has no name',
+      'field User.ID and field User.id both become the primary key "id"',
+      'field User.active has required "yes"; it must be true or false',
     ].join('; '));
   });
 
@@ -204,6 +206,52 @@ describe('postgres-schema kit', () => {
     await applyIn('long_names', result.output('ddl').content);
     const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_constraint WHERE contype = 'f' AND connamespace = 'long_names'::regnamespace`);
     expect(rows).toEqual([{ n: 2 }]);
+  });
+
+  it('keeps index and foreign key names distinct when a table and a column meet another pair (users.roles_owner, users_roles.owner)', async () => {
+    const meeting = await runKitForTest(kitDir, {
+      discoveryAnswers: {
+        entities: [
+          { name: 'User', fields: [{ name: 'Roles Owner', type: 'reference', entity: 'User' }] },
+          { name: 'Users Role', fields: [{ name: 'Owner', type: 'reference', entity: 'User' }] },
+        ],
+      },
+    });
+    expect(meeting.status).toBe('completed');
+    await applyIn('meeting_ddl', meeting.output('ddl').content);
+    await applyIn('meeting_migration', meeting.output('migration').content);
+    for (const schema of ['meeting_ddl', 'meeting_migration']) {
+      const { rows } = await client.query(`SELECT tablename || '.' || indexname AS i FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE '%\\_idx%' ORDER BY tablename`, [schema]);
+      expect(rows.map((r) => r.i)).toEqual([expect.stringMatching(/^users\.users_roles_owner_idx$/), expect.stringMatching(/^users_roles\.users_roles_owner_idx_[0-9a-f]{8}$/)]);
+    }
+  });
+
+  it('names the key and properties of fields called ID or URL id and url, and keeps accented letters', async () => {
+    const run = await runKitForTest(kitDir, {
+      discoveryAnswers: { entities: [{ name: 'Ünïcode Thing', fields: [{ name: 'ID', type: 'uuid' }, { name: 'URL', type: 'string', required: true }, { name: 'Größe', type: 'integer' }, { name: 'homePageURL', type: 'string' }] }] },
+    });
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    const schema = run.parsed('entity-schema.0') as { title: string; properties: Record<string, unknown>; required: string[] };
+    expect(schema.title).toBe('UnicodeThing');
+    expect(Object.keys(schema.properties)).toEqual(['id', 'url', 'grosse', 'homePageURL', 'createdAt', 'updatedAt']);
+    expect(schema.required).toEqual(['id', 'url', 'createdAt', 'updatedAt']);
+    expect(run.output('entity-schema.0').filename).toBe('json-schema/unicode-thing.schema.json');
+    await applyIn('acronyms', run.output('ddl').content);
+    expect(await columnsOf('acronyms')).toEqual([
+      'unicode_things.id:uuid:NO', 'unicode_things.url:text:NO', 'unicode_things.grosse:integer:YES', 'unicode_things.home_page_url:text:YES',
+      'unicode_things.created_at:timestamp with time zone:NO', 'unicode_things.updated_at:timestamp with time zone:NO',
+    ]);
+  });
+
+  it('keeps the JSON Schema file name of a very long entity name within 255 bytes: its start and a hash of the whole', async () => {
+    const name = `${'Very Long Entity Name '.repeat(15)}End`;
+    expect(name.length).toBe(333);
+    const run = await runKitForTest(kitDir, { discoveryAnswers: { entities: [name] } });
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    const output = run.output('entity-schema.0');
+    expect(output.status).toBe('valid');
+    expect(output.filename).toMatch(/^json-schema\/(very-long-entity-name-){5}v-[0-9a-f]{8}\.schema\.json$/);
+    expect(Buffer.byteLength(output.filename.split('/')[1]!)).toBeLessThanOrEqual(255);
   });
 
   it('fails CHECK for missing entities and for references to unknown entities', async () => {

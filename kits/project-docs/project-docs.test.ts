@@ -48,8 +48,8 @@ describe('project-docs kit', () => {
       '  app -- "payments for bookings" --> ext1',
       '  app -- "launch-window forecasts" --> ext2',
     ]);
-    expect(model!.split('\n').slice(0, 3)).toEqual(['erDiagram', '  Rocket ||--o{ Launch : "rocketId"', '  Launch ||--o{ PayloadBooking : "launchId"']);
-    expect(model).toContain('  Rocket {\n    uuid id PK\n    string name\n    decimal payloadCapacityKg\n');
+    expect(model!.split('\n').slice(0, 3)).toEqual(['erDiagram', '  "Rocket" ||--o{ "Launch" : "rocketId"', '  "Launch" ||--o{ "PayloadBooking" : "launchId"']);
+    expect(model).toContain('  "Rocket" {\n    uuid id PK\n    string name\n    decimal payloadCapacityKg\n');
     expect(model).toContain('    uuid rocketId FK\n');
   });
 
@@ -73,7 +73,7 @@ describe('project-docs kit', () => {
     dangling.discoveryAnswers.entities[1].fields[1].entity = 'Ghost';
     const broken = await runKitForTest(kitDir, dangling);
     expect(broken.status).toBe('partial');
-    expect(broken.output('architecture')).toMatchObject({ status: 'invalid', validationErrors: ['ER relationship names an unknown entity: Ghost ||--o{ Launch : "rocketId"'] });
+    expect(broken.output('architecture')).toMatchObject({ status: 'invalid', validationErrors: ['ER relationship names an unknown entity: "Ghost" ||--o{ "Launch" : "rocketId"'] });
   });
 
   it('keeps Markdown table rows intact when answers contain "|" or line breaks', async () => {
@@ -85,6 +85,73 @@ describe('project-docs kit', () => {
     expect(run.output('readme').content).toContain('| Rocket | Rockets \\| boosters and stages |\n');
     expect(run.output('architecture').content).toContain(' | a \\| b c |\n');
     expect(run.output('adr-index').content).toContain('| 0002 | [Use A \\| B not C](0002-use-a-b-not-c.md) | Accepted |\n');
+  });
+
+  it('quotes entity names in the ER diagram and starts attribute names with a letter or _, so Mermaid keywords and digits parse', async () => {
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities = [
+      { name: 'User', fields: [{ name: 'ID', type: 'uuid' }, { name: 'model', type: 'reference', entity: '3D Model' }, { name: '2fa Code', type: 'string' }, { name: 'PK', type: 'string' }, { name: 'Größe', type: 'integer' }] },
+      '3D Model', 'Class', { name: 'Style', fields: [{ name: 'end', type: 'reference', entity: 'End', required: true }] }, 'End',
+    ];
+    const run = await runKitForTest(kitDir, input);
+    expect(run.output('architecture')).toMatchObject({ status: 'valid', validationErrors: [] });
+    expect(mermaidBlocks(run.output('architecture').content)[1]!.split('\n')).toEqual([
+      'erDiagram',
+      '  "3DModel" ||--o{ "User" : "model"',
+      '  "End" ||--o{ "Style" : "end"',
+      '  "User" {',
+      '    uuid ID PK',
+      '    uuid model FK',
+      '    string _2fa_Code',
+      '    string _PK',
+      '    int Grosse',
+      '  }',
+      '  "3DModel" {',
+      '  }',
+      '  "Class" {',
+      '  }',
+      '  "Style" {',
+      '    uuid end FK',
+      '  }',
+      '  "End" {',
+      '  }',
+    ]);
+  });
+
+  it('escapes a decision\'s status for its table cell and keeps a multi-line title to one heading', async () => {
+    const input = structuredClone(example);
+    input.discoveryAnswers.decisions = [{ title: 'Use X', status: 'Accepted | superseded by 0004' }, { title: 'Line one\n# Injected heading', status: 'Proposed\nmaybe' }];
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    const index = run.output('adr-index').content;
+    expect(index).toContain('| 0002 | [Use X](0002-use-x.md) | Accepted \\| superseded by 0004 |\n');
+    expect(index).toContain('| 0003 | [Line one # Injected heading](0003-line-one-injected-heading.md) | Proposed maybe |\n');
+    const adr = run.output('adr.2').content;
+    expect(adr.startsWith('# 0003. Line one # Injected heading\n\nStatus: Proposed maybe\n')).toBe(true);
+    expect(adr.split('\n').filter((line) => line.startsWith('# '))).toHaveLength(1);
+  });
+
+  it('fails CHECK, listing each, for null entries, untitled decisions and a required that is not true or false', async () => {
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities = ['A', null, { name: 'B', fields: [null, { name: 'x', required: 'yes' }] }, { description: 'no name' }];
+    input.discoveryAnswers.architecture.integrations = [null];
+    input.discoveryAnswers.decisions = [{ title: 'Use X' }, { context: 'no title' }, null, { title: ' \n ' }, { title: 'Y', status: 4 }];
+    const run = await runKitForTest(kitDir, input);
+    expect(run.status).toBe('failed');
+    expect(run.outputs).toEqual([]);
+    expect(run.message).toBe('CHECK: CHECK failed: ' + [
+      'discoveryAnswers.entities[1] must be a name or an object with a name',
+      'entity "B": fields[0] must be an object with a name',
+      'field B.x has required "yes"; it must be true or false',
+      'discoveryAnswers.entities[3] must be a name or an object with a name',
+      'discoveryAnswers.architecture.integrations[0] must be a name or an object with a name',
+      'discoveryAnswers.decisions[1] has no title',
+      'discoveryAnswers.decisions[2] must be an object with a title',
+      'discoveryAnswers.decisions[3] has no title',
+      'discoveryAnswers.decisions[4]: status must be text',
+    ].join('; '));
+    const nulls = await runKitForTest(kitDir, { ...example, discoveryAnswers: { ...example.discoveryAnswers, decisions: [null] } });
+    expect(nulls.message).toBe('CHECK: CHECK failed: discoveryAnswers.decisions[0] must be an object with a title');
   });
 
   it('fails CHECK listing every missing input', async () => {

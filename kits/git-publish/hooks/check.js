@@ -1,8 +1,38 @@
-// The default CHECK made sure the repository URL is there; this one makes sure it is usable.
+// The default CHECK made sure the repository URL is there; this one makes sure what APPLY sends is
+// usable, so a dry run refuses what the push would: the URL, the branch and the directory.
 function check(context) {
   var repository = context.input.discoveryAnswers.repository;
   var errors = [];
   if (!/^https?:\/\/[^\s@]+$/.test(String(repository.url))) errors.push('discoveryAnswers.repository.url must be an http(s) URL without credentials');
-  if (repository.branch !== undefined && !/^[A-Za-z0-9._\/-]{1,200}$/.test(String(repository.branch))) errors.push('discoveryAnswers.repository.branch is not a valid branch name');
+  if (repository.branch !== undefined) {
+    var problem = branchProblem(String(repository.branch));
+    if (problem) errors.push('discoveryAnswers.repository.branch is not a valid branch name: ' + problem);
+  }
+  if (repository.directory !== undefined && repository.directory !== null) {
+    if (typeof repository.directory !== 'string') errors.push('discoveryAnswers.repository.directory must be a folder path');
+    else if (repository.directory.split('/').some(namesGitDirectory)) errors.push('discoveryAnswers.repository.directory must not be .git or lie inside it');
+  }
   return { errors: errors };
+}
+
+// git check-ref-format's rules for refs/heads/<branch>, within the characters the git capability
+// takes (letters, digits, `.`, `_`, `/`, `-`; so no control characters, space, ~ ^ : ? * [ \ or @{).
+function branchProblem(branch) {
+  if (branch === 'HEAD' || branch === '@') return 'it cannot be ' + JSON.stringify(branch);
+  if (!/^[A-Za-z0-9._\/-]{1,200}$/.test(branch)) return 'use 1 to 200 letters, digits, ".", "_", "/" and "-"';
+  if (branch.charAt(0) === '-') return 'it cannot start with "-"';
+  if (branch.indexOf('..') !== -1) return 'it cannot contain ".."';
+  if (branch.charAt(0) === '/' || branch.charAt(branch.length - 1) === '/' || branch.indexOf('//') !== -1) return 'it cannot start or end with "/" or contain "//"';
+  if (branch.charAt(branch.length - 1) === '.') return 'it cannot end with "."';
+  var bad = branch.split('/').filter(function (part) { return part.charAt(0) === '.' || /\.lock$/.test(part); });
+  if (bad.length) return 'no part may start with "." or end with ".lock" (' + JSON.stringify(bad[0]) + ')';
+  return null;
+}
+
+// The git capability's rule (kit-runtime/capabilities/git-work-tree.ts, namesGitDirectory), which a
+// hook cannot import: a name some file system reads as .git — any letter case, trailing dots and
+// spaces, the 8.3 short name git~1, characters HFS+ ignores.
+function namesGitDirectory(segment) {
+  var name = segment.replace(/[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g, '').toLowerCase().replace(/[. ]+$/, '');
+  return name === '.git' || /^\.?git~[1-9]$/.test(name);
 }

@@ -15,15 +15,20 @@ var FIELD_SCHEMAS = byName({
 });
 var ALL_OPERATIONS = ['list', 'get', 'create', 'update', 'delete'];
 
+// Accented Latin letters keep their base letter (`Größe` → `grosse`, `Ünïcode` → `Unicode`)
+// instead of disappearing with the other characters names cannot hold.
 function words(name) {
-  return String(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
+  var latin = String(name).normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss');
+  return latin.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
 }
 function pascal(name) {
   return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('');
 }
+// The first word in lower case whole, so `ID` is `id` (the key) and `URL` `url` (not `iD`, `uRL`).
 function camel(name) {
-  var p = pascal(name);
-  return p.charAt(0).toLowerCase() + p.slice(1);
+  var all = words(name);
+  if (all.length === 0) return '';
+  return all[0].toLowerCase() + all.slice(1).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('');
 }
 function plural(word) {
   if (/[^aeiou]y$/i.test(word)) return word.slice(0, -1) + 'ies';
@@ -133,7 +138,15 @@ function check(context) {
         errors.push(owner + ': fields[' + fieldIndex + '] has no name with Latin letters or digits');
         return;
       }
-      claim(properties, camel(field.name), 'field ' + name + '.' + field.name, 'property');
+      var label = 'field ' + name + '.' + field.name;
+      claim(properties, camel(field.name), label, 'property');
+      // The rule postgres-schema applies, so one input passes both kits or neither.
+      if (field.required !== undefined && field.required !== null && typeof field.required !== 'boolean') {
+        errors.push(label + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
+      }
+      if (typeof field.maxLength === 'number' && !(Math.floor(field.maxLength) === field.maxLength && field.maxLength >= 1)) {
+        errors.push(label + ' has maxLength ' + JSON.stringify(field.maxLength) + '; it must be a whole number of at least 1');
+      }
       if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push('field ' + name + '.' + field.name + ' is an enum without values');
     });
   });

@@ -10,24 +10,50 @@ var JSON_TYPES = byName({
   email: { type: 'string', format: 'email' },
 });
 
-function words(name) { return String(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean); }
+// Accented Latin letters keep their base letter (`Größe` → `grosse`, `Ünïcode` → `unicode`)
+// instead of disappearing with the other characters identifiers cannot hold.
+function words(name) {
+  var latin = String(name).normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss');
+  return latin.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
+}
 function snake(name) { return words(name).map(function (w) { return w.toLowerCase(); }).join('_').slice(0, 55) || 'x'; }
 function pascal(name) { return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join(''); }
-function camel(name) { var p = pascal(name); return p.charAt(0).toLowerCase() + p.slice(1); }
+// The first word in lower case whole, so `ID` is `id` and `URL` `url` (not `iD`, `uRL`).
+function camel(name) {
+  var all = words(name);
+  if (all.length === 0) return '';
+  return all[0].toLowerCase() + all.slice(1).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('');
+}
 function plural(word) {
   if (/[^aeiou]y$/.test(word)) return word.slice(0, -1) + 'ies';
   if (/(s|x|z|ch|sh)$/.test(word)) return word + 'es';
   return word + 's';
 }
 function ident(name) { return '"' + name + '"'; }
-// PostgreSQL truncates identifiers to 63 bytes, so two long constraint names could end up the same:
-// a longer name keeps its start and gets a hash of the whole.
-function shortName(name) {
-  if (name.length <= 63) return name;
+function hash8(text) {
   var hash = 2166136261;
-  for (var i = 0; i < name.length; i++) { hash ^= name.charCodeAt(i); hash = Math.imul(hash, 16777619) >>> 0; }
-  return name.slice(0, 54) + '_' + ('0000000' + hash.toString(16)).slice(-8);
+  for (var i = 0; i < text.length; i++) { hash ^= text.charCodeAt(i); hash = Math.imul(hash, 16777619) >>> 0; }
+  return ('0000000' + hash.toString(16)).slice(-8);
 }
+// Text longer than `max` keeps its start and gets a hash of the whole, so two long names that
+// share a start stay distinct.
+function cut(text, max, separator) {
+  return text.length <= max ? text : text.slice(0, max - 9) + separator + hash8(text);
+}
+// PostgreSQL truncates identifiers to 63 bytes (these are ASCII), so a longer name keeps its start
+// and gets a hash of the whole.
+function shortName(name) { return cut(name, 63, '_'); }
+// Index names share one namespace with the tables, and foreign keys are kept as distinct: two
+// names can still meet (table `users` + column `roles_owner`, table `users_roles` + column
+// `owner`), so each is claimed, and a name already taken gets a hash suffix.
+function claimName(taken, name) {
+  var candidate = shortName(name);
+  for (var attempt = 1; taken[candidate]; attempt++) candidate = name.slice(0, 54) + '_' + hash8(name + '#' + attempt);
+  taken[candidate] = true;
+  return candidate;
+}
+// A file name: the slug plus `.schema.json` must stay within the 255 bytes file systems take.
+function fileSlug(name) { return cut(words(name).map(function (w) { return w.toLowerCase(); }).join('-'), 120, '-'); }
 // Text printed in a `--` comment: a line break would end the comment and start SQL.
 function oneLine(text) { return String(text).replace(/[\r\n]+/g, ' '); }
 // A look-up table keyed by names the user chose: with no prototype, `constructor` or `toString`
@@ -43,6 +69,9 @@ function plan(context, kit) {
   var project = oneLine((context.input.businessProfile && context.input.businessProfile.company && context.input.businessProfile.company.name) || context.input.projectId || 'the project');
   var foreignKeys = [];
   var indexes = [];
+  // Every name the schema will hold: the tables, their primary keys' indexes and the migration's.
+  var taken = byName({ schema_migrations: true, schema_migrations_pkey: true });
+  raw.forEach(function (e) { var t = tableOf[String(e.name).toLowerCase()]; taken[t] = true; taken[t + '_pkey'] = true; });
 
   var entities = raw.map(function (entity) {
     var table = tableOf[String(entity.name).toLowerCase()];
@@ -61,8 +90,8 @@ function plan(context, kit) {
       columns.push({ sql: sql });
       if (field.type === 'reference') {
         var target = tableOf[String(field.entity).toLowerCase()];
-        foreignKeys.push({ table: ident(table), name: ident(shortName(table + '_' + column + '_fkey')), column: ident(column), target: ident(target) });
-        indexes.push({ name: ident(shortName(table + '_' + column + '_idx')), table: ident(table), column: ident(column) });
+        foreignKeys.push({ table: ident(table), name: ident(claimName(taken, table + '_' + column + '_fkey')), column: ident(column), target: ident(target) });
+        indexes.push({ name: ident(claimName(taken, table + '_' + column + '_idx')), table: ident(table), column: ident(column) });
       }
       var schema;
       if (field.type === 'enum') schema = { type: 'string', enum: (field.values || []).map(String) };
@@ -77,7 +106,7 @@ function plan(context, kit) {
     columns.push({ sql: ident('updated_at') + ' timestamptz NOT NULL DEFAULT now()' });
     properties.createdAt = { type: 'string', format: 'date-time', readOnly: true };
     properties.updatedAt = { type: 'string', format: 'date-time', readOnly: true };
-    var slug = words(entity.name).map(function (w) { return w.toLowerCase(); }).join('-');
+    var slug = fileSlug(entity.name);
     return {
       name: pascal(entity.name),
       slug: slug,
@@ -116,7 +145,7 @@ function check(context) {
   var valid = [];
   entities.forEach(function (entity, index) {
     var name = typeof entity === 'string' ? entity : entity && entity.name;
-    if (typeof name !== 'string' || !/[A-Za-z]/.test(name)) { errors.push('discoveryAnswers.entities[' + index + '] has no name'); return; }
+    if (typeof name !== 'string' || !/[A-Za-z]/.test(words(name).join(' '))) { errors.push('discoveryAnswers.entities[' + index + '] has no name'); return; }
     if (names[name.toLowerCase()]) { errors.push('entity ' + name + ' is declared twice'); return; }
     names[name.toLowerCase()] = true;
     var table = plural(snake(name));
@@ -129,19 +158,28 @@ function check(context) {
     if (!Array.isArray(entity.fields)) { errors.push('entity ' + entity.name + ': fields must be a list'); return; }
     var columns = byName({ id: 'the primary key', created_at: 'the timestamp created_at', updated_at: 'the timestamp updated_at' });
     var properties = byName({ createdAt: 'the timestamp createdAt', updatedAt: 'the timestamp updatedAt' });
+    var primaryKey = null;
     entity.fields.forEach(function (field, index) {
-      if (!field || typeof field !== 'object' || typeof field.name !== 'string' || !/[A-Za-z]/.test(field.name)) {
+      if (!field || typeof field !== 'object' || typeof field.name !== 'string' || !/[A-Za-z]/.test(words(field.name).join(' '))) {
         errors.push('entity ' + entity.name + ': fields[' + index + '] has no name');
         return;
       }
       var label = 'field ' + entity.name + '.' + field.name;
       var column = snake(field.name);
-      if (column !== 'id') {
+      // `id`, `ID` and `Id` all name the primary key, which the kit writes itself.
+      if (column === 'id') {
+        if (primaryKey) errors.push(label + ' and ' + primaryKey + ' both become the primary key "id"');
+        else primaryKey = label;
+      } else {
         if (columns[column]) errors.push(label + ' and ' + columns[column] + ' both become column "' + column + '"');
         else columns[column] = 'field ' + entity.name + '.' + field.name;
         var property = camel(field.name);
         if (properties[property]) errors.push(label + ' and ' + properties[property] + ' both become property "' + property + '"');
         else properties[property] = 'field ' + entity.name + '.' + field.name;
+      }
+      // Other kits read `required` as `=== true`; "yes" must not mean NOT NULL here and optional there.
+      if (field.required !== undefined && field.required !== null && typeof field.required !== 'boolean') {
+        errors.push(label + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
       }
       if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push(label + ' is an enum without values');
       if (field.type === 'string' && typeof field.maxLength === 'number'

@@ -1,12 +1,22 @@
 // Shapes the business profile and discovery answers into what the documents print: entity
 // relationships for the ER diagram, components for the context diagram, and numbered decisions.
-function words(name) { return String(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean); }
+// Accented Latin letters keep their base letter (`Größe` → `Grosse`) instead of disappearing.
+function latin(text) { return String(text).normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss'); }
+function words(name) { return latin(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean); }
 function pascal(name) { return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('') || 'Entity'; }
-function slug(text) { return String(text).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '') || 'decision'; }
+function slug(text) { return latin(text).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '') || 'decision'; }
 // Mermaid labels go inside "…"; a quote or a newline would end them early.
 function label(text) { return String(text).replace(/"/g, '#quot;').replace(/[\r\n]+/g, ' '); }
 // Text in a Markdown table cell: a "|" would start a new cell and a line break would end the row.
 function cell(text) { return String(text).replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' '); }
+// A heading or a line such as `Status: …`: a line break would start a heading or a paragraph of its own.
+function oneLine(text) { return String(text).replace(/[\r\n]+/g, ' '); }
+// A Mermaid ER attribute name is a word that starts with a letter or `_`; PK, FK and UK are keys.
+function attributeName(name) {
+  var word = latin(name).replace(/[^A-Za-z0-9_]/g, '_');
+  return /^[A-Za-z_]/.test(word) && !/^(PK|FK|UK)$/.test(word) ? word : '_' + word;
+}
+function isKey(name) { return words(name).join('_').toLowerCase() === 'id'; }
 function pad(n) { return ('000' + n).slice(-4); }
 var ER_TYPES = { uuid: 'uuid', string: 'string', text: 'text', integer: 'int', number: 'decimal', boolean: 'boolean', date: 'date', datetime: 'timestamp', email: 'string', enum: 'string', reference: 'uuid' };
 
@@ -18,9 +28,9 @@ function plan(context) {
     var entity = typeof raw === 'string' ? { name: raw } : raw;
     var fields = (entity.fields || []).map(function (f) {
       return {
-        name: String(f.name).replace(/[^A-Za-z0-9_]/g, '_'),
+        name: attributeName(f.name),
         type: ER_TYPES[f.type] || 'string',
-        key: f.name === 'id' ? 'PK' : f.type === 'reference' ? 'FK' : '',
+        key: isKey(f.name) ? 'PK' : f.type === 'reference' ? 'FK' : '',
         required: f.required === true,
         description: cell(f.description || (f.type === 'enum' ? 'one of ' + (f.values || []).join(', ') : '')),
         docType: cell(f.type === 'reference' ? 'reference to ' + pascal(f.entity) : (f.type || 'string')),
@@ -49,7 +59,11 @@ function plan(context) {
     consequences: 'Every significant change comes with a short ADR; superseded ones stay, marked as such.',
   }].concat(answers.decisions || []).map(function (d, index) {
     var number = pad(index + 1);
-    return { number: number, title: d.title, titleCell: cell(d.title), file: number + '-' + slug(d.title) + '.md', context: d.context || '', decision: d.decision || '', consequences: d.consequences || '', status: d.status || 'Accepted' };
+    var status = d.status || 'Accepted';
+    return {
+      number: number, title: oneLine(d.title), titleCell: cell(d.title), file: number + '-' + slug(d.title) + '.md',
+      context: d.context || '', decision: d.decision || '', consequences: d.consequences || '', status: oneLine(status), statusCell: cell(status),
+    };
   });
   return {
     data: {

@@ -1,5 +1,6 @@
 // Every Mermaid block must open with a diagram type and close; ER diagrams may only name entities
-// the discovery answers define. Markdown has no schema, so these checks are the kit's own.
+// the discovery answers define (relationships read `"A" ||--o{ "B" : "label"`). Markdown has no
+// schema, so these checks are the kit's own.
 function validate(context) {
   var known = {};
   context.plan.data.entities.forEach(function (e) { known[e.name] = true; });
@@ -15,7 +16,7 @@ function validate(context) {
       if (['flowchart', 'erDiagram', 'sequenceDiagram', 'classDiagram'].indexOf(kind) === -1) errors.push('mermaid block ' + (index + 1) + ' has unknown diagram type ' + JSON.stringify(kind));
       if (kind === 'erDiagram') {
         body.split('\n').slice(1).forEach(function (line) {
-          var rel = /^\s+(\w+) [|}o][|o]--[|o][|{o] (\w+) : "[^"]*"$/.exec(line);
+          var rel = /^\s+"([^"]*)" [|}o][|o]--[|o][|{o] "([^"]*)" : "[^"]*"$/.exec(line);
           if (rel && (!known[rel[1]] || !known[rel[2]])) errors.push('ER relationship names an unknown entity: ' + line.trim());
         });
       }
