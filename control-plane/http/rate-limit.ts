@@ -76,12 +76,18 @@ export function createRequestCounter(pool: pg.Pool, limits: Config['rateLimits']
     res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + state.msBeforeNext) / 1000)));
   };
 
+  /**
+   * Counts `points` against the limiter. A refused request runs none of its calls, so a refused
+   * batch gives its points back: the calls that still fit the budget can be sent (a smaller batch)
+   * instead of the whole window's rest being spent on calls that never ran. A single call is refused
+   * only when nothing is left, so it has nothing to give back.
+   */
   const consume = async (limiter: RateLimiterPostgres, key: string, points: number) => {
     try {
       return { allowed: true, limiter, state: await limiter.consume(key, points) };
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return { allowed: false, limiter, state: rejection };
-      throw rejection;
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      return { allowed: false, limiter, state: points > 1 ? await limiter.reward(key, points) : rejection };
     }
   };
 
@@ -92,6 +98,8 @@ export function createRequestCounter(pool: pg.Pool, limits: Config['rateLimits']
     const points = rateLimitCostOf(path);
     const classResult = await consume(perClass[rateLimitClassFor(path)], key, points);
     const hourlyResult = classResult.allowed && hourly ? await consume(hourly, key, points) : undefined;
+    // Refused by the hourly budget: the class budget gets back what the request did not use.
+    if (hourlyResult && !hourlyResult.allowed) classResult.state = await classResult.limiter.reward(key, points);
     const refused = [classResult, hourlyResult].find((result) => result && !result.allowed);
     const shown = refused ?? classResult;
     return (res, next) => {

@@ -111,6 +111,10 @@ describe('rate limits', () => {
     expect(three.headers.get('x-ratelimit-remaining')).toBe('1');
     const two = await batch(2);
     expect(two.status).toBe(429);
+    // The refused batch ran none of its calls and spent nothing: the one call left still fits.
+    expect(two.headers.get('x-ratelimit-remaining')).toBe('1');
+    const one = await batch(1);
+    expect([one.status, one.headers.get('x-ratelimit-remaining')]).toEqual([200, '0']);
 
     // The batch's comma may be percent-encoded: tRPC decodes the path before splitting it.
     const other = await createUserInTenant(first, (text, values) => ownerQuery(first.database.ownerUrl, text, values), first.bootstrap.tenantId, 'Encoder');
