@@ -42,9 +42,10 @@ export async function runFirstRun(owner: Kysely<Database>, dataDir: string): Pro
 /**
  * Says where the owner's key is, never the key: a service's output is often collected as its log,
  * and a platform admin's key on a log line is anyone's who reads the logs. A log line like any
- * other, so the output stays one JSON line per entry.
+ * other, so the output stays one JSON line per entry; at warn, so that LOG_LEVEL=warn still says
+ * it (a first run creates a platform admin, which an operator should notice anyway).
  */
 export function announceBootstrap(log: Logger, dataDir: string): void {
   const file = resolve(dataDir, 'bootstrap.json');
-  log.info({ bootstrapFile: file }, `first run: created a tenant, an organization and an owner (platform admin); the owner's API key is in ${file} (mode 0600), as "apiKey"`);
+  log.warn({ bootstrapFile: file }, `first run: created a tenant, an organization and an owner (platform admin); the owner's API key is in ${file} (mode 0600), as "apiKey"`);
 }

@@ -120,8 +120,9 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.get('/api/downloads/:token', createDownloadHandler(deps.db, deps.downloadLinks));
 
-  // Publishing a kit carries its files: that one route takes bodies up to the upload limit.
-  // Only an authenticated caller gets that far: nobody else makes the server read and parse 10 MiB.
+  // Publishing a kit carries its files: that one route takes bodies up to the upload limit, and
+  // parses them only for an authenticated caller. Anyone else is answered at once; the rest of a
+  // body declared within the limit is read and dropped unparsed (see closeUnlessDrainable).
   const refuseUnauthenticatedUpload = refuseUnauthenticated(deps.config.uploadLimitBytes);
   app.post(/^\/api\/[0-9a-f-]{36}\/kits\/?$/i, refuseUnauthenticatedUpload, jsonBody({ limit: deps.config.uploadLimitBytes }));
   // The same procedure over tRPC (the SDK), called on its own.
@@ -130,7 +131,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes, document: openApiDocument }));
 
   // tRPC reads a body that express has parsed (and treats one without a content type as JSON).
-  app.use('/trpc', refuseOtherMediaTypes, jsonBody({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
+  app.use('/trpc', refuseOtherMediaTypes(deps.config.bodyLimitBytes), jsonBody({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
   app.use(
     '/trpc',
     createExpressMiddleware({
@@ -161,18 +162,23 @@ export function createApp(deps: AppDeps): express.Express {
 }
 
 /**
- * Refuses an upload without credentials before its body is read or parsed. A body the client
- * declared within `limitBytes` is then read and dropped as it arrives (Node does that for a body
- * left unread, on a connection kept open): a client still writing it would otherwise have the
- * connection reset under it and lose the answer with it (EPIPE). Any other body — larger, or of
- * undeclared length — is not waited for: the connection closes after the answer.
+ * For a request answered before its body is read. A body the client declared within `limitBytes`
+ * is read and dropped as it arrives, as Node does for any body left unread on a connection kept
+ * open: a client still writing it would otherwise have the connection reset under it and lose the
+ * answer with it (EPIPE). Any other body — larger, or of undeclared length — is not waited for: the
+ * connection closes after the answer.
  */
+function closeUnlessDrainable(req: Request, res: Response, limitBytes: number): void {
+  if (!(Number(req.headers['content-length']) <= limitBytes)) res.setHeader('Connection', 'close');
+}
+
+/** Refuses an upload without credentials before its body is read or parsed. */
 function refuseUnauthenticated(limitBytes: number) {
   return (req: Request, res: Response, next: () => void): void => {
     try {
       requirePrincipal(res.locals.auth as AuthOutcome);
     } catch (error) {
-      if (!(Number(req.headers['content-length']) <= limitBytes)) res.setHeader('Connection', 'close');
+      closeUnlessDrainable(req, res, limitBytes);
       return sendSurfaceError(req, res, toWireError(error));
     }
     next();
@@ -180,11 +186,12 @@ function refuseUnauthenticated(limitBytes: number) {
 }
 
 /** A tRPC POST of another media type answers as on /api (tRPC's own message misquotes the type). */
-function refuseOtherMediaTypes(req: Request, res: Response, next: () => void): void {
-  if (req.method !== 'POST' || isJsonOrUntyped(req)) return next();
-  // The body is left unread: close the connection after answering rather than drain it.
-  res.setHeader('Connection', 'close');
-  sendSurfaceError(req, res, unsupportedContentType(req.headers['content-type']!));
+function refuseOtherMediaTypes(limitBytes: number) {
+  return (req: Request, res: Response, next: () => void): void => {
+    if (req.method !== 'POST' || isJsonOrUntyped(req)) return next();
+    closeUnlessDrainable(req, res, limitBytes);
+    sendSurfaceError(req, res, unsupportedContentType(req.headers['content-type']!));
+  };
 }
 
 /** tRPC re-reads a parsed body as a fetch Request, which would label an untyped one text/plain. */

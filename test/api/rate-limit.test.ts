@@ -1,5 +1,5 @@
-import { argon2Sync, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../control-plane/domains/users/password-hash.ts';
 import { rateLimitClassFor } from '../../control-plane/http/rate-limit.ts';
 import { call } from '../helpers/http.ts';
 import { callFrom } from '../helpers/http-from.ts';
@@ -81,14 +81,11 @@ describe('rate limits', () => {
   it('counts every session token of a user against that user, across API processes, so signing in again brings no fresh budget', async () => {
     const email = 'many-sessions@rate.test';
     const password = 'correct horse battery staple';
-    const salt = randomBytes(16);
-    const hash = argon2Sync('argon2id', { message: password, nonce: salt, memory: 19_456, passes: 2, parallelism: 1, tagLength: 32 });
-    const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
     await ownerQuery(first.database.ownerUrl, 'insert into users (tenant_id, email, name, password_hash) values ($1, $2, $3, $4)', [
       first.bootstrap.tenantId,
       email,
       'Many Sessions',
-      `$argon2id$v=19$m=19456,t=2,p=1$${b64(salt)}$${b64(hash)}`,
+      await hashPassword(password),
     ]);
     // Each sign-in from an address of its own, so the sign-ins spend no shared address budget.
     const signIn = async (from: string) => (await callFrom(from, first.url, '/api/auth/login', { email, password })).body.data.accessToken as string;

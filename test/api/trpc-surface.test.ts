@@ -52,6 +52,11 @@ describe('errors raised before a procedure runs', () => {
     expect([trpc.status, rest.status]).toEqual([415, 415]);
     expect(trpc.body.error.message).toBe('Content-Type "text/plain" is not supported: send application/json');
     expect(trpc.body.error.message).toBe(rest.body.error.message);
+    // A body within the limit is read and dropped, so a client still sending it gets the answer;
+    // a larger one is not waited for.
+    expect([trpc.headers.get('connection'), rest.headers.get('connection')]).toEqual(['keep-alive', 'keep-alive']);
+    const large = await call(app.url, '/trpc/projects.create', { ...options, rawBody: 'x'.repeat(2 * 1024 * 1024) });
+    expect([large.status, large.headers.get('connection')]).toEqual([415, 'close']);
   });
 
   it('a batch of 50 calls is served', async () => {

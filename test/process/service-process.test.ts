@@ -25,7 +25,7 @@ describe('npm start (control-plane/main.ts all) on the embedded database', () =>
       .split('\n')
       .filter((line) => line.includes('first run'));
     expect(announced.map((line) => JSON.parse(line))).toEqual([
-      expect.objectContaining({ level: 30, bootstrapFile, msg: expect.stringContaining(`the owner's API key is in ${bootstrapFile} (mode 0600)`) }),
+      expect.objectContaining({ level: 40, bootstrapFile, msg: expect.stringContaining(`the owner's API key is in ${bootstrapFile} (mode 0600)`) }),
     ]);
     expect((await stat(bootstrapFile)).mode & 0o777).toBe(0o600);
     const bootstrap = JSON.parse(await readFile(bootstrapFile, 'utf8'));
