@@ -63,7 +63,7 @@ async function load(target: Target, connections: number, duration: number): Prom
   };
 }
 
-// Warm all three (JIT, connection pools, plan caches), then measure in rounds, rotating which goes
+// Warm all four (JIT, connection pools, plan caches), then measure in rounds, rotating which goes
 // first; each round gives ratios, and the report takes the median, so a noisy moment on a shared
 // machine moves one round rather than the verdict.
 for (const server of order) await load(targets[server], 10, 2);

@@ -1,7 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { stat } from 'node:fs/promises';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import type pg from 'pg';
+import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { createAuthenticator } from './auth/authenticate.ts';
 import { createJwtVerifier } from './auth/jwt-verifier.ts';
@@ -10,6 +8,7 @@ import type { Principal } from './auth/principal.ts';
 import { assertClusterServerSecret } from './bootstrap/cluster-secret.ts';
 import { ensureE2eTestUser } from './bootstrap/e2e-test-user.ts';
 import { announceBootstrap, runFirstRun, type FirstRunResult } from './bootstrap/first-run.ts';
+import { assertAppDatabaseAccepts, assertCanListen, assertDataDirIsDirectory, assertReachable, listenFailure } from './bootstrap/preflight.ts';
 import { resolveServerSecret } from './bootstrap/server-secret.ts';
 import { SHUTDOWN_CLOSE_MARGIN_MS, type Config } from './config.ts';
 import { appRoleUrl, enableAppRoleLogin, ensureAppRoleExists } from './db/app-role.ts';
@@ -33,7 +32,7 @@ export interface StartServiceOptions {
   logDestination?: DestinationStream;
   /** The logger to use (the CLI entry point makes its own before the start, to log signals during it). */
   log?: Logger;
-  /** Print the first-run API key to the terminal (the CLI entry point does; tests do not). */
+  /** On the first run, log where the owner's API key file is (the CLI entry point does; tests do not). */
   announce?: boolean;
   /** Host functions kits may call from APPLY/VERIFY (e.g. committing to a git repository). */
   kitCapabilities?: Record<string, HostCapability>;
@@ -171,85 +170,6 @@ export async function startService(config: Config, options: StartServiceOptions 
   } catch (error) {
     await stopAll().catch((shutdownError: Error) => log.error(shutdownError.message));
     throw error;
-  }
-}
-
-/** A boot that cannot connect names the variable to fix and where it points, never its password. */
-async function assertReachable(pool: pg.Pool, variable: string, url: string): Promise<void> {
-  try {
-    await pool.query('select 1');
-  } catch (error) {
-    throw new Error(`cannot connect to the database in ${variable} (${describeDatabaseUrl(url)}): ${(error as Error).message}`);
-  }
-}
-
-/**
- * APP_DATABASE_URL fails the start when its server answers no — a login it refuses (SQLSTATE class
- * 28: a wrong password or user) or a database that does not exist (3D000) — since that never passes.
- * One that cannot be reached may be a database that is away: the service starts, answers 503 until
- * it is back (health says so), and a warning names the variable.
- */
-async function assertAppDatabaseAccepts(pool: pg.Pool, url: string, log: Logger): Promise<void> {
-  try {
-    await pool.query('select 1');
-  } catch (error) {
-    const { code, message } = error as { code?: unknown; message?: string };
-    if (typeof code === 'string' && (code.startsWith('28') || code === '3D000')) {
-      throw new Error(`cannot connect to the database in APP_DATABASE_URL (${describeDatabaseUrl(url)}): ${message}`);
-    }
-    log.warn({ database: describeDatabaseUrl(url) }, `the database in APP_DATABASE_URL cannot be reached yet (${message}); requests answer 503 until it can`);
-  }
-}
-
-/** DATA_DIR may be missing (it is made), but not a file: mkdir's bare EEXIST names no variable. */
-async function assertDataDirIsDirectory(dataDir: string): Promise<void> {
-  const found = await stat(dataDir).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    // ENOTDIR: a file stands where one of its parent directories should be.
-    if (error.code === 'ENOTDIR') throw new Error(`DATA_DIR ${dataDir} is not a directory (a file stands in its path): set DATA_DIR to a directory`);
-    throw new Error(`DATA_DIR ${dataDir} cannot be read: ${error.message}`);
-  });
-  if (found && !found.isDirectory()) throw new Error(`DATA_DIR ${dataDir} is not a directory: set DATA_DIR to a directory (it is created when missing)`);
-}
-
-/**
- * Binds HOST:PORT for a moment and lets go, so a port in use or a host that does not resolve fails
- * the start before the database work. Not held: the real listen comes once boot is done, and says
- * the same should the port be taken meanwhile.
- */
-async function assertCanListen(config: Config): Promise<void> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', (error) => reject(listenFailure(error, config)));
-    probe.listen(config.port, config.host, () => probe.close(() => resolve()));
-  });
-}
-
-/** Node's listen errors (`listen EADDRINUSE: …`) name neither variable: say which one to change. */
-function listenFailure(error: NodeJS.ErrnoException, config: Config): Error {
-  const { port, host } = config;
-  switch (error.code) {
-    case 'EADDRINUSE':
-      return new Error(`PORT ${port} on ${host} is in use: stop what listens there, or set PORT (or HOST) to another`);
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-    case 'EAI_NONAME':
-      return new Error(`HOST ${host} cannot be resolved: set HOST to an address of this machine, or a name that resolves to one`);
-    case 'EADDRNOTAVAIL':
-      return new Error(`HOST ${host} is not an address of this machine: set HOST to one of its addresses (0.0.0.0 for all)`);
-    case 'EACCES':
-      return new Error(`PORT ${port} on ${host} needs privileges this process does not have: set PORT to 1024 or above`);
-    default:
-      return new Error(`cannot listen on PORT ${port} on HOST ${host}: ${error.message}`);
-  }
-}
-
-function describeDatabaseUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.username ? `${decodeURIComponent(parsed.username)}@` : ''}${parsed.host}${parsed.pathname}`;
-  } catch {
-    return 'not a URL';
   }
 }
 

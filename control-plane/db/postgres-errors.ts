@@ -9,7 +9,12 @@ export const pgErrorCodes = {
   untranslatableCharacter: '22P05',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
+  /** The database a connection names does not exist. */
+  invalidCatalogName: '3D000',
 } as const;
+
+/** SQLSTATE class 28 (invalid authorization specification): the server refused the login. */
+const invalidAuthorizationClass = '28';
 
 interface PgErrorLike {
   code?: string;
@@ -28,6 +33,15 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 export function isUnstorableText(error: unknown): boolean {
   const code = (error as PgErrorLike)?.code;
   return code === pgErrorCodes.characterNotInRepertoire || code === pgErrorCodes.untranslatableCharacter;
+}
+
+/**
+ * The server answered a connection with no: a login it refuses (a wrong password or user) or a
+ * database that does not exist. Unlike one it cannot be reached on, that never passes by waiting.
+ */
+export function isLoginOrDatabaseRefusal(error: unknown): boolean {
+  const code = (error as PgErrorLike)?.code;
+  return typeof code === 'string' && (code.startsWith(invalidAuthorizationClass) || code === pgErrorCodes.invalidCatalogName);
 }
 
 /**

@@ -51,16 +51,45 @@ function logLines(main: MainProcess): Array<Record<string, unknown>> {
   });
 }
 
-/** Waits for the process to exit (up to `timeoutMs`); one still running then is killed and reported. */
-/** A request whose body has not all arrived: shutdown waits for it, up to the grace period. */
+/**
+ * A request whose body has not all arrived: shutdown waits for it, up to the grace period. It asks
+ * `Expect: 100-continue`, which Node's server answers the moment it has parsed the headers and
+ * taken the request in: once that answer is back, a signal finds the request in flight (a signal
+ * sent sooner found a connection with no request yet, closed at once as idle).
+ */
 async function halfSentRequest(port: number): Promise<Socket> {
   const inFlight = connect(port, '127.0.0.1');
   inFlight.on('error', () => {});
-  inFlight.write('POST /api/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na');
-  await sleep(200);
+  let received = '';
+  await new Promise<void>((resolve, reject) => {
+    const fail = (why: string) => () => reject(new Error(`${why}; the server answered: ${JSON.stringify(received)}`));
+    const timer = setTimeout(fail('no 100 Continue within 10 s'), 10_000);
+    inFlight.once('close', fail('the connection closed before the server took the request in'));
+    const onData = (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      if (!/^HTTP\/1\.1 100 /.test(received)) return;
+      clearTimeout(timer);
+      inFlight.off('data', onData);
+      resolve();
+    };
+    inFlight.on('data', onData);
+    inFlight.write('POST /api/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n');
+  });
+  inFlight.write('{"na');
   return inFlight;
 }
 
+/** Waits until a session waits for a lock on `table` (held by `holder`'s transaction): bounded, failing with the output. */
+async function untilWaitingOnLock(holder: pg.Client, table: string, main: MainProcess, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const waiting = async () => Number((await holder.query(`select count(*) from pg_locks where relation = $1::regclass and not granted`, [table])).rows[0].count);
+  while ((await waiting()) === 0) {
+    if (Date.now() > deadline) throw new Error(`no request waited for the lock on ${table} within ${timeoutMs / 1000} s:\n${main.output()}`);
+    await sleep(25);
+  }
+}
+
+/** Waits for the process to exit (up to `timeoutMs`); one still running then is killed and reported. */
 async function exitCodeWithin(main: MainProcess, timeoutMs: number): Promise<number | null | 'still running'> {
   const code = await Promise.race([main.exit, sleep(timeoutMs).then(() => 'still running' as const)]);
   if (code === 'still running') process.kill(-main.child.pid!, 'SIGKILL');
@@ -114,7 +143,7 @@ describe('an exit that does not wait for shutdown, on the embedded database', ()
       await holder.query('begin');
       await holder.query('lock table api_keys in access exclusive mode');
       const inFlight = fetch(`${url}/api/me`, { headers: { 'x-api-key': apiKey } }).then(() => 'answered', () => 'cut');
-      await sleep(500);
+      await untilWaitingOnLock(holder, 'api_keys', main);
       main.child.kill('SIGTERM');
       const code = await exitCodeWithin(main, 20_000);
 
