@@ -51,4 +51,14 @@ describe('an APP_DATABASE_URL the service cannot use at boot', () => {
     expect(refused.lines[0]).not.toContain(PASSWORD);
     expect(existsSync(refused.dataDir)).toBe(false);
   }, 30_000);
+
+  it('refuses one naming a database its server does not have', async () => {
+    const database = await createTestDatabase();
+    const appUrl = new URL(database.appUrl);
+    appUrl.pathname = '/no_such_database';
+    const refused = await failedStart(database.ownerUrl, { APP_DATABASE_URL: appUrl.toString(), SERVER_SECRET: TEST_SERVER_SECRET });
+    expect(refused.code).toBe(1);
+    expect(refused.lines).toEqual([expect.stringMatching(/^Specwright failed to start: cannot connect to the database in APP_DATABASE_URL \(specwright_app@127\.0\.0\.1:\d+\/no_such_database\): database "no_such_database" does not exist$/)]);
+    expect(existsSync(refused.dataDir)).toBe(false);
+  }, 30_000);
 });
