@@ -108,6 +108,37 @@ describe('git capabilities over smart HTTP', () => {
     expect(await Promise.resolve(defaults.gitCommit.call({ repository: server.url('existing'), message: 'm', files }, call)).then(() => '', (e: Error) => e.message)).toMatch(/not an allowed git remote/);
   });
 
+  it('refuses each branch name git refuses, saying why, before any request', async () => {
+    await server.createRepository('branches', { initialCommit: true });
+    const opened: string[] = [];
+    const { gitCommit } = createGitCapabilities({
+      openCredential: async (id) => (opened.push(id), { token: TOKEN, repository: everyRepository() }),
+      isAllowedRemote: (url) => url.hostname === '127.0.0.1',
+    });
+    const requestsBefore = server.requests.length;
+    const refused: Array<[string, string]> = [
+      ['main.lock', 'no part may start with "." or end with ".lock" ("main.lock")'],
+      ['feat/x.lock/y', 'no part may start with "." or end with ".lock" ("x.lock")'],
+      ['.hidden', 'no part may start with "." or end with ".lock" (".hidden")'],
+      ['feat/.x', 'no part may start with "." or end with ".lock" (".x")'],
+      ['HEAD', 'it cannot be "HEAD"'],
+      ['-x', 'it cannot start with "-"'],
+      ['a//b', 'it cannot start or end with "/" or contain "//"'],
+      ['a/', 'it cannot start or end with "/" or contain "//"'],
+      ['a..b', 'it cannot contain ".."'],
+      ['a.', 'it cannot end with "."'],
+      ['a@{1}', 'use 1 to 200 letters, digits, ".", "_", "/" and "-"'],
+      ['', 'use 1 to 200 letters, digits, ".", "_", "/" and "-"'],
+    ];
+    for (const [branch, problem] of refused) {
+      const message = await refusal(gitCommit.call({ repository: server.url('branches'), branch, message: 'm', files, credential: 'git-token' }, call));
+      expect([branch, message]).toEqual([branch, `branch ${JSON.stringify(branch)} is not a valid branch name: ${problem}`]);
+    }
+    expect(opened).toEqual([]);
+    expect(server.requests.length).toBe(requestsBefore);
+    expect(await server.git('branches', 'for-each-ref', '--format=%(refname)', 'refs/heads')).toBe('refs/heads/main');
+  });
+
   it('never writes through a symbolic link the repository holds, and pushes nothing then', async () => {
     const outside = await mkdtemp(join(tmpdir(), 'specwright-outside-'));
     try {

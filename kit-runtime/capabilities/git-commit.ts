@@ -54,7 +54,6 @@ export type GitVerifyArgument = Omit<GitCommitArgument, 'message' | 'author' | '
 export type GitVerifyResult = { onBranch: boolean; head: string | null; missing: string[]; different: string[] };
 
 const DEFAULT_AUTHOR = { name: 'Specwright', email: 'kits@specwright.invalid' };
-const BRANCH = /^(?!.*\.\.)(?!\/)(?!.*\/$)[A-Za-z0-9._/-]{1,200}$/;
 const COMMIT = /^[0-9a-f]{40}$/;
 const MAX_FILES = 500;
 const VERIFY_HISTORY_DEPTH = 50;
@@ -96,7 +95,8 @@ async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<s
   const allowed = options.isAllowedRemote ?? isPublicHttpsRemote;
   if (!allowed(url)) throw new HostCapabilityError(`repository ${url.origin} is not an allowed git remote`);
   const branch = argument.branch === undefined ? 'main' : String(argument.branch);
-  if (!BRANCH.test(branch)) throw new HostCapabilityError('branch is not a valid branch name');
+  const branchProblem = explainInvalidBranch(branch);
+  if (branchProblem !== null) throw new HostCapabilityError(`branch ${JSON.stringify(branch.slice(0, 200))} is not a valid branch name: ${branchProblem}`);
   let directory = '';
   if (argument.directory !== undefined && argument.directory !== '') {
     const problem = explainUnsafePath(argument.directory);
@@ -109,6 +109,26 @@ async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<s
   // The default policy is enforced again where connections are made; an allow-list names hosts itself.
   const http = gitHttpClient({ publicAddressesOnly: allowed === isPublicHttpsRemote });
   return { url: url.href, origin: url.origin, branch, directory, headers: await authHeaders(options, credential, url), credential, http };
+}
+
+/**
+ * Why git would refuse `branch` as refs/heads/<branch> (git check-ref-format, and `git branch` for
+ * HEAD and a leading "-"), or null. Only characters no rule trips on are taken (so no control
+ * characters, space, ~ ^ : ? * [ \ or @{). Every platform kit's push comes through here, so this is
+ * the one gate: refused before any request, a bad name gets this message instead of a failed push.
+ * git-publish's CHECK mirrors the rules and messages (kits/git-publish/hooks/check.js), so its dry
+ * run refuses what APPLY would.
+ */
+function explainInvalidBranch(branch: string): string | null {
+  if (branch === 'HEAD' || branch === '@') return `it cannot be ${JSON.stringify(branch)}`;
+  if (!/^[A-Za-z0-9._/-]{1,200}$/.test(branch)) return 'use 1 to 200 letters, digits, ".", "_", "/" and "-"';
+  if (branch.startsWith('-')) return 'it cannot start with "-"';
+  if (branch.includes('..')) return 'it cannot contain ".."';
+  if (branch.startsWith('/') || branch.endsWith('/') || branch.includes('//')) return 'it cannot start or end with "/" or contain "//"';
+  if (branch.endsWith('.')) return 'it cannot end with "."';
+  const bad = branch.split('/').find((part) => part.startsWith('.') || part.endsWith('.lock'));
+  if (bad !== undefined) return `no part may start with "." or end with ".lock" (${JSON.stringify(bad)})`;
+  return null;
 }
 
 async function authHeaders(options: GitCapabilitiesOptions, credentialId: string | null, url: URL): Promise<Record<string, string>> {

@@ -6,6 +6,7 @@ import { buildOutputBundle } from '../../kit-runtime/index.ts';
 import { closeTestRuntime, runKitForTest } from '../../sdk/kit/index.ts';
 
 const kitDir = import.meta.dirname;
+const componentDir = (kitId: string) => `${kitDir}/../${kitId}`;
 const example = JSON.parse(await readFile(`${kitDir}/examples/acme-rockets.json`, 'utf8'));
 afterAll(() => closeTestRuntime());
 
@@ -14,8 +15,8 @@ describe('composite-bundle kit', () => {
     const result = await runKitForTest(kitDir, example);
     expect(result.status).toBe('completed');
     expect(result.components).toEqual([
-      { prefix: 'api', kitRef: 'openapi-api@1.0.4', status: 'completed', message: null },
-      { prefix: 'database', kitRef: 'postgres-schema@1.0.4', status: 'completed', message: null },
+      { prefix: 'api', kitRef: 'openapi-api@1.0.5', status: 'completed', message: null },
+      { prefix: 'database', kitRef: 'postgres-schema@1.0.5', status: 'completed', message: null },
       { prefix: 'documentation', kitRef: 'project-docs@1.0.2', status: 'completed', message: null },
     ]);
     expect(result.outputs.map((o) => [o.outputId, o.filename, o.status])).toEqual([
@@ -54,6 +55,41 @@ describe('composite-bundle kit', () => {
     input.discoveryAnswers.entities[1].fields[1].entity = 'Ghost';
     const result = await runKitForTest(kitDir, input);
     expect(result.status).toBe('failed');
-    expect(result.message).toBe('COMPOSE: component "database" (postgres-schema@1.0.4) failed: CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"');
+    expect(result.message).toBe('COMPOSE: component "database" (postgres-schema@1.0.5) failed: CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"');
+  });
+
+  // The components check their input each on its own; the bundle is only usable if they agree.
+  it('has openapi-api and postgres-schema pass or refuse the same maxLength, with the same message', async () => {
+    const withField = (field: Record<string, unknown>) => ({
+      businessProfile: { company: { name: 'Acme', industry: 'Aerospace' } },
+      discoveryAnswers: { entities: [{ name: 'Item', fields: [{ name: 'code', ...field }] }] },
+    });
+    const fromOneTo = '; it must be a whole number from 1 to 10485760';
+    const cases: Array<[Record<string, unknown>, string | null]> = [
+      [{ type: 'string', maxLength: 1 }, null],
+      [{ type: 'string', maxLength: 10485760 }, null],
+      [{ type: 'string' }, null],
+      [{ type: 'integer' }, null],
+      [{ type: 'string', maxLength: 0 }, `has maxLength 0${fromOneTo}`],
+      [{ type: 'string', maxLength: 10485761 }, `has maxLength 10485761${fromOneTo}`],
+      [{ type: 'string', maxLength: 20000000 }, `has maxLength 20000000${fromOneTo}`],
+      [{ type: 'string', maxLength: 2.5 }, `has maxLength 2.5${fromOneTo}`],
+      [{ type: 'string', maxLength: -5 }, `has maxLength -5${fromOneTo}`],
+      [{ type: 'string', maxLength: '120' }, `has maxLength "120"${fromOneTo}`],
+      [{ type: 'integer', maxLength: 2.5 }, 'has maxLength 2.5, but only a field of type "string" takes one'],
+      [{ type: 'integer', maxLength: 10 }, 'has maxLength 10, but only a field of type "string" takes one'],
+      [{ type: 'email', maxLength: 254 }, 'has maxLength 254, but only a field of type "string" takes one'],
+    ];
+    const check = async (kitId: string, field: Record<string, unknown>) => {
+      const run = await runKitForTest(componentDir(kitId), withField(field), { dryRun: true });
+      return [run.status, run.message];
+    };
+    const outcomes = [];
+    for (const [field] of cases) outcomes.push({ field, api: await check('openapi-api', field), database: await check('postgres-schema', field) });
+    // Both pass or both fail, case by case; then, that each is the outcome the rule gives.
+    expect(outcomes.map((o) => [o.field, o.database[0]])).toEqual(outcomes.map((o) => [o.field, o.api[0]]));
+    expect(outcomes.map((o) => [o.field, o.database[1]])).toEqual(outcomes.map((o) => [o.field, o.api[1]]));
+    expect(outcomes.map((o) => [o.field, ...o.api])).toEqual(cases.map(([field, problem]) =>
+      [field, ...(problem === null ? ['completed', null] : ['failed', `CHECK: CHECK failed: field Item.code ${problem}`])]));
   });
 });

@@ -39,7 +39,7 @@ describe('git-publish kit', () => {
     expect(await server.git('spec', 'rev-parse', 'main')).toBe(applied.commit);
     expect(await server.git('spec', 'ls-tree', '-r', '--name-only', 'main')).toBe('README.md\nspecwright/README.md\nspecwright/project.json');
     expect(JSON.parse(await server.git('spec', 'show', 'main:specwright/project.json'))).toEqual(result.parsed('project'));
-    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.1.1)');
+    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.1.2)');
     expect(result.verifyWarnings).toEqual([]);
     expect(result.logs.map((l) => l.message)).toEqual([`committed ${applied.commit} to main`]);
 
@@ -91,7 +91,7 @@ describe('git-publish kit', () => {
     expect(bad.message).toBe('CHECK: CHECK failed: discoveryAnswers.repository.url must be an http(s) URL without credentials');
   });
 
-  it('fails CHECK, already in a dry run, for branch names git refuses and for a directory that is .git in any spelling', async () => {
+  it('fails CHECK, already in a dry run, for branch names git refuses and for a directory that is .git in any spelling or lies outside the repository', async () => {
     const checked = (repository: Record<string, unknown>) =>
       runKitForTest(kitDir, { businessProfile: { company: { name: 'A' } }, discoveryAnswers: { repository: { url: 'https://git.example/a.git', ...repository } } }, { dryRun: true });
     const refused: Array<[string, string]> = [
@@ -119,7 +119,18 @@ describe('git-publish kit', () => {
       const run = await checked({ directory });
       expect([directory, run.message]).toEqual([directory, 'CHECK: CHECK failed: discoveryAnswers.repository.directory must not be .git or lie inside it']);
     }
-    for (const repository of [{ branch: 'feature/login-2.0_final', directory: 'specs/.github-like/git' }, { branch: 'release/v1.2', directory: '.gitlab' }]) {
+    // APPLY's gitCommit refuses these too (explainUnsafePath); the dry run must not pass them.
+    for (const [directory, problem] of [
+      ['../outside', 'must not contain ".." segments'],
+      ['specs/../../outside', 'must not contain ".." segments'],
+      ['/abs', 'must be relative, not absolute'],
+      ['C:/specs', 'must be relative, not a drive path'],
+      ['specs\\..\\..', 'must use "/" as separator, not "\\"'],
+    ]) {
+      const run = await checked({ directory });
+      expect([directory, run.status, run.message]).toEqual([directory, 'failed', `CHECK: CHECK failed: discoveryAnswers.repository.directory ${problem}`]);
+    }
+    for (const repository of [{ branch: 'feature/login-2.0_final', directory: 'specs/.github-like/git' }, { branch: 'release/v1.2', directory: '.gitlab' }, { directory: 'a..b/..c' }]) {
       expect((await checked(repository)).status).toBe('completed');
     }
   });

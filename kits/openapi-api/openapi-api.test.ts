@@ -138,7 +138,7 @@ describe('openapi-api kit', () => {
     expect(Object.keys(document.components.schemas.UnicodeThing.properties)).toEqual(['id', 'grosse', 'cafeCreme']);
   });
 
-  it('fails CHECK for a maxLength that is not a whole number of at least 1, and for a required that is not true or false', async () => {
+  it('fails CHECK for a maxLength that is not a whole number from 1 to 10485760, and for a required that is not true or false', async () => {
     const result = await runKitForTest(kitDir, {
       businessProfile: { company: { name: 'Tiny' } },
       discoveryAnswers: {
@@ -153,9 +153,9 @@ describe('openapi-api kit', () => {
     });
     expect(result.status).toBe('failed');
     expect(result.message).toBe('CHECK: CHECK failed: ' + [
-      'field Code.code has maxLength -5; it must be a whole number of at least 1',
-      'field Code.label has maxLength 2.5; it must be a whole number of at least 1',
-      'field Code.note has maxLength 0; it must be a whole number of at least 1',
+      'field Code.code has maxLength -5; it must be a whole number from 1 to 10485760',
+      'field Code.label has maxLength 2.5; it must be a whole number from 1 to 10485760',
+      'field Code.note has maxLength 0; it must be a whole number from 1 to 10485760',
       'field Code.active has required "yes"; it must be true or false',
       'field Code.id and field Code.ID both become property "id"',
     ].join('; '));

@@ -9,14 +9,18 @@ function check(context) {
     if (problem) errors.push('discoveryAnswers.repository.branch is not a valid branch name: ' + problem);
   }
   if (repository.directory !== undefined && repository.directory !== null) {
+    var outside = typeof repository.directory === 'string' && pathOutsideProblem(repository.directory);
     if (typeof repository.directory !== 'string') errors.push('discoveryAnswers.repository.directory must be a folder path');
+    else if (outside) errors.push('discoveryAnswers.repository.directory ' + outside);
     else if (repository.directory.split('/').some(namesGitDirectory)) errors.push('discoveryAnswers.repository.directory must not be .git or lie inside it');
   }
   return { errors: errors };
 }
 
-// git check-ref-format's rules for refs/heads/<branch>, within the characters the git capability
-// takes (letters, digits, `.`, `_`, `/`, `-`; so no control characters, space, ~ ^ : ? * [ \ or @{).
+// The git capability's rules and messages (kit-runtime/capabilities/git-commit.ts,
+// explainInvalidBranch), which a hook cannot import: git check-ref-format's rules for
+// refs/heads/<branch>, within the characters the capability takes (letters, digits, `.`, `_`, `/`,
+// `-`; so no control characters, space, ~ ^ : ? * [ \ or @{).
 function branchProblem(branch) {
   if (branch === 'HEAD' || branch === '@') return 'it cannot be ' + JSON.stringify(branch);
   if (!/^[A-Za-z0-9._\/-]{1,200}$/.test(branch)) return 'use 1 to 200 letters, digits, ".", "_", "/" and "-"';
@@ -35,4 +39,14 @@ function branchProblem(branch) {
 function namesGitDirectory(segment) {
   var name = segment.replace(/[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g, '').toLowerCase().replace(/[. ]+$/, '');
   return name === '.git' || /^\.?git~[1-9]$/.test(name);
+}
+
+// The part of the capability's path rule (kit-runtime/safe-path.ts, explainUnsafePath) that keeps a
+// folder inside the repository, with its messages: not absolute in any platform's spelling, no `..`.
+function pathOutsideProblem(path) {
+  if (path.indexOf('\\') !== -1) return 'must use "/" as separator, not "\\"';
+  if (path.charAt(0) === '/') return 'must be relative, not absolute';
+  if (/^[a-zA-Z]:/.test(path)) return 'must be relative, not a drive path';
+  if (path.split('/').indexOf('..') !== -1) return 'must not contain ".." segments';
+  return null;
 }

@@ -44,7 +44,7 @@ function fieldSchema(field) {
   if (field.type === 'enum') schema = { type: 'string', enum: (field.values || []).map(String) };
   else if (field.type === 'reference') schema = { type: 'string', format: 'uuid', description: 'Id of a ' + pascal(field.entity || 'record') + '.' };
   else schema = Object.assign({}, FIELD_SCHEMAS[field.type] || FIELD_SCHEMAS.string);
-  if (typeof field.maxLength === 'number') schema.maxLength = field.maxLength;
+  if (field.type === 'string' && typeof field.maxLength === 'number') schema.maxLength = field.maxLength;
   if (field.description) schema.description = String(field.description);
   return schema;
 }
@@ -102,6 +102,20 @@ function plan(context, kit) {
 // is an ordinary key, not a property every object already has.
 function byName(entries) { return Object.assign(Object.create(null), entries); }
 
+// The maxLength rule postgres-schema applies, word for word (kits/postgres-schema/hooks/entities.js,
+// maxLengthProblem): composite-bundle runs both kits on one input, which must pass both or neither.
+// Only a `string` field has a length there (varchar(n), at most PostgreSQL's 10485760); on any other
+// type a maxLength would be written here and dropped there, so it is refused, not ignored.
+var MAX_LENGTH = 10485760;
+function maxLengthProblem(field) {
+  if (field.maxLength === undefined || field.maxLength === null) return null;
+  var shown = ' has maxLength ' + JSON.stringify(field.maxLength);
+  if (field.type !== 'string') return shown + ', but only a field of type "string" takes one';
+  var length = field.maxLength;
+  if (typeof length !== 'number' || Math.floor(length) !== length || length < 1 || length > MAX_LENGTH) return shown + '; it must be a whole number from 1 to ' + MAX_LENGTH;
+  return null;
+}
+
 function check(context) {
   var entities = context.input.discoveryAnswers.entities;
   if (!Array.isArray(entities)) return { errors: ['discoveryAnswers.entities must be a list'] };
@@ -140,13 +154,12 @@ function check(context) {
       }
       var label = 'field ' + name + '.' + field.name;
       claim(properties, camel(field.name), label, 'property');
-      // The rule postgres-schema applies, so one input passes both kits or neither.
+      // The rules postgres-schema applies, so one input passes both kits or neither.
       if (field.required !== undefined && field.required !== null && typeof field.required !== 'boolean') {
         errors.push(label + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
       }
-      if (typeof field.maxLength === 'number' && !(Math.floor(field.maxLength) === field.maxLength && field.maxLength >= 1)) {
-        errors.push(label + ' has maxLength ' + JSON.stringify(field.maxLength) + '; it must be a whole number of at least 1');
-      }
+      var lengthProblem = maxLengthProblem(field);
+      if (lengthProblem) errors.push(label + lengthProblem);
       if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push('field ' + name + '.' + field.name + ' is an enum without values');
     });
   });

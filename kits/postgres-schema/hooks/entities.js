@@ -134,7 +134,20 @@ function plan(context, kit) {
 // the DDL depends on: every entity and field has a usable name, no two names become the same table,
 // column or property once reduced to identifiers, enums have values, lengths fit PostgreSQL, and
 // references name entities that exist.
-var MAX_VARCHAR = 10485760; // PostgreSQL's limit for varchar(n)
+var MAX_LENGTH = 10485760; // PostgreSQL's limit for varchar(n)
+
+// A maxLength becomes varchar(n), so only a `string` field takes one, a whole number up to
+// PostgreSQL's limit; on any other type it would be silently dropped, so it is refused. openapi-api
+// applies this rule word for word (composite-bundle runs both on one input, which must pass both or
+// neither): change the two together.
+function maxLengthProblem(field) {
+  if (field.maxLength === undefined || field.maxLength === null) return null;
+  var shown = ' has maxLength ' + JSON.stringify(field.maxLength);
+  if (field.type !== 'string') return shown + ', but only a field of type "string" takes one';
+  var length = field.maxLength;
+  if (typeof length !== 'number' || Math.floor(length) !== length || length < 1 || length > MAX_LENGTH) return shown + '; it must be a whole number from 1 to ' + MAX_LENGTH;
+  return null;
+}
 
 function check(context) {
   var entities = context.input.discoveryAnswers.entities;
@@ -182,10 +195,8 @@ function check(context) {
         errors.push(label + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
       }
       if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push(label + ' is an enum without values');
-      if (field.type === 'string' && typeof field.maxLength === 'number'
-        && !(Math.floor(field.maxLength) === field.maxLength && field.maxLength >= 1 && field.maxLength <= MAX_VARCHAR)) {
-        errors.push(label + ' has maxLength ' + JSON.stringify(field.maxLength) + '; it must be a whole number from 1 to ' + MAX_VARCHAR);
-      }
+      var lengthProblem = maxLengthProblem(field);
+      if (lengthProblem) errors.push(label + lengthProblem);
       if (field.type === 'reference' && !names[String(field.entity || '').toLowerCase()]) {
         errors.push(label + ' references unknown entity ' + JSON.stringify(field.entity));
       }
