@@ -24,7 +24,7 @@ import { refuseMisshapenBodies } from './body-shape.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { createDownloadHandler } from './downloads.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
-import { clientAddressKey, createRequestCounter, rateLimitCallerKey, userCallerKey } from './rate-limit.ts';
+import { createRequestCounter, rateLimitCallerAfter, rateLimitCallerKey } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
 import { jsonBody, unsupportedContentType } from './json-body.ts';
 import { createRestHandler } from './rest-handler.ts';
@@ -99,10 +99,8 @@ export function createApp(deps: AppDeps): express.Express {
         }),
         callerKey === undefined ? undefined : countRequest(req, callerKey),
       ]);
-      // A credential that does not authenticate names no caller (public routes still run for it):
-      // count the request against the client address, or every made-up key brings a fresh budget.
-      const countedAs = auth.kind === 'rejected' ? clientAddressKey(req) : (callerKey ?? (auth.kind === 'authenticated' ? userCallerKey(auth.principal.userId) : clientAddressKey(req)));
-      const applyRateVerdict = verdictForCredential && countedAs === callerKey ? verdictForCredential : await countRequest(req, countedAs);
+      const countedAs = rateLimitCallerAfter(req, auth, callerKey);
+      const applyRateVerdict = countedAs === callerKey && verdictForCredential ? verdictForCredential : await countRequest(req, countedAs);
       res.locals.auth = auth;
       applyRateVerdict(res, next);
     } catch (error) {

@@ -1,14 +1,8 @@
-import type { OpenAPIObject } from 'trpc-to-openapi';
+import { getPathRegExp, normalizePath, type OpenAPIObject } from 'trpc-to-openapi';
 import type { WireError } from '../errors/coerce-error.ts';
 import { operationsOf } from './openapi-document.ts';
 
 type Route = { pattern: RegExp; names: Set<string> };
-
-/** `/projects/{projectId}` as a pattern over the path the REST router sees (any letter case, a trailing slash allowed). */
-function patternOf(template: string): RegExp {
-  const escaped = template.split(/\{[^}]+\}/).map((literal) => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${escaped.join('[^/]+')}/?$`, 'i');
-}
 
 /**
  * A name as the answer may repeat it: one shaped like a parameter's. Anything else (a pasted API key
@@ -28,11 +22,13 @@ function shownName(name: string): string {
 export function undeclaredQueryRefusal(document: OpenAPIObject): (method: string, path: string, queryString: string) => WireError | undefined {
   const routesByMethod = new Map<string, Route[]>();
   for (const { method, template, queryNames } of operationsOf(document)) {
-    routesByMethod.set(method, [...(routesByMethod.get(method) ?? []), { pattern: patternOf(template), names: queryNames }]);
+    routesByMethod.set(method, [...(routesByMethod.get(method) ?? []), { pattern: getPathRegExp(normalizePath(template)), names: queryNames }]);
   }
   return (method, path, queryString) => {
     if (queryString === '') return undefined;
-    const matching = (routesByMethod.get(method) ?? []).filter((route) => route.pattern.test(path));
+    // Matched as the REST router matches it (trpc-to-openapi's own path helpers).
+    const routed = normalizePath(path);
+    const matching = (routesByMethod.get(method) ?? []).filter((route) => route.pattern.test(routed));
     if (matching.length === 0) return undefined;
     // Where two templates match (`/{orgId}/kits/executions`, `/{orgId}/kits/{kitId}`), either's names pass.
     const undeclared = [...new Set(new URLSearchParams(queryString).keys())].filter((name) => !matching.some((route) => route.names.has(name)));

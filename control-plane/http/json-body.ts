@@ -18,6 +18,11 @@ function refuseInvalidUtf8(_req: IncomingMessage, _res: unknown, body: Buffer, e
 /** Methods whose body means nothing to the API: their input travels in the path and query. */
 const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE']);
 
+/** Whether the API reads a body sent with this method (trpc-to-openapi takes GET and DELETE input from the query). */
+export function readsBody(method: string): boolean {
+  return !BODILESS_METHODS.has(method);
+}
+
 /**
  * Reads a JSON request body (express.json) up to `limit` bytes, refusing bytes that are not valid
  * UTF-8. A GET, HEAD or DELETE is passed on unread: its input is in the path and query, so a body
@@ -25,7 +30,7 @@ const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE']);
  */
 export function jsonBody(options: { limit: number; type?: (req: IncomingMessage) => boolean }): RequestHandler {
   const read = express.json({ limit: options.limit, verify: refuseInvalidUtf8, ...(options.type ? { type: options.type } : {}) });
-  return (req, res, next) => (BODILESS_METHODS.has(req.method) ? next() : read(req, res, next));
+  return (req, res, next) => (readsBody(req.method) ? read(req, res, next) : next());
 }
 
 /** What a body of another media type answers, on either surface. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type { AuthOutcome } from '../auth/authenticate.ts';
 import type { RateLimitClass } from '../config.ts';
 import type { Config } from '../config.ts';
 import { clientAddressOf } from './client-address.ts';
@@ -30,7 +31,7 @@ const digest = (value: string) => createHash('sha256').update(value).digest('bas
  * counting runs alongside authentication): an API key, keyed by a digest of the whole key, never
  * by a guessable part of it, so nobody can spend another caller's budget; without a credential, the
  * client address. A bearer token gives `undefined`: it counts against the user it names once it
- * has authenticated (`userCallerKey`), since a user can hold any number of tokens at once (each
+ * has authenticated (`rateLimitCallerAfter`), since a user can hold any number of tokens at once (each
  * sign-in mints one) and a token of its own would bring each a fresh budget.
  */
 export function rateLimitCallerKey(req: Request): string | undefined {
@@ -40,13 +41,20 @@ export function rateLimitCallerKey(req: Request): string | undefined {
   return clientAddressKey(req);
 }
 
-/** The caller an authenticated bearer token counts against: its user, whichever of their tokens it is. */
-export function userCallerKey(userId: string): string {
-  return `user:${userId}`;
+/**
+ * The caller a request counts against once authentication has answered: a credential that does not
+ * authenticate names no caller (public routes still run for it), so it counts against the client
+ * address, or every made-up key would bring a fresh budget; a bearer token counts against its user,
+ * whichever of their tokens it is; anything else as `rateLimitCallerKey` said.
+ */
+export function rateLimitCallerAfter(req: Request, auth: AuthOutcome, keyBefore: string | undefined): string {
+  if (auth.kind === 'rejected') return clientAddressKey(req);
+  if (keyBefore !== undefined) return keyBefore;
+  return auth.kind === 'authenticated' ? `user:${auth.principal.userId}` : clientAddressKey(req);
 }
 
 /** The client address a request counts against when it carries no credential that authenticates. */
-export function clientAddressKey(req: Request): string {
+function clientAddressKey(req: Request): string {
   return `ip:${clientAddressOf(req.ip)}`;
 }
 

@@ -7,7 +7,7 @@ import type { AppRouter } from '../router.ts';
 import type { Context } from '../trpc/context.ts';
 import { errorEnvelope, successEnvelopeJson } from './envelope.ts';
 import { undeclaredQueryRefusal } from './declared-query.ts';
-import { unsupportedContentType } from './json-body.ts';
+import { readsBody, unsupportedContentType } from './json-body.ts';
 import { successStatusByProcedurePath } from './procedure-meta.ts';
 import { sendSurfaceError } from './surface-errors.ts';
 
@@ -50,7 +50,7 @@ export function createRestHandler(options: {
     const queryRefusal = refuseUndeclaredQuery(method === 'HEAD' ? 'GET' : method, req.path, queryStart === -1 ? '' : req.url.slice(queryStart + 1));
     if (queryRefusal) return sendSurfaceError(req, res, queryRefusal);
     if (method === 'HEAD') req.method = 'GET';
-    if (acceptsBody(req.method)) {
+    if (readsBody(req.method)) {
       const refusal = bodyRefusal(req);
       if (refusal) return sendSurfaceError(req, res, refusal);
     }
@@ -95,11 +95,6 @@ function bodyRefusal(req: Request): WireError | undefined {
   // written, so it gets the canonical spelling.
   req.headers['content-type'] = 'application/json';
   return undefined;
-}
-
-/** The methods whose body the REST projection reads (trpc-to-openapi takes GET and DELETE input from the query). */
-function acceptsBody(method: string): boolean {
-  return method !== 'GET' && method !== 'DELETE';
 }
 
 function hasBody(req: Request): boolean {

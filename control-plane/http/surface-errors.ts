@@ -1,8 +1,7 @@
-import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { Request, Response } from 'express';
 import type { WireError } from '../errors/coerce-error.ts';
 import { httpStatusFor, retryAfterFor } from '../errors/error-catalog.ts';
-import { trpcCodeFor } from '../trpc/error-mapping.ts';
+import { trpcErrorShape } from '../trpc/error-mapping.ts';
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { errorEnvelope } from './envelope.ts';
 import { isTrpcPath, trpcProceduresOf } from './trpc-path.ts';
@@ -21,9 +20,7 @@ export function sendSurfaceError(req: Request, res: Response, error: WireError):
     // As tRPC's own errors read: its JSON-RPC code for the status, and the procedure called.
     const procedures = trpcProceduresOf(decodeOrKeep(req.originalUrl.split('?')[0]!));
     const path = procedures && !procedures.includes(',') ? procedures : undefined;
-    res.status(status).json({
-      error: { message: error.message, code: TRPC_ERROR_CODES_BY_KEY[trpcCodeFor(error.code)], data: { code: error.code, httpStatus: status, path, details: error.details, requestId } },
-    });
+    res.status(status).json({ error: trpcErrorShape(error, path, requestId) });
     return;
   }
   res.status(status).json(errorEnvelope(error, requestId));

@@ -1,5 +1,7 @@
 import { TRPCError } from '@trpc/server';
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import { AppError } from '../errors/app-error.ts';
+import type { WireError } from '../errors/coerce-error.ts';
 import { httpStatusFor, type ErrorCode } from '../errors/error-catalog.ts';
 
 type TrpcCode = TRPCError['code'];
@@ -21,6 +23,19 @@ const trpcCodeByStatus: Record<number, TrpcCode> = {
 /** The tRPC error code whose status matches a catalog code's. */
 export function trpcCodeFor(code: ErrorCode): TrpcCode {
   return trpcCodeByStatus[httpStatusFor(code)] ?? 'INTERNAL_SERVER_ERROR';
+}
+
+/**
+ * tRPC's error shape for a wire error, whoever raised it (a procedure, tRPC, or the service's own
+ * middleware): the JSON-RPC code of the status the caller gets, and the catalog's code in `data`.
+ */
+export function trpcErrorShape(wire: WireError, path: string | undefined, requestId: string | undefined) {
+  const httpStatus = httpStatusFor(wire.code);
+  return {
+    message: wire.message,
+    code: TRPC_ERROR_CODES_BY_KEY[trpcCodeFor(wire.code)],
+    data: { code: wire.code, httpStatus, path, details: wire.details, requestId },
+  };
 }
 
 /** Domain error → tRPC error with the matching status; the AppError rides along as `cause`. */

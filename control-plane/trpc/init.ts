@@ -1,10 +1,8 @@
 import { initTRPC } from '@trpc/server';
-import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { toWireError } from '../errors/coerce-error.ts';
-import { httpStatusFor } from '../errors/error-catalog.ts';
 import type { Context } from './context.ts';
-import { trpcCodeFor } from './error-mapping.ts';
+import { trpcErrorShape } from './error-mapping.ts';
 
 /**
  * The request id of errors raised before a context exists (a malformed batch, a GET of a mutation):
@@ -28,21 +26,9 @@ export const t = initTRPC
   .meta<OpenApiMeta<ProcedureMeta>>()
   .create({
     errorFormatter({ shape, error, ctx }) {
-      const wire = toWireError(error);
-      return {
-        ...shape,
-        // The JSON-RPC code of the status the caller gets, whatever tRPC called the failure (a GET
-        // of a mutation is tRPC's METHOD_NOT_SUPPORTED, answered as NOT_FOUND).
-        code: TRPC_ERROR_CODES_BY_KEY[trpcCodeFor(wire.code)],
-        message: wire.message,
-        data: {
-          code: wire.code,
-          httpStatus: httpStatusFor(wire.code),
-          path: shape.data.path,
-          details: wire.details,
-          requestId: ctx?.requestId ?? requestIdOfError.get(error),
-        },
-      };
+      // The code is the one of the status the caller gets, whatever tRPC called the failure (a GET
+      // of a mutation is tRPC's METHOD_NOT_SUPPORTED, answered as NOT_FOUND).
+      return trpcErrorShape(toWireError(error), shape.data.path, ctx?.requestId ?? requestIdOfError.get(error));
     },
   });
 
