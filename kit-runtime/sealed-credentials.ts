@@ -158,7 +158,6 @@ export async function createCredentialSealer(ring: CredentialKeyRing): Promise<C
     seal: (binding, secret) => {
       assertBinding(binding);
       assertSealable(secret);
-      assertWithinBound(secret, 'a credential secret');
       return sealPlaintext({ v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret });
     },
     open: (sealed, binding) => openPlaintext(sealed, binding).secret,
@@ -213,7 +212,6 @@ export async function createPublicCredentialSealer(publicKey: { keyId: string; k
     seal: (binding, secret) => {
       assertBinding(binding);
       assertSealable(secret);
-      assertWithinBound(secret, 'a credential secret');
       return sealJson({ v: 1, tenantId: binding.tenantId, credentialId: binding.credentialId, secret });
     },
     wrapClientValue: (clientSealed, binding) => {
@@ -276,10 +274,11 @@ function isEnvelope(secret: CredentialSecret): boolean {
   return ['v', 'tenantId', 'credentialId'].every((key) => Object.hasOwn(secret, key));
 }
 
-/** A secret `seal` accepts is one `open` returns: a JSON object not shaped like an envelope. */
+/** A secret `seal` accepts is one `open` returns: a JSON object not shaped like an envelope, within the bound. */
 function assertSealable(secret: unknown): asserts secret is CredentialSecret {
   if (!isSecret(secret)) throw new CredentialSealError('a credential secret must be a JSON object');
   if (isEnvelope(secret)) throw new CredentialSealError('a credential secret must not be shaped like a stored credential envelope ({v, tenantId, credentialId})');
+  assertWithinBound(secret, 'a credential secret');
 }
 
 /**

@@ -97,7 +97,7 @@ describe('git capabilities over smart HTTP', () => {
 
   it('refuses remotes off the allow-list, URLs with credentials, unsafe paths and a missing credential', async () => {
     const { gitCommit } = capabilities();
-    const refuse = (argument: Record<string, unknown>) => Promise.resolve(gitCommit.call({ message: 'm', files, credential: 'git-token', ...argument }, call)).then(() => '', (e: Error) => e.message);
+    const refuse = (argument: Record<string, unknown>) => refusal(gitCommit.call({ message: 'm', files, credential: 'git-token', ...argument }, call));
     expect(await refuse({ repository: 'http://10.0.0.1/x.git' })).toBe('repository http://10.0.0.1 is not an allowed git remote');
     expect(await refuse({ repository: `http://u:${TOKEN}@127.0.0.1/x.git` })).toMatch(/must not contain credentials/);
     expect(await refuse({ repository: 'file:///etc' })).toBe('repository must be an http(s) URL');
@@ -105,7 +105,7 @@ describe('git capabilities over smart HTTP', () => {
     expect(await refuse({ repository: server.url('existing'), files: [{ path: 'a/.git/config', content: '' }] })).toMatch(/inside .git/);
     expect(await refuse({ repository: server.url('existing'), credential: 'other' })).toBe('credential "other" is not configured or has no token');
     const defaults = createGitCapabilities();
-    expect(await Promise.resolve(defaults.gitCommit.call({ repository: server.url('existing'), message: 'm', files }, call)).then(() => '', (e: Error) => e.message)).toMatch(/not an allowed git remote/);
+    expect(await refusal(defaults.gitCommit.call({ repository: server.url('existing'), message: 'm', files }, call))).toMatch(/not an allowed git remote/);
   });
 
   it('refuses each branch name git refuses, saying why, before any request', async () => {
@@ -241,7 +241,7 @@ describe('git capabilities over smart HTTP', () => {
       'https://[2002:a9fe:a9fe::]/x.git',
       'https://[fec0::1]/x.git',
     ]) {
-      const refused = await Promise.resolve(gitCommit.call({ repository, message: 'm', files }, call)).then(() => '', (e: Error) => e.message);
+      const refused = await refusal(gitCommit.call({ repository, message: 'm', files }, call));
       expect(refused, repository).toMatch(/is not an allowed git remote$/);
     }
     for (const repository of ['https://github.com/acme/specs.git', 'https://8.8.8.8/x.git', 'https://[2001:4860::8888]/x.git', 'https://172.32.0.1/x.git']) {
@@ -262,7 +262,7 @@ describe('git capabilities over smart HTTP', () => {
     const allowedPort = String((redirecting.address() as { port: number }).port);
     try {
       const { gitCommit } = createGitCapabilities({ isAllowedRemote: (url) => url.port === allowedPort });
-      const refused = await Promise.resolve(gitCommit.call({ repository: `http://127.0.0.1:${allowedPort}/x.git`, message: 'm', files }, call)).then(() => '', (e: Error) => e.message);
+      const refused = await refusal(gitCommit.call({ repository: `http://127.0.0.1:${allowedPort}/x.git`, message: 'm', files }, call));
       expect(refused).toBe(`the git server at http://127.0.0.1:${allowedPort} answered HTTP 302 (redirects are not followed)`);
       expect(reached).toBe(0);
     } finally {
@@ -294,7 +294,7 @@ describe('git capabilities over smart HTTP', () => {
     try {
       const { port } = elsewhere.address() as { port: number };
       const attempt = (secret: Record<string, unknown>, repository: string) =>
-        Promise.resolve(capabilities(secret).gitCommit.call({ repository, message: 'm', files, credential: 'git-token' }, call)).then(() => '', (e: Error) => e.message);
+        refusal(capabilities(secret).gitCommit.call({ repository, message: 'm', files, credential: 'git-token' }, call));
       const boundToExisting = { token: TOKEN, repository: server.url('existing') };
       expect(await attempt(boundToExisting, `http://127.0.0.1:${port}/existing.git`)).toBe(
         `credential "git-token" may not be sent to http://127.0.0.1:${port}/existing.git: it is bound to another repository`,

@@ -42,6 +42,9 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
+/** What a client sends: `text` sealed (crypto_box_seal) to the API's public key, in standard base64. */
+const sealTo = (publicKey: { key: string }, text: string) =>
+  sodium.to_base64(sodium.crypto_box_seal(sodium.from_string(text), sodium.from_base64(publicKey.key, sodium.base64_variants.ORIGINAL)), sodium.base64_variants.ORIGINAL);
 const store = (body: Record<string, unknown>) => call(app.url, base(), { apiKey: key, body: { projectId, kitId: 'deployer', credentialType: 'deploy', ...body } });
 const run = async (options: Record<string, boolean> = {}) => {
   const started = await call(app.url, `/api/${orgId}/kits/deployer/execute`, { apiKey: key, body: { ...sampleExecutionBody(projectId), options } });
@@ -84,10 +87,7 @@ describe('stored credentials', () => {
 
   it('accept a client-sealed value (crypto_box_seal to the public key) that never opens in the API', async () => {
     const publicKey = (await call(app.url, `${base()}/public-key`, { apiKey: key })).body.data;
-    const ciphertext = sodium.to_base64(
-      sodium.crypto_box_seal(sodium.from_string(JSON.stringify({ token: CLIENT_SECRET })), sodium.from_base64(publicKey.key, sodium.base64_variants.ORIGINAL)),
-      sodium.base64_variants.ORIGINAL,
-    );
+    const ciphertext = sealTo(publicKey, JSON.stringify({ token: CLIENT_SECRET }));
     await sqlAsOwner('delete from kit_credentials where id = $1', [credentialId]);
     const response = await store({ sealedCredentials: { keyId: publicKey.keyId, ciphertext } });
     expect(response.status, response.text).toBe(201);
@@ -167,7 +167,7 @@ describe('stored credentials', () => {
     const sealOfSize = (bytes: number) => {
       const text = JSON.stringify({ token: CLIENT_SECRET + 'x'.repeat(bytes - CLIENT_SECRET.length - '{"token":""}'.length) });
       expect(text).toHaveLength(bytes);
-      return sodium.to_base64(sodium.crypto_box_seal(sodium.from_string(text), sodium.from_base64(publicKey.key, sodium.base64_variants.ORIGINAL)), sodium.base64_variants.ORIGINAL);
+      return sealTo(publicKey, text);
     };
     // One byte over 16 KiB: its base64 is as long as the largest box's, the decoded box is not.
     const justOver = await store({ sealedCredentials: { keyId: publicKey.keyId, ciphertext: sealOfSize(16_385) } });
@@ -187,10 +187,7 @@ describe('stored credentials', () => {
     // A few hundred bytes, but 65 values: the token a run would use, and 64 more.
     const packed = { token: 'newer-token-value-that-would-work', ...Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`k${i}`, `v${i}`])) };
     const publicKey = (await call(app.url, `${base()}/public-key`, { apiKey: key })).body.data;
-    const ciphertext = sodium.to_base64(
-      sodium.crypto_box_seal(sodium.from_string(JSON.stringify(packed)), sodium.from_base64(publicKey.key, sodium.base64_variants.ORIGINAL)),
-      sodium.base64_variants.ORIGINAL,
-    );
+    const ciphertext = sealTo(publicKey, JSON.stringify(packed));
     const stored = await store({ sealedCredentials: { keyId: publicKey.keyId, ciphertext } });
     expect(stored.status, stored.text).toBe(201);
     const bad = stored.body.data.credentialId;
