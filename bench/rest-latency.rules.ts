@@ -2,33 +2,31 @@
 // count, the API-key check, the tenant transaction under row-level security and the project read
 // with its membership and assignment check — hand-written on a bare express + pg handler, in the
 // fewest round trips they allow and with none of the fixed stack (no tRPC, zod or Kysely at request
-// time). Every statement is the service's own: the rate count is rate-limiter-flexible's upsert,
-// captured once at start; the key check is the service's definer function; BEGIN with the tenant
-// is the text the service sends; the read is what findProject compiles to, also captured at start.
+// time). Every statement is the service's own, captured once at start: the rate count is what the
+// service's request counter sends (rate-limiter-flexible's upsert), the key check and the read are
+// what authenticateApiKey and findProject compile to; BEGIN with the tenant is the text it sends.
 //
 // All of them cross to PostgreSQL in one write (pg's pipeline mode), which the service cannot do:
 // the tenant is known only once the key is. Here it is taken from the key's previous check and
 // verified by this one, in the same round trip (a key whose answer names another tenant is
 // refused), so the first request of a key makes one round trip more. What this costs beside the
 // bare handler is what the rules themselves cost, however the service were built.
-import express from 'express';
+import express, { type Request } from 'express';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery } from 'kysely';
 import pg from 'pg';
-import { RateLimiterPostgres } from 'rate-limiter-flexible';
 import { apiKeyPrefix, hashApiKey, hashesMatch } from '../control-plane/auth/api-key-format.ts';
-import type { ApiKeyLookup } from '../control-plane/auth/auth.repository.ts';
+import { authenticateApiKey, type ApiKeyLookup } from '../control-plane/auth/auth.repository.ts';
 import type { Database } from '../control-plane/db/database.ts';
 import { beginForTenantText } from '../control-plane/db/tenant-transaction.ts';
 import { findProject } from '../control-plane/domains/projects/projects.repository.ts';
-import { rateLimitCallerKey } from '../control-plane/http/rate-limit.ts';
+import { createRequestCounter, rateLimitCallerKey } from '../control-plane/http/rate-limit.ts';
 import { listenOnLoopback, type LoopbackServer } from './loopback-server.ts';
 
-const KEY_CHECK = 'select * from app_private.authenticate_api_key($1, $2)';
 const RATE_WINDOW_MS = 60_000;
 const RATE_LIMIT = 100_000_000;
 
-/** The statement findProject sends for a caller bound by their memberships and assignments. */
-async function projectReadStatement(): Promise<CompiledQuery> {
+/** The statement `run` sends through Kysely (compiled only, never sent), its placeholder values as given. */
+async function compiledStatement(run: (db: Kysely<Database>) => Promise<unknown>): Promise<CompiledQuery> {
   let compiled: CompiledQuery | undefined;
   const db = new Kysely<Database>({
     dialect: {
@@ -39,12 +37,17 @@ async function projectReadStatement(): Promise<CompiledQuery> {
     },
     log: (event) => void (compiled = event.query),
   });
-  await findProject(db, { tenantId: 'TENANT', userId: 'USER' }, 'PROJECT');
-  if (!compiled) throw new Error('findProject compiled no statement');
+  await run(db);
+  if (!compiled) throw new Error('nothing compiled a statement');
   return compiled;
 }
 
-/** rate-limiter-flexible's counting statement, and where its values go (key, points, expiry, now). */
+/** The statement's values, each placeholder (`TENANT` …) replaced by its value. */
+function valuesOf(statement: CompiledQuery, values: Record<string, unknown>): unknown[] {
+  return statement.parameters.map((value) => (typeof value === 'string' && Object.hasOwn(values, value) ? values[value] : value));
+}
+
+/** The service's counting statement (rate-limiter-flexible's upsert), and where its values go (key, points, expiry, now). */
 async function rateCountStatement(): Promise<string> {
   let text: string | undefined;
   const recorder = {
@@ -54,16 +57,19 @@ async function rateCountStatement(): Promise<string> {
       return { rows: [{ points: 1, expire: Date.now() + RATE_WINDOW_MS }] };
     },
   };
-  const limiter = new RateLimiterPostgres({ storeClient: recorder, storeType: 'client', tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false, keyPrefix: 'general', points: RATE_LIMIT, duration: RATE_WINDOW_MS / 1000 });
-  await limiter.consume('PROBE', 1);
+  const countRequest = createRequestCounter(recorder as unknown as pg.Pool, { general: RATE_LIMIT, agent: RATE_LIMIT, compilation: RATE_LIMIT, discoveryChat: RATE_LIMIT, perHour: undefined });
+  await countRequest({ path: '/projects/PROJECT' } as Request, 'PROBE');
   if (!text) throw new Error('rate-limiter-flexible sent no statement');
   return text;
 }
 
 export async function startRulesFloor(appUrl: string): Promise<LoopbackServer> {
-  const [read, rateCount] = await Promise.all([projectReadStatement(), rateCountStatement()]);
-  const readValues = (tenantId: string, userId: string, projectId: string) =>
-    read.parameters.map((value) => (value === 'TENANT' ? tenantId : value === 'USER' ? userId : value === 'PROJECT' ? projectId : value));
+  const [keyCheck, read, rateCount] = await Promise.all([
+    compiledStatement((db) => authenticateApiKey(db, 'PREFIX', 'HASH')),
+    // For a caller bound by their memberships and assignments.
+    compiledStatement((db) => findProject(db, { tenantId: 'TENANT', userId: 'USER' }, 'PROJECT')),
+    rateCountStatement(),
+  ]);
   // The app role, as the service connects: row-level security applies.
   const pool = new pg.Pool({ connectionString: appUrl, max: 10, pipeline: true } as pg.PoolConfig);
   pool.on('error', () => {});
@@ -80,14 +86,14 @@ export async function startRulesFloor(appUrl: string): Promise<LoopbackServer> {
     try {
       const now = Date.now();
       const counted = client.query({ name: 'rate_count', text: rateCount, values: [`general:${rateLimitCallerKey(req)!}`, 1, now + RATE_WINDOW_MS, now] });
-      const checked = client.query<ApiKeyLookup>({ name: 'key_check', text: KEY_CHECK, values: [prefix, keyHash] });
+      const checked = client.query<ApiKeyLookup>({ name: 'key_check', text: keyCheck.sql, values: valuesOf(keyCheck, { PREFIX: prefix, HASH: keyHash }) });
       let assumed = principals.get(keyHash);
       if (!assumed) {
         const found = (await checked).rows[0];
         if (found) principals.set(keyHash, (assumed = { tenantId: found.tenant_id, userId: found.user_id }));
       }
       const begun = assumed ? client.query(beginForTenantText(assumed.tenantId, true)) : undefined;
-      const projects = assumed ? client.query({ name: 'project_read', text: read.sql, values: readValues(assumed.tenantId, assumed.userId, req.params.projectId) }) : undefined;
+      const projects = assumed ? client.query({ name: 'project_read', text: read.sql, values: valuesOf(read, { TENANT: assumed.tenantId, USER: assumed.userId, PROJECT: req.params.projectId }) }) : undefined;
       const [count, check, , project] = await Promise.all([counted, checked, begun, projects]);
       const found = check.rows[0];
       if (!found || found.revoked || !hashesMatch(keyHash, found.key_hash) || found.tenant_id !== assumed?.tenantId || found.user_id !== assumed.userId) {

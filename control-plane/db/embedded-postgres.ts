@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createSecretFile, replaceSecretFile } from '../bootstrap/secret-file.ts';
 import { initdb, postgresOsUser, unreachableAdvice, type OsUser } from './initdb.ts';
+import { pgErrorCodes } from './postgres-errors.ts';
 
 export interface EmbeddedDatabase {
   /** Superuser URL of the embedded cluster's `specwright` database. */
@@ -124,13 +125,11 @@ async function removeStaleClaim(file: string, recorded: string): Promise<void> {
   await unlink(aside).catch(() => {});
 }
 
-async function releaseDataDir(root: string): Promise<void> {
-  const file = join(root, OWNER_FILE);
-  if (parseOwner(await readFile(file, 'utf8').catch(() => ''))?.pid === process.pid) await unlink(file).catch(() => {});
-}
-
-/** `releaseDataDir` for a process that exits in this very tick. */
-function releaseDataDirNow(root: string): void {
+/**
+ * Gives the claim back if it is still this process's. Synchronous, so a process exiting in this very
+ * tick (`abandon`) gives it back too.
+ */
+function releaseDataDir(root: string): void {
   const file = join(root, OWNER_FILE);
   try {
     if (parseOwner(readFileSync(file, 'utf8'))?.pid === process.pid) unlinkSync(file);
@@ -236,7 +235,12 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
     void exited.then(() => failed(new Error(recentLog.join(' ') || 'PostgreSQL exited before it was ready')));
   });
   let stopping = false;
-  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
+  const abandon = () => {
+    stopping = true;
+    // Fast shutdown: it ends the connections left open (none once the service finished with them)
+    // and writes a checkpoint, so the next start needs no crash recovery.
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+  };
   return {
     lostUnexpectedly: new Promise((lost) => {
       void exited.then(() => {
@@ -244,17 +248,10 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
       });
     }),
     async stop() {
-      stopping = true;
-      if (hasExited()) return;
-      child.kill('SIGINT'); // fast shutdown: the service has finished with its connections
+      abandon();
       await exited;
     },
-    abandon() {
-      stopping = true;
-      // Fast shutdown too: it ends the connections this process leaves open and writes a checkpoint,
-      // so the next start needs no crash recovery. The postmaster finishes it on its own.
-      if (!hasExited()) child.kill('SIGINT');
-    },
+    abandon,
   };
 }
 
@@ -293,7 +290,7 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
     running = postmaster;
     const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
     await client.connect().catch((error: unknown) => {
-      if ((error as { code?: string }).code !== '3D000') throw error;
+      if ((error as { code?: string }).code !== pgErrorCodes.invalidCatalogName) throw error;
       throw new Error(`embedded PostgreSQL in ${databaseDir} has no "postgres" database: ${HALF_MADE_ADVICE}`);
     });
     try {
@@ -308,16 +305,16 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
       port,
       stop: async () => {
         await postmaster.stop();
-        await releaseDataDir(root);
+        releaseDataDir(root);
       },
       abandon: () => {
         postmaster.abandon();
-        releaseDataDirNow(root);
+        releaseDataDir(root);
       },
     };
   } catch (error) {
     await running?.stop().catch(() => {});
-    await releaseDataDir(root);
+    releaseDataDir(root);
     throw error;
   }
 }

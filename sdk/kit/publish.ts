@@ -135,29 +135,11 @@ function isThisMachine(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
-type Answer = { status: number; text: string };
-
-/** The connection failed before the server answered; `send` decides what to report. */
-class ConnectionFailed extends Error {
-  readonly errno: string | undefined;
-  constructor(error: Error) {
-    super(error.message);
-    this.errno = (error as NodeJS.ErrnoException).code;
-  }
-}
-
-/** The answer to the upload; a connection that failed before any answer is UNREACHABLE. */
-async function send(target: URL, apiKey: string, payload: Buffer, options: PublishOptions): Promise<Answer> {
-  try {
-    return await upload(target, apiKey, payload, options);
-  } catch (error) {
-    if (!(error instanceof ConnectionFailed)) throw error;
-    throw new PublishError(`cannot reach ${target.origin}${error.errno ? ` (${error.errno})` : `: ${oneLine(error.message)}`}`, 'UNREACHABLE', null);
-  }
-}
-
-/** POSTs the payload in chunks (for progress) and reads the answer, which stops the upload if it comes first. */
-function upload(target: URL, apiKey: string, payload: Buffer, options: Pick<PublishOptions, 'onProgress' | 'timeoutMs'>): Promise<Answer> {
+/**
+ * POSTs the payload in chunks (for progress) and reads the answer, which stops the upload if it
+ * comes first; a connection that failed before any answer is UNREACHABLE.
+ */
+function send(target: URL, apiKey: string, payload: Buffer, options: PublishOptions): Promise<{ status: number; text: string }> {
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolvePromise, reject) => {
     const req = request(target, {
@@ -173,7 +155,9 @@ function upload(target: URL, apiKey: string, payload: Buffer, options: Pick<Publ
     });
     req.on('error', (error) => {
       // Once answered, the server hanging up on the rest of the body is expected; the answer decides.
-      if (!answered) reject(new ConnectionFailed(error));
+      if (answered) return;
+      const code = (error as NodeJS.ErrnoException).code;
+      reject(new PublishError(`cannot reach ${target.origin}${code ? ` (${code})` : `: ${oneLine(error.message)}`}`, 'UNREACHABLE', null));
     });
     req.on('response', (res: IncomingMessage) => {
       answered = true;

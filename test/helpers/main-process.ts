@@ -9,6 +9,8 @@ export interface MainProcess {
   child: ChildProcess;
   output: () => string;
   exit: Promise<number | null>;
+  /** SIGKILL to the process, or to its whole process group when it has one of its own. */
+  killNow: () => void;
 }
 
 /**
@@ -28,7 +30,8 @@ export function startMainProcess(mode: 'all' | 'api' | 'worker', env: Record<str
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exit };
+  const killNow = () => (options.ownProcessGroup ? process.kill(-child.pid!, 'SIGKILL') : child.kill('SIGKILL'));
+  return { child, output: () => output, exit, killNow };
 }
 
 /** Waits until the process printed `pattern`; fails with its output if it exits or time runs out. */
@@ -39,6 +42,12 @@ export async function untilOutput(main: MainProcess, pattern: RegExp, timeoutMs 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; output:\n${main.output()}`);
     await sleep(25);
   }
+}
+
+/** Waits until the API listens (as `untilOutput`), and returns the URL it logged. */
+export async function listeningUrl(main: MainProcess): Promise<string> {
+  await untilOutput(main, /API listening/);
+  return /"url":"([^"]+)"[^\n]*API listening/.exec(main.output())![1]!;
 }
 
 /**

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
+import { listeningUrl, startMainProcess, type MainProcess } from '../helpers/main-process.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
@@ -64,8 +64,7 @@ describe('SIGTERM while PostgreSQL does not answer', () => {
         SHUTDOWN_GRACE_MS: String(graceMs),
       });
       running.push(api);
-      await untilOutput(api, /API listening/);
-      const url = /"url":"([^"]+)"[^\n]*API listening/.exec(api.output())![1];
+      const url = await listeningUrl(api);
       const apiKey: string = JSON.parse(await readFile(join(dataDir, 'bootstrap.json'), 'utf8')).apiKey;
 
       relay.freeze();

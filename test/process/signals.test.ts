@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { postmastersLeftRunning, startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
+import { listeningUrl, postmastersLeftRunning, startMainProcess, untilOutput, type MainProcess } from '../helpers/main-process.ts';
+import { untilLockWaiters } from '../helpers/lock-holder.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
@@ -19,21 +20,20 @@ describe('a second SIGTERM/SIGINT', () => {
     await holder.connect();
     await holder.query('select pg_advisory_lock($1)', [BOOT_LOCK_KEY]);
     try {
-      const { child, output, exit } = startMainProcess('worker', { DATABASE_URL: database.ownerUrl, DATA_DIR: await scratchDir('signal') });
+      const main = startMainProcess('worker', { DATABASE_URL: database.ownerUrl, DATA_DIR: await scratchDir('signal') });
       const waiting = async () => Number((await holder.query(`select count(*) from pg_locks where locktype = 'advisory' and not granted`)).rows[0].count);
       for (let tries = 0; (await waiting()) === 0; tries += 1) {
-        if (tries > 200) throw new Error(`the worker never waited for the boot lock:\n${output()}`);
+        if (tries > 200) throw new Error(`the worker never waited for the boot lock:\n${main.output()}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
 
-      child.kill('SIGTERM'); // the first waits for boot to finish, which here it cannot
+      main.child.kill('SIGTERM'); // the first waits for boot to finish, which here it cannot
       await new Promise((resolve) => setTimeout(resolve, 1_200));
-      expect(child.exitCode).toBeNull();
-      child.kill('SIGTERM');
-      const code = await Promise.race([exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 5_000))]);
-      if (code === 'still running') child.kill('SIGKILL');
-      expect(code, output()).toBe(1);
-      expect(output()).toMatch(/SIGTERM again/);
+      expect(main.child.exitCode).toBeNull();
+      main.child.kill('SIGTERM');
+      const code = await exitCodeWithin(main, 5_000);
+      expect(code, main.output()).toBe(1);
+      expect(main.output()).toMatch(/SIGTERM again/);
     } finally {
       await holder.end();
     }
@@ -57,8 +57,8 @@ function logLines(main: MainProcess): Array<Record<string, unknown>> {
  * taken the request in: once that answer is back, a signal finds the request in flight (a signal
  * sent sooner found a connection with no request yet, closed at once as idle).
  */
-async function halfSentRequest(port: number): Promise<Socket> {
-  const inFlight = connect(port, '127.0.0.1');
+async function halfSentRequest(url: string): Promise<Socket> {
+  const inFlight = connect(Number(new URL(url).port), '127.0.0.1');
   inFlight.on('error', () => {});
   let received = '';
   await new Promise<void>((resolve, reject) => {
@@ -79,20 +79,18 @@ async function halfSentRequest(port: number): Promise<Socket> {
   return inFlight;
 }
 
-/** Waits until a session waits for a lock on `table` (held by `holder`'s transaction): bounded, failing with the output. */
-async function untilWaitingOnLock(holder: pg.Client, table: string, main: MainProcess, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  const waiting = async () => Number((await holder.query(`select count(*) from pg_locks where relation = $1::regclass and not granted`, [table])).rows[0].count);
-  while ((await waiting()) === 0) {
-    if (Date.now() > deadline) throw new Error(`no request waited for the lock on ${table} within ${timeoutMs / 1000} s:\n${main.output()}`);
-    await sleep(25);
-  }
+/** Sends `signal` once a request is in flight, and returns that request when shutdown, waiting for it, has begun. */
+async function shutdownWaitingOnRequest(main: MainProcess, signal: NodeJS.Signals): Promise<Socket> {
+  const inFlight = await halfSentRequest(await listeningUrl(main));
+  main.child.kill(signal);
+  await untilOutput(main, /shutting down: no new requests or jobs/);
+  return inFlight;
 }
 
 /** Waits for the process to exit (up to `timeoutMs`); one still running then is killed and reported. */
 async function exitCodeWithin(main: MainProcess, timeoutMs: number): Promise<number | null | 'still running'> {
   const code = await Promise.race([main.exit, sleep(timeoutMs).then(() => 'still running' as const)]);
-  if (code === 'still running') process.kill(-main.child.pid!, 'SIGKILL');
+  if (code === 'still running') main.killNow();
   return code;
 }
 
@@ -101,11 +99,7 @@ describe('an exit that does not wait for shutdown, on the embedded database', ()
     const dataDir = await scratchDir('second-sigterm');
     const main = startMainProcess('api', { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SHUTDOWN_GRACE_MS: '60000' }, { ownProcessGroup: true });
     try {
-      await untilOutput(main, /API listening/);
-      const port = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(main.output())![1]);
-      const inFlight = await halfSentRequest(port);
-      main.child.kill('SIGTERM');
-      await untilOutput(main, /shutting down: no new requests or jobs/);
+      const inFlight = await shutdownWaitingOnRequest(main, 'SIGTERM');
       await sleep(1_200);
       expect(main.child.exitCode, main.output()).toBeNull();
       main.child.kill('SIGTERM');
@@ -121,7 +115,7 @@ describe('an exit that does not wait for shutdown, on the embedded database', ()
       expect(await postmastersLeftRunning(dataDir)).toEqual([]);
       expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(false);
     } finally {
-      if (main.child.exitCode === null) process.kill(-main.child.pid!, 'SIGKILL');
+      if (main.child.exitCode === null) main.killNow();
       await postmastersLeftRunning(dataDir, 0);
     }
   }, 90_000);
@@ -131,19 +125,19 @@ describe('an exit that does not wait for shutdown, on the embedded database', ()
     const main = startMainProcess('api', { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SHUTDOWN_GRACE_MS: '300' }, { ownProcessGroup: true });
     let holder: pg.Client | undefined;
     try {
-      await untilOutput(main, /API listening/);
-      const url = /"url":"([^"]+)"[^\n]*API listening/.exec(main.output())![1];
+      const url = await listeningUrl(main);
       const databasePort = Number(/"port":(\d+)[^\n]*embedded PostgreSQL started/.exec(main.output())![1]);
       const password = (await readFile(join(dataDir, 'postgres-password'), 'utf8')).trim();
+      const ownerUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${databasePort}/specwright`;
       const apiKey: string = JSON.parse(await readFile(join(dataDir, 'bootstrap.json'), 'utf8')).apiKey;
       // Every authenticated request reads api_keys: with the table locked, it waits past any shutdown.
-      holder = new pg.Client({ host: '127.0.0.1', port: databasePort, user: 'postgres', password, database: 'specwright' });
+      holder = new pg.Client({ connectionString: ownerUrl });
       holder.on('error', () => {});
       await holder.connect();
       await holder.query('begin');
       await holder.query('lock table api_keys in access exclusive mode');
       const inFlight = fetch(`${url}/api/me`, { headers: { 'x-api-key': apiKey } }).then(() => 'answered', () => 'cut');
-      await untilWaitingOnLock(holder, 'api_keys', main);
+      await untilLockWaiters(ownerUrl);
       main.child.kill('SIGTERM');
       const code = await exitCodeWithin(main, 20_000);
 
@@ -154,7 +148,7 @@ describe('an exit that does not wait for shutdown, on the embedded database', ()
       expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(false);
     } finally {
       await holder?.end().catch(() => {});
-      if (main.child.exitCode === null) process.kill(-main.child.pid!, 'SIGKILL');
+      if (main.child.exitCode === null) main.killNow();
       await postmastersLeftRunning(dataDir, 0);
     }
   }, 90_000);
@@ -178,8 +172,7 @@ describe('Ctrl-C in the terminal of `npm start` (SIGINT to the whole process gro
     await untilOutput(main, /API listening/);
     await untilOutput(main, /Worker connected/);
     process.kill(-main.child.pid!, 'SIGINT');
-    const code = await Promise.race([main.exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 20_000))]);
-    if (code === 'still running') process.kill(-main.child.pid!, 'SIGKILL');
+    const code = await exitCodeWithin(main, 20_000);
     expect(code, main.output()).toBe(0);
     // PostgreSQL used to get the terminal's SIGINT too and cut the worker's connection first.
     expect(main.output().split('\n').filter((line) => line.includes('"level":50')), main.output()).toEqual([]);
@@ -194,8 +187,7 @@ describe('the embedded PostgreSQL dying under a running service', () => {
     await untilOutput(main, /API listening/);
     const postmasterPid = Number((await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
     process.kill(postmasterPid, 'SIGKILL');
-    const code = await Promise.race([main.exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
-    if (code === 'still running') process.kill(-main.child.pid!, 'SIGKILL');
+    const code = await exitCodeWithin(main, 30_000);
     expect(code, main.output()).toBe(1);
     expect(main.output()).toMatch(/the embedded PostgreSQL stopped unexpectedly \(killed by SIGKILL/);
     const again = startMainProcess('all', { PORT: '0', DATA_DIR: dataDir }, { ownProcessGroup: true });
@@ -217,8 +209,7 @@ describe('a failure nothing handles (an unawaited promise that rejects)', () => 
     });
     await untilOutput(main, /worker started/);
     main.child.kill('SIGUSR2');
-    const code = await Promise.race([main.exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
-    if (code === 'still running') main.child.kill('SIGKILL');
+    const code = await exitCodeWithin(main, 30_000);
     expect(code, main.output()).toBe(1);
     expect(main.output()).toMatch(/"msg":"a failure nothing handled"/);
     expect(main.output()).toMatch(/an unawaited call failed/);
@@ -237,17 +228,12 @@ describe('a failure nothing handles (an unawaited promise that rejects)', () => 
       SHUTDOWN_GRACE_MS: '4000',
       NODE_OPTIONS: `--import=${rejectOnSignal}`,
     });
-    await untilOutput(main, /API listening/);
-    const port = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(main.output())![1]);
-    const inFlight = await halfSentRequest(port);
-    main.child.kill('SIGUSR2');
-    await untilOutput(main, /shutting down: no new requests or jobs/);
+    const inFlight = await shutdownWaitingOnRequest(main, 'SIGUSR2');
     await sleep(1_500);
     main.child.kill('SIGUSR2');
     await untilOutput(main, /already shutting down/);
     expect(main.child.exitCode, main.output()).toBeNull();
-    const code = await Promise.race([main.exit, new Promise((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
-    if (code === 'still running') main.child.kill('SIGKILL');
+    const code = await exitCodeWithin(main, 30_000);
     inFlight.destroy();
     expect(code, main.output()).toBe(1);
     expect(main.output()).not.toMatch(/again: exiting without waiting/);
