@@ -16,9 +16,10 @@ const NO_ROWS = { command: 'SELECT', rowCount: 0, rows: [] };
 
 /**
  * Marks raw SQL without parameters to be *sent ahead*: on a pipelining pool its call returns at once
- * (with no rows) and its answer is awaited together with the next statement's, so both cross to
- * PostgreSQL in one round trip. A failure of it is the next statement's failure. Elsewhere (a pool
- * that does not pipeline) the marked statement runs like any other; the marker is an SQL comment.
+ * (with no rows), it waits on the socket for the next statement, and its answer is awaited together
+ * with the next statement's, so both cross to PostgreSQL in one write and one round trip. A failure
+ * of it is the next statement's failure. Elsewhere (a pool that does not pipeline) the marked
+ * statement runs like any other; the marker is an SQL comment.
  */
 export function sentAhead(text: string): string {
   return `${SENT_AHEAD}${text}`;
@@ -59,9 +60,14 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
       const client = await pool.connect();
       let stale = false;
       let ahead: Promise<unknown> | undefined;
+      // pg's socket: statements written while it is corked leave together when it is uncorked.
+      const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
       const query = async (text: string, values: unknown[]) => {
         if (pipelining && values.length === 0 && text.startsWith(SENT_AHEAD)) {
-          ahead = client.query(text);
+          // Held back until the next statement joins it: the two leave in one write.
+          if (ahead === undefined) stream.cork();
+          const sent = client.query(text);
+          ahead = ahead === undefined ? sent : Promise.all([ahead, sent]);
           // Reported with the next statement, which waits for it.
           ahead.catch(() => {});
           return NO_ROWS;
@@ -70,6 +76,7 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
         ahead = undefined;
         const name = values.length > 0 ? nameFor(text) : undefined;
         const answer = name === undefined ? client.query(text, values) : client.query({ name, text, values });
+        if (waitingFor) stream.uncork();
         try {
           if (waitingFor) await waitingFor;
           return await answer;

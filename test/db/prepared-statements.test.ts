@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { createTestDatabase } from '../helpers/test-database.ts';
 let pool: pg.Pool;
 let db: Kysely<any>;
 let owner: pg.Pool;
+let pipelinedPool: pg.Pool;
 let pipelined: Kysely<any>;
 beforeAll(async () => {
   const database = await createTestDatabase();
@@ -15,7 +17,8 @@ beforeAll(async () => {
   await owner.query(`insert into gadgets values (1, 'one'), (2, 'two')`);
   pool = new pg.Pool({ connectionString: database.ownerUrl, max: 1 });
   db = new Kysely<any>({ dialect: new PostgresDialect({ pool: preparingPool(pool, { maxStatements: 2 }) }) });
-  pipelined = new Kysely<any>({ dialect: new PostgresDialect({ pool: preparingPool(new pg.Pool({ connectionString: database.ownerUrl, max: 1, pipeline: true } as pg.PoolConfig)) }) });
+  pipelinedPool = new pg.Pool({ connectionString: database.ownerUrl, max: 1, pipeline: true } as pg.PoolConfig);
+  pipelined = new Kysely<any>({ dialect: new PostgresDialect({ pool: preparingPool(pipelinedPool) }) });
 });
 afterAll(async () => {
   await db?.destroy();
@@ -60,6 +63,34 @@ describe('statements sent ahead', () => {
       });
     } finally {
       holder.release();
+    }
+  });
+
+  it('leaves in the same write to the socket as the next statement', async () => {
+    const client = await pipelinedPool.connect();
+    const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+    client.release();
+    const flushes = { count: 0 };
+    const countFlushes = (method: '_write' | '_writev') => {
+      const original = socket[method] as (...args: unknown[]) => void;
+      socket[method] = ((...args: unknown[]) => {
+        flushes.count += 1;
+        original.apply(socket, args);
+      }) as never;
+      return () => void (socket[method] = original as never);
+    };
+    const restore = [countFlushes('_write'), countFlushes('_writev')];
+    try {
+      await pipelined.connection().execute(async (connection) => {
+        await sql.raw(sentAhead('begin')).execute(connection);
+        await sql.raw(sentAhead("select set_config('app.example', 'x', true)")).execute(connection);
+        const { rows } = await sql<{ setting: string }>`select current_setting(${'app.example'}) as setting`.execute(connection);
+        expect(rows).toEqual([{ setting: 'x' }]);
+        expect(flushes.count).toBe(1);
+        await sql`commit`.execute(connection);
+      });
+    } finally {
+      for (const undo of restore) undo();
     }
   });
 
