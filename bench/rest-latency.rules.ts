@@ -17,6 +17,7 @@ import pg from 'pg';
 import { apiKeyPrefix, hashApiKey, hashesMatch } from '../control-plane/auth/api-key-format.ts';
 import { authenticateApiKey, type ApiKeyLookup } from '../control-plane/auth/auth.repository.ts';
 import type { Database } from '../control-plane/db/database.ts';
+import type { StatementBatches } from '../control-plane/db/statement-batches.ts';
 import { beginForTenantText } from '../control-plane/db/tenant-transaction.ts';
 import { findProject } from '../control-plane/domains/projects/projects.repository.ts';
 import { createRequestCounter, rateLimitCallerKey } from '../control-plane/http/rate-limit.ts';
@@ -57,7 +58,7 @@ async function rateCountStatement(): Promise<string> {
       return { rows: [{ points: 1, expire: Date.now() + RATE_WINDOW_MS }] };
     },
   };
-  const countRequest = createRequestCounter(recorder as unknown as pg.Pool, { general: RATE_LIMIT, agent: RATE_LIMIT, compilation: RATE_LIMIT, discoveryChat: RATE_LIMIT, perHour: undefined });
+  const countRequest = createRequestCounter(recorder as unknown as StatementBatches, { general: RATE_LIMIT, agent: RATE_LIMIT, compilation: RATE_LIMIT, discoveryChat: RATE_LIMIT, perHour: undefined });
   await countRequest({ path: '/projects/PROJECT' } as Request, 'PROBE');
   if (!text) throw new Error('rate-limiter-flexible sent no statement');
   return text;

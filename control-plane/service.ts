@@ -151,8 +151,9 @@ export async function startService(config: Config, options: StartServiceOptions 
       }
       // Session tokens are signed with a key derived from SERVER_SECRET, so any node verifies any node's.
       const sessionTokens = createSessionTokens(serverSecret.secret);
-      const authenticator = createAuthenticator({ db: appDatabase.db, verifyJwt: createJwtVerifier(config.jwt), sessionTokens, e2eTestUser });
-      const server = await listen(createApp({ config, db: appDatabase.db, pool: appDatabase.pool, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret) }), config, log);
+      // Authentication's look-ups are single statements: batched with the request's rate count.
+      const authenticator = createAuthenticator({ db: appDatabase.batchedDb, verifyJwt: createJwtVerifier(config.jwt), sessionTokens, e2eTestUser });
+      const server = await listen(createApp({ config, db: appDatabase.db, batches: appDatabase.batches, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret) }), config, log);
       const closeServer = closerOf(server);
       cleanups.push({ what: 'the HTTP server (requests in flight)', run: () => closeServer(config.shutdownGraceMs) });
       const address = server.address() as AddressInfo;

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Database } from './database.ts';
 import { PatientPool } from './patient-pool.ts';
 import { preparingPool } from './prepared-statements.ts';
+import { statementBatches, type StatementBatches } from './statement-batches.ts';
 
 // bigint columns (counts, sizes) come back as JS numbers; values beyond 2^53 do not occur here.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -10,6 +11,10 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value,
 export interface DatabaseHandle {
   db: Kysely<Database>;
   pool: pg.Pool;
+  /** The pool's single statements outside any transaction, sent in batches (statement-batches.ts). */
+  batches: StatementBatches;
+  /** Kysely over `batches`: for single statements only (a transaction is refused). */
+  batchedDb: Kysely<Database>;
   /** Ends waiting for a database that is away, where the pool waits at all (shutdown calls it). */
   stopWaiting(): void;
 }
@@ -34,5 +39,12 @@ export function createDatabase(connectionString: string, options: DatabaseOption
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const dialect = new PostgresDialect({ pool: options.prepareStatements ? preparingPool(pool) : pool });
-  return { db: new Kysely<Database>({ dialect }), pool, stopWaiting: () => (pool instanceof PatientPool ? pool.stopWaiting() : undefined) };
+  const batches = statementBatches(pool);
+  return {
+    db: new Kysely<Database>({ dialect }),
+    pool,
+    batches,
+    batchedDb: new Kysely<Database>({ dialect: new PostgresDialect({ pool: batches.kyselyPool() }) }),
+    stopWaiting: () => (pool instanceof PatientPool ? pool.stopWaiting() : undefined),
+  };
 }

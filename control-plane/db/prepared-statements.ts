@@ -15,6 +15,29 @@ const SENT_AHEAD = '/* sent ahead */ ';
 const NO_ROWS = { command: 'SELECT', rowCount: 0, rows: [] };
 
 /**
+ * Names for the statements a process prepares, one per distinct text, up to `maxStatements`; a text
+ * past the bound gets none and runs unnamed. `prefix` keeps the names of different namers apart
+ * (pg refuses one name for two texts on a connection).
+ */
+export function statementNamer(prefix: string, maxStatements = MAX_PREPARED_STATEMENTS): (text: string) => string | undefined {
+  const names = new Map<string, string>();
+  return (text) => {
+    let name = names.get(text);
+    if (name === undefined && names.size < maxStatements) {
+      name = `${prefix}_${names.size}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+}
+
+/** PostgreSQL refused to reuse a prepared statement whose table changed shape (see STALE_PLAN). */
+export function isStalePlan(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  return code === STALE_PLAN.code && message?.includes(STALE_PLAN.message) === true;
+}
+
+/**
  * Marks raw SQL without parameters to be *sent ahead*: on a pipelining pool its call returns at once
  * (with no rows), it waits on the socket for the next statement, and its answer is awaited together
  * with the next statement's, so both cross to PostgreSQL in one write and one round trip. A failure
@@ -41,17 +64,8 @@ export function sentAhead(text: string): string {
  * before it fail once; such a connection is closed on release, so the pool replaces it.
  */
 export function preparingPool(pool: pg.Pool, options: { maxStatements?: number } = {}): PostgresPool {
-  const maxStatements = options.maxStatements ?? MAX_PREPARED_STATEMENTS;
   const pipelining = (pool.options as { pipeline?: boolean }).pipeline === true;
-  const names = new Map<string, string>();
-  const nameFor = (text: string): string | undefined => {
-    let name = names.get(text);
-    if (name === undefined && names.size < maxStatements) {
-      name = `kysely_${names.size}`;
-      names.set(text, name);
-    }
-    return name;
-  };
+  const nameFor = statementNamer('kysely', options.maxStatements);
 
   return {
     options: pool.options,
@@ -82,8 +96,7 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
           return await answer;
         } catch (error) {
           answer.catch(() => {});
-          const { code, message } = error as { code?: string; message?: string };
-          if (code === STALE_PLAN.code && message?.includes(STALE_PLAN.message)) stale = true;
+          stale ||= isStalePlan(error);
           throw error;
         }
       };

@@ -3,7 +3,6 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { Kysely } from 'kysely';
-import type pg from 'pg';
 import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { requirePrincipal, type AuthOutcome, type Authenticator } from '../auth/authenticate.ts';
@@ -11,6 +10,7 @@ import type { SessionTokens } from '../auth/session-token.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/postgres-errors.ts';
+import type { StatementBatches } from '../db/statement-batches.ts';
 import { createLoginThrottle } from '../domains/users/login-throttle.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import { failureMetaFor, retryAfterFor } from '../errors/error-catalog.ts';
@@ -33,7 +33,8 @@ import { sendSurfaceError } from './surface-errors.ts';
 export interface AppDeps {
   config: Config;
   db: Kysely<Database>;
-  pool: pg.Pool;
+  /** Single statements outside any transaction (rate and sign-in counts), sent in batches. */
+  batches: StatementBatches;
   log: Logger;
   authenticator: Authenticator;
   /** Signs the session tokens handed out at sign-in (the authenticator verifies them). */
@@ -58,7 +59,7 @@ export function createApp(deps: AppDeps): express.Express {
   // upgrade-insecure-requests: the service is often reached over plain HTTP (npm start, behind a
   // proxy that ends TLS elsewhere), where it made browsers fetch the docs page's assets by https.
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
-  const loginThrottle = createLoginThrottle(deps.pool, deps.config.loginLimits);
+  const loginThrottle = createLoginThrottle(deps.batches, deps.config.loginLimits);
   const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle, downloadLinks: deps.downloadLinks });
   const openApiDocument = buildOpenApiDocument(appRouter, '/api');
 
@@ -86,7 +87,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   // Authentication and rate counting are independent round trips: run them side by side, except
   // for a bearer token, which counts against its user and so waits for authentication.
-  const countRequest = createRequestCounter(deps.pool, deps.config.rateLimits);
+  const countRequest = createRequestCounter(deps.batches, deps.config.rateLimits);
   app.use(async (req, res, next) => {
     try {
       const callerKey = rateLimitCallerKey(req);

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { AuthOutcome } from '../auth/authenticate.ts';
 import type { RateLimitClass } from '../config.ts';
 import type { Config } from '../config.ts';
+import type { StatementBatches } from '../db/statement-batches.ts';
 import { clientAddressOf } from './client-address.ts';
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { sendRateLimited } from './surface-errors.ts';
@@ -67,9 +67,9 @@ function rateLimitCostOf(path: string): number {
  * Per-caller, per-class limits stored in PostgreSQL (rate-limiter-flexible), so every API node
  * shares the same counters. Every response carries the X-RateLimit-* headers.
  */
-export function createRequestCounter(pool: pg.Pool, limits: Config['rateLimits']) {
+export function createRequestCounter(store: StatementBatches, limits: Config['rateLimits']) {
   const limiter = (keyPrefix: string, points: number, duration: number) =>
-    new RateLimiterPostgres({ storeClient: pool, storeType: 'pool', tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false, keyPrefix, points, duration });
+    new RateLimiterPostgres({ storeClient: store, storeType: 'pool', tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false, keyPrefix, points, duration });
   const perClass: Record<RateLimitClass, RateLimiterPostgres> = {
     general: limiter('general', limits.general, 60),
     agent: limiter('agent', limits.agent, 60),

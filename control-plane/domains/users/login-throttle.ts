@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../config.ts';
+import type { StatementBatches } from '../../db/statement-batches.ts';
 
 /**
  * Failed sign-ins are counted in PostgreSQL (rate-limiter-flexible, table `rate_limits`), so every
@@ -27,10 +27,10 @@ export interface LoginThrottle {
 
 const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex');
 
-export function createLoginThrottle(pool: pg.Pool, limits: Config['loginLimits']): LoginThrottle {
+export function createLoginThrottle(store: StatementBatches, limits: Config['loginLimits']): LoginThrottle {
   const limiter = (keyPrefix: string, points: number) =>
     new RateLimiterPostgres({
-      storeClient: pool,
+      storeClient: store,
       storeType: 'pool',
       tableName: 'rate_limits',
       tableCreated: true,
