@@ -82,6 +82,14 @@ describe('POST /api/customer-invitations', () => {
     expect(listed.text).not.toContain(data.token);
   });
 
+  it("carries the seed's invitation fields: the organization's names beside the inviter's, in the create answer and the list", async () => {
+    const created = await invite();
+    expect(created).toMatchObject({ organization: { name: 'Acme Agency', displayName: 'Acme' }, invitedBy: { name: 'Ada Admin' } });
+    const listed = await call(app.url, `/api/customer-invitations?organizationId=${orgId}&limit=200`, { apiKey: owner.apiKey });
+    const item = listed.body.data.invitations.find((i: { id: string }) => i.id === created.id);
+    expect(item).toMatchObject({ organization: { name: 'Acme Agency', displayName: 'Acme' }, invitedBy: { name: 'Ada Admin' } });
+  });
+
   it('gives the member role when asked, and no other', async () => {
     expect((await invite({ roleId: 'member' })) as unknown).toMatchObject({ role: 'member' });
     for (const roleId of ['admin', 'owner', 'superuser']) {

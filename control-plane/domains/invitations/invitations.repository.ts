@@ -41,14 +41,18 @@ export async function lockInvitee(db: Kysely<Database>, organizationId: string, 
   await sql`select pg_advisory_xact_lock(hashtextextended(${`invitation:${organizationId}:${email.toLowerCase()}`}, 0))`.execute(db);
 }
 
+/** Invitations with what the seed's invitation carries besides its own columns: the organization's names and the inviter's. */
 function invitationsWithInviter(db: Kysely<Database>, tenantId: string) {
   return db
     .selectFrom('customer_invitations as i')
+    .innerJoin('organizations as o', 'o.id', 'i.organization_id')
     .innerJoin('users as u', 'u.id', 'i.invited_by')
     .where('i.tenant_id', '=', tenantId)
     .select([
       'i.id',
       'i.organization_id',
+      'o.name as organization_name',
+      'o.display_name as organization_display_name',
       'i.email',
       'i.role',
       'i.message',

@@ -26,6 +26,7 @@ export const createInvitationInput = z
 export const invitationOutput = z.object({
   id: z.uuid(),
   organizationId: z.uuid(),
+  organization: z.object({ name: z.string(), displayName: z.string().nullable() }),
   email: z.string(),
   role: invitedRoleSchema,
   message: z.string().nullable(),

@@ -31,6 +31,7 @@ function invitationRowToInvitation(row: InvitationListRow): Invitation {
   return {
     id: row.id,
     organizationId: row.organization_id,
+    organization: { name: row.organization_name, displayName: row.organization_display_name },
     email: row.email,
     // The column also allows admin, which no route hands out yet.
     role: row.role === 'member' ? 'member' : 'customer',
