@@ -32,6 +32,19 @@ describe('POST /api/admin/tenants', () => {
     expect(response.body.error.code).toBe('FORBIDDEN');
   });
 
+  it("gives the tenant's first organization a slug its owner can send back: the slug rules hold for a name cut where a hyphen falls", async () => {
+    // Lower-cased and hyphenated, this name's 40th character is a hyphen: cut there, the slug read "…holdings--1a2b3c4d5e6f".
+    const created = await call(app.url, '/api/admin/tenants', { apiKey: admin, body: { name: 'Acme Corporation International Holdings, Inc.', ownerEmail: `long-${Date.now()}@acme.test` } });
+    expect(created.status, created.text).toBe(201);
+    const { organizationId, apiKey } = created.body.data;
+    const organization = (await call(app.url, `/api/organizations/${organizationId}`, { apiKey })).body.data;
+    expect(organization.slug).toMatch(/^acme-corporation-international-holdings-[0-9a-f]{12}$/);
+    const check = await call(app.url, `/api/organizations/slug-check?slug=${organization.slug}`, { apiKey });
+    expect([check.status, check.body.data?.available]).toEqual([200, false]);
+    const resent = await call(app.url, `/api/organizations/${organizationId}`, { method: 'PUT', apiKey, body: { name: organization.name, slug: organization.slug } });
+    expect(resent.status, resent.text).toBe(200);
+  });
+
   it('refuses bad input and a duplicate owner email, leaving no rows behind', async () => {
     const tenantsBefore = await count('select count(*) from tenants');
     const usersBefore = await count('select count(*) from users');

@@ -16,9 +16,14 @@ export interface NewTenantSpec {
   features: Record<string, boolean>;
 }
 
+/**
+ * A slug by the organization slug rules (single hyphens): hyphens are trimmed after the cut, which
+ * may end on one. Slugs are unique across the platform and many tenants share a name ("Demo"), so
+ * the suffix is 48 random bits: a clash (which would fail the creation) is not to be expected.
+ */
 function organizationSlug(name: string): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'org';
-  return `${base}-${randomBytes(3).toString('hex')}`;
+  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 40).replace(/^-+|-+$/g, '') || 'org';
+  return `${base}-${randomBytes(6).toString('hex')}`;
 }
 
 /**
