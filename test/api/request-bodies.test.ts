@@ -186,6 +186,14 @@ describe('a query parameter the operation does not declare', () => {
     expect(declared.status, declared.text).toBe(200);
   });
 
+  it('given empty, counts as not given, as an HTML form sends an unset field', async () => {
+    await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Listed whatever the status' } });
+    const all = await call(app.url, '/api/projects', { apiKey: key });
+    const blank = await call(app.url, '/api/projects?status=&limit=&offset=', { apiKey: key });
+    expect(blank.status, blank.text).toBe(200);
+    expect([blank.body.data.total, blank.body.data.limit, blank.body.data.offset]).toEqual([all.body.data.total, 50, 0]);
+  });
+
   it('on a create too, which then creates nothing; a path no operation has stays NOT_FOUND', async () => {
     const before = (await call(app.url, '/api/projects?limit=1', { apiKey: key })).body.data.total;
     const create = await call(app.url, '/api/projects?dryRun=true', { apiKey: key, body: { name: 'Not a dry run' } });
