@@ -12,6 +12,7 @@ const MAX_PREPARED_STATEMENTS = 2_000;
 const STALE_PLAN = { code: '0A000', message: 'cached plan must not change result type' };
 
 const SENT_AHEAD = '/* sent ahead */ ';
+const SENT_BEHIND = '/* sent behind */ ';
 const NO_ROWS = { command: 'SELECT', rowCount: 0, rows: [] };
 
 /**
@@ -49,6 +50,19 @@ export function sentAhead(text: string): string {
 }
 
 /**
+ * Marks raw SQL without parameters to be *sent behind*: on a pipelining pool its call returns at once
+ * and nobody waits for its answer, so the connection can go back to the pool straight away. It
+ * leaves with whatever is written on the connection next — under load, the next transaction's BEGIN
+ * and first statement, once the pool has handed the connection on — or at the end of this turn of
+ * the event loop, whichever comes first. PostgreSQL runs it before anything sent after it. Only for
+ * a statement whose outcome changes nothing for anyone: a read-only transaction's COMMIT. Elsewhere
+ * it runs like any other.
+ */
+export function sentBehind(text: string): string {
+  return `${SENT_BEHIND}${text}`;
+}
+
+/**
  * The pool Kysely queries through, with every parameterised statement prepared once per connection
  * (a named statement in pg): PostgreSQL then parses it once and, after a few runs, reuses its plan.
  * Row-level security makes every plan carry the tenant policies, so planning afresh per call costs
@@ -77,6 +91,12 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
       // pg's socket: statements written while it is corked leave together when it is uncorked.
       const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
       const query = async (text: string, values: unknown[]) => {
+        if (pipelining && values.length === 0 && ahead === undefined && text.startsWith(SENT_BEHIND)) {
+          stream.cork();
+          client.query(text).catch(() => {});
+          setImmediate(() => stream.uncork());
+          return NO_ROWS;
+        }
         if (pipelining && values.length === 0 && text.startsWith(SENT_AHEAD)) {
           // Held back until the next statement joins it: the two leave in one write.
           if (ahead === undefined) stream.cork();

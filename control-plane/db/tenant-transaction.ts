@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import pRetry from 'p-retry';
 import type { Database } from './database.ts';
 import { isTransactionConflict } from './postgres-errors.ts';
-import { sentAhead } from './prepared-statements.ts';
+import { sentAhead, sentBehind } from './prepared-statements.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -50,8 +50,9 @@ function beginForTenant(tenantId: string, readOnly: boolean) {
  *
  * Read-only work (`readOnly`) reads one snapshot (REPEATABLE READ), so a page and its `total`,
  * read by two statements, agree with each other while other requests write. It cannot write, so
- * its outcome is final once `work` returns: the caller gets it at once and the COMMIT follows
- * before the connection goes back to the pool.
+ * its outcome is final once `work` returns: the caller gets it at once, and the COMMIT is sent
+ * behind (prepared-statements.ts): the connection goes back to the pool at once, and the COMMIT
+ * travels with the next transaction's first write on it.
  *
  * A transaction PostgreSQL rolls back for a conflict with a concurrent one runs again (see
  * retryingConflicts), `work` included.
@@ -73,9 +74,12 @@ function runInTenantTransaction<T>(db: Kysely<Database>, tenantId: string, optio
           reject(error);
           return;
         }
-        if (options.readOnly) resolve(outcome);
-        await sql`commit`.execute(connection);
+        if (!options.readOnly) {
+          await sql`commit`.execute(connection);
+          return resolve(outcome);
+        }
         resolve(outcome);
+        await sql.raw(sentBehind('commit')).execute(connection);
       })
       .catch(reject);
   });

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { preparingPool, sentAhead } from '../../control-plane/db/prepared-statements.ts';
+import { preparingPool, sentAhead, sentBehind } from '../../control-plane/db/prepared-statements.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 let pool: pg.Pool;
@@ -46,6 +46,52 @@ describe('prepared statements', () => {
     await owner.query('alter table gadgets add column colour text');
     await expect(read()).rejects.toThrow(/cached plan must not change result type/);
     expect(await read()).toEqual([{ id: 1, name: 'one', colour: null }]);
+  });
+});
+
+describe('a statement sent behind', () => {
+  it('frees the connection at once and leaves with the next transaction\'s first write, ending its own transaction first', async () => {
+    const client = await pipelinedPool.connect();
+    const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+    client.release();
+    let flushes = 0;
+    const originals = { _write: socket._write, _writev: socket._writev };
+    for (const method of ['_write', '_writev'] as const) {
+      socket[method] = ((...args: unknown[]) => {
+        flushes += 1;
+        (originals[method] as (...a: unknown[]) => void).apply(socket, args);
+      }) as never;
+    }
+    try {
+      await pipelined.connection().execute(async (connection) => {
+        await sql.raw("begin; select set_config('app.example', 'first', true)").execute(connection);
+        await sql.raw(sentBehind('commit')).execute(connection);
+      });
+      // The pool has one connection: this transaction gets it while the COMMIT is still unsent.
+      const setting = await pipelined.connection().execute(async (connection) => {
+        await sql.raw(sentAhead('begin')).execute(connection);
+        const { rows } = await sql<{ setting: string }>`select current_setting(${'app.example'}, true) as setting`.execute(connection);
+        await sql`commit`.execute(connection);
+        return rows[0]!.setting;
+      });
+      // The first transaction's setting ended with its COMMIT, which PostgreSQL ran first.
+      expect(setting).toBe('');
+      // The first BEGIN; then its COMMIT with the next BEGIN and select in one write; the last COMMIT.
+      expect(flushes).toBe(3);
+    } finally {
+      Object.assign(socket, originals);
+    }
+  });
+
+  it('still leaves when nothing follows it on the connection', async () => {
+    await pipelined.connection().execute(async (connection) => {
+      await sql.raw("begin; select pg_advisory_xact_lock(8)").execute(connection);
+      await sql.raw(sentBehind('commit')).execute(connection);
+    });
+    // The lock goes with the transaction: another session gets it once the COMMIT has run.
+    const { rows } = await owner.query<{ locked: boolean }>('select pg_advisory_lock(8) is not null as locked');
+    await owner.query('select pg_advisory_unlock(8)');
+    expect(rows).toEqual([{ locked: true }]);
   });
 });
 
