@@ -3,13 +3,20 @@ import type { Database, KitExecutionLogEntry, KitExecutionPhase, KitExecutionSta
 import { componentVersionQuery } from '../kits/kits.repository.ts';
 
 /**
- * Takes a pending execution for this run of its job. The job that was enqueued with the row may
- * also retake it after a failed attempt; any other job (a duplicate add) finds nothing to do.
+ * Takes a pending execution for this run of its job, and records the job as the one running it:
+ * that job may retake it after a failed attempt; any other (a duplicate add, or the job enqueued
+ * with the row when a duplicate claimed it first) finds nothing to do.
  */
 export async function claimExecution(db: Kysely<Database>, claim: { executionId: string; tenantId: string; jobId: string; workerProcessId: string; lockedBy: string | null }) {
   return db
     .updateTable('kit_executions')
-    .set({ status: 'running', started_at: sql`coalesce(started_at, now())`, worker_process_id: claim.workerProcessId, locked_by: claim.lockedBy })
+    .set({
+      status: 'running',
+      started_at: sql`coalesce(started_at, now())`,
+      worker_run_id: claim.jobId,
+      worker_process_id: claim.workerProcessId,
+      locked_by: claim.lockedBy,
+    })
     .where('id', '=', claim.executionId)
     .where('tenant_id', '=', claim.tenantId)
     .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'running'), eb('worker_run_id', '=', claim.jobId)])]))
