@@ -10,12 +10,27 @@ export const publicKeyOutput = z.object({ keyId: z.string(), key: z.string().des
 // The bound in words, for the OpenAPI document: the sealer enforces it (CredentialSealError → VALIDATION_ERROR).
 const bound = `at most ${CREDENTIAL_SECRET_BOUND.values} values (strings, numbers and booleans, at any depth), ${CREDENTIAL_SECRET_BOUND.depth} levels of nesting and ${CREDENTIAL_SECRET_BOUND.bytes} bytes of JSON`;
 
+/**
+ * Whether a secret holds anything: a non-empty string, a number or a boolean, at any depth (request
+ * bodies nest at most 64 levels). An empty one would still open, so as the newest of its type it
+ * would hide an older credential that works.
+ */
+function holdsASecretValue(value: unknown): boolean {
+  if (typeof value === 'string') return value !== '';
+  if (typeof value === 'number' || typeof value === 'boolean') return true;
+  return value !== null && typeof value === 'object' && Object.values(value).some(holdsASecretValue);
+}
+
 export const storeCredentialInput = orgInput
   .extend({
     projectId: uuidInput(),
     kitId: z.string().min(1).max(100),
     credentialType: z.string().min(1).max(100).regex(/^[a-z0-9_.-]+$/, 'lowercase letters, digits, "_", "." and "-"').describe("The id of a credential the kit's manifest declares"),
-    credentials: z.record(z.string(), z.unknown()).optional().describe(`Secret key-value pairs, sealed by the server: ${bound}; a larger secret is VALIDATION_ERROR`),
+    credentials: z
+      .record(z.string(), z.unknown())
+      .refine(holdsASecretValue, 'must hold at least one value: a non-empty string, a number or a boolean')
+      .optional()
+      .describe(`Secret key-value pairs, sealed by the server: at least one value, ${bound}; an empty or larger secret is VALIDATION_ERROR`),
     sealedCredentials: z
       // The longest base64 of a sealed box around the largest secret within the bound.
       .strictObject({ keyId: z.string().min(1).max(64), ciphertext: z.string().min(1).max(MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH) })
