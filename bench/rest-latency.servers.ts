@@ -55,6 +55,8 @@ try {
   // The baseline: the same primary-key read, nothing else (no auth, tenancy, envelope or limits).
   const ownerUrl = service.owner.pool.options.connectionString!;
   const pool = new pg.Pool({ connectionString: ownerUrl, max: 10 });
+  // An idle client losing its connection (the database stopping first) must not end the run.
+  pool.on('error', () => {});
   const bareApp = express();
   bareApp.get('/projects/:id', async (req, res) => {
     const { rows } = await pool.query('select * from projects where id = $1', [req.params.id]);
