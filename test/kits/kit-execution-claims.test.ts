@@ -63,3 +63,15 @@ describe('an execution whose job is added again before the first job claims it',
     expect(runsOf(worker, executionId)).toBe(1);
   });
 });
+
+describe("an execution's job", () => {
+  it('gets 8 attempts with growing pauses (about half an hour), not graphile-worker\'s 25 (days of "running")', async () => {
+    // No worker runs now, so the job waits where it can be read.
+    await worker?.stop();
+    worker = undefined;
+    const started = await call(api.url, `/api/${orgId}/kits/slow-starter/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    expect(started.status, started.text).toBe(201);
+    const [job] = await sqlAsOwner('select max_attempts, key from graphile_worker.jobs where id = $1', [started.body.data.workerRunId]);
+    expect(job).toEqual({ max_attempts: 8, key: `kit-execution:${started.body.data.executionId}` });
+  });
+});

@@ -47,6 +47,14 @@ function outcomeOf(result: KitExecutionResult): ExecutionOutcome {
   };
 }
 
+/**
+ * Attempts an execution's job gets. A kit's own failure ends the run at once; these are for the
+ * service's trouble (the database away while recording). graphile-worker waits e^n seconds after
+ * the n-th failed attempt, so 8 attempts span about half an hour; its default of 25 would leave the
+ * execution reading `running` for days before it ends failed.
+ */
+export const EXECUTION_JOB_ATTEMPTS = 8;
+
 export const executeKitJob = defineJob({
   name: 'kits.execute',
   payload: z.object({ executionId: z.uuid(), tenantId: z.uuid() }),

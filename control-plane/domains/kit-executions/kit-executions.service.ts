@@ -9,7 +9,7 @@ import { addJob } from '../../jobs/add-job.ts';
 import { requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
 import { getsBundle } from './kit-bundle.job.ts';
-import { executeKitJob } from './kit-execution.job.ts';
+import { EXECUTION_JOB_ATTEMPTS, executeKitJob } from './kit-execution.job.ts';
 import type { ExecuteKitInput, ExecutionDetail, ExecutionSummary } from './kit-executions.schema.ts';
 import {
   findBlobMeta,
@@ -88,7 +88,7 @@ export async function startKitExecution(db: Kysely<Database>, principal: Princip
   // so another tenant's first one goes ahead of the rest of a backlog instead of behind all of it.
   const priority = await countWaitingExecutions(db, principal.tenantId, execution.id);
   // The payload names the execution only: inputs and secrets stay in the database.
-  const jobId = await addJob(db, executeKitJob.name, { executionId: execution.id, tenantId: principal.tenantId }, { jobKey: `kit-execution:${execution.id}`, priority });
+  const jobId = await addJob(db, executeKitJob.name, { executionId: execution.id, tenantId: principal.tenantId }, { jobKey: `kit-execution:${execution.id}`, priority, maxAttempts: EXECUTION_JOB_ATTEMPTS });
   await recordWorkerRun(db, execution.id, jobId);
   return { executionId: execution.id, status: 'pending' as const, workerRunId: jobId, createdAt: execution.created_at.toISOString() };
 }
