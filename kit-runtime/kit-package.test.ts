@@ -116,10 +116,51 @@ describe('loadKitPackage', () => {
     const files = exampleFiles();
     const manifest = structuredClone(exampleManifest()) as any;
     manifest.outputs[2].filename = 'OPENAPI.json';
+    manifest.platform = { name: 'n'.repeat(201), category: 'c'.repeat(201) };
     files['schemas/openapi.schema.json'] = JSON.stringify({ type: 'object', description: 'x'.repeat(MAX_KIT_SCHEMA_BYTES) });
     expect(loadKitPackage({ manifest, files }).ok).toBe(false);
     const stored = loadKitPackage({ manifest, files, stored: true });
     expect(stored.ok ? stored.kit.ref : stored.problems).toBe('service-starter@1.2.0');
+  });
+
+  describe('partials', () => {
+    it('refuses a template that calls a partial the kit does not provide, naming the file and line', () => {
+      expect(problemsOf((f) => { f['templates/readme.md.hbs'] += '\n{{> nothere}}\n{{> nothere}}\n'; })).toEqual([
+        { file: 'templates/readme.md.hbs', line: 9, message: 'template uses partial "nothere", which the kit does not provide (kit.json partials: entityList; no {{#*inline "nothere"}} either)' },
+      ]);
+      // In a partial file, by a quoted name, a name every object inherits, or from a templated filename.
+      const problems = problemsOf(
+        (f) => { f['templates/entity-list.hbs'] += '{{> "row"}}'; f['templates/compose.yml.hbs'] += '{{~> constructor}}'; },
+        (m) => { m.outputs[2].filename = '{{> slug}}.md'; delete m.partials; m.outputs.push({ id: 'list', filename: 'list.md', template: 'templates/entity-list.hbs', outputType: 'markdown' }); },
+      );
+      expect(problems).toEqual([
+        { file: 'templates/compose.yml.hbs', line: 6, message: expect.stringContaining('partial "constructor", which the kit does not provide (kit.json declares no partials;') },
+        { file: 'templates/readme.md.hbs', line: 6, message: expect.stringContaining('partial "entityList", which the kit does not provide') },
+        { file: 'kit.json', message: expect.stringMatching(/^outputs\[2\]\.filename: template uses partial "slug", which the kit does not provide/) },
+        { file: 'templates/entity-list.hbs', line: 2, message: expect.stringContaining('partial "row", which the kit does not provide') },
+      ]);
+    });
+
+    it('accepts inline partials, partial blocks with a fallback, dynamic names and @partial-block', () => {
+      expect(problemsOf(
+        (f) => {
+          // An inline partial reaches the partials called where it is declared.
+          f['templates/readme.md.hbs'] = '{{#*inline "row"}}- {{this}}{{/inline}}{{> entityList}}\n{{#> layout}}body{{/layout}}\n{{> (lookup . "kind")}}\n{{#> frame}}framed{{/frame}}';
+          f['templates/entity-list.hbs'] = '{{#each discoveryAnswers.entities}}{{> row}}\n{{/each}}';
+          f['templates/frame.hbs'] = '[{{> @partial-block}}]';
+        },
+        (m) => { m.partials.frame = 'templates/frame.hbs'; },
+      )).toEqual([]);
+      // With a computed inline name, any name may be provided.
+      expect(problemsOf((f) => { f['templates/readme.md.hbs'] = '{{#*inline kind}}x{{/inline}}{{> anything}}'; })).toEqual([]);
+    });
+
+    it('loads a stored version that calls a partial it does not provide: its runs report that output, as before', () => {
+      const files = exampleFiles();
+      files['templates/readme.md.hbs'] += '{{> nothere}}';
+      expect(loadKitPackage({ manifest: exampleManifest(), files }).ok).toBe(false);
+      expect(loadKitPackage({ manifest: exampleManifest(), files, stored: true }).ok).toBe(true);
+    });
   });
 
   it('names the hook file and line of a JavaScript syntax error', () => {

@@ -11,6 +11,7 @@ import { parseKitManifest, type KitManifest } from './manifest.schema.ts';
 import { createKitAjv, compileOutputSchema } from './output-schemas.ts';
 import { BundleNames, explainUnsafePath, safeKitPath, describePath } from './safe-path.ts';
 import { countTemplateExpressions, deepestSubexpression, measureTemplateDepth, type HandlebarsAstNode } from './template-depth.ts';
+import { scanTemplatePartials, type TemplatePartials } from './template-partials.ts';
 import { DEFAULT_KIT_LIMITS, KIT_TEMPLATE_LIMITS } from './limits.ts';
 import { nestsDeeperThan } from './json-depth.ts';
 import { parseYamlDocument } from './yaml-document.ts';
@@ -57,13 +58,14 @@ export function loadKitPackage(input: {
   maxTemplateDepth?: number;
   /**
    * A version published earlier, loaded to run: the checks that only guard what a publish may add
-   * (the schema budget, fixed output names that clash) are skipped, so a version stored before
+   * (the schema budget, fixed output names that clash, the platform strings' length, partials the
+   * kit does not provide) are skipped, so a version stored before
    * they existed keeps running as it did.
    */
   stored?: boolean;
 }): LoadKitPackageResult {
   const problems: KitPackageProblem[] = [];
-  const parsed = parseKitManifest(input.manifest);
+  const parsed = parseKitManifest(input.manifest, { stored: input.stored === true });
   if (!parsed.ok) return { ok: false, problems: parsed.errors.map((message) => ({ file: MANIFEST_FILE, message })) };
   const manifest = parsed.manifest;
   const files = normaliseFiles(input.files, problems);
@@ -81,12 +83,18 @@ export function loadKitPackage(input: {
 
   // Over either expression limit, nothing is parsed: the problems say so without the cost.
   const expressions = countKitExpressions(manifest, files);
+  // By template key: the partials each template that compiled calls and declares; `null` once one did not.
+  let partialsByTemplate: Map<string, TemplatePartials> | null = new Map();
   const checkTemplate = (file: string, source: string, key = file): KitPackageProblem[] => {
     const overTemplateLimit = overTemplateExpressionLimit(file, expressions.perTemplate.get(key) ?? 0);
     if (overTemplateLimit) return [overTemplateLimit];
     const nesting = deepestSubexpression(source);
     if (nesting > maxDepth) return [{ file, message: `subexpressions nest ${nesting} deep, over the limit of ${maxDepth}` }];
-    return expressions.overKitLimit ? [] : checkTemplateSource(file, source, maxDepth);
+    if (expressions.overKitLimit) return [];
+    const checked = checkTemplateSource(file, source, maxDepth);
+    if (checked.ast === undefined) partialsByTemplate = null;
+    else partialsByTemplate?.set(key, scanTemplatePartials(checked.ast));
+    return checked.problems;
   };
 
   const ajv = createKitAjv();
@@ -139,6 +147,11 @@ export function loadKitPackage(input: {
     if (template !== undefined) problems.push(...checkTemplate(file, template));
   }
   if (expressions.overKitLimit) problems.push(expressions.overKitLimit);
+  // Needs every template's inline declarations, so only when all of them compiled. (Stored versions
+  // predate the check: a run renders such an output invalid, as it always did.)
+  if (partialsByTemplate !== null && !expressions.overKitLimit && input.stored !== true) {
+    problems.push(...checkPartialCalls(manifest, partialsByTemplate));
+  }
   for (const [phase, file] of Object.entries(manifest.hooks ?? {})) {
     const source = need(file, `${MANIFEST_FILE} hooks.${phase}`);
     if (source === undefined) continue;
@@ -207,7 +220,9 @@ function normaliseFiles(raw: KitFiles, problems: KitPackageProblem[]): Map<strin
 // Handlebars' typings leave out its compiler classes, though `Handlebars.precompile` is built on them.
 const OpcodeCompiler = (Handlebars as unknown as { Compiler: new () => { compile(ast: hbs.AST.Program, options: CompileOptions): unknown } }).Compiler;
 
-const filenameKey = (index: number) => `\u0000filename:${index}`;
+const FILENAME_KEY = '\u0000filename:';
+const filenameKey = (index: number) => `${FILENAME_KEY}${index}`;
+const filenameIndexOf = (key: string) => (key.startsWith(FILENAME_KEY) ? Number(key.slice(FILENAME_KEY.length)) : undefined);
 // Counting stops past the kit limit, so a count above it is only a lower bound.
 const amount = (n: number) => (n > KIT_TEMPLATE_LIMITS.maxExpressionsPerKit ? `more than ${KIT_TEMPLATE_LIMITS.maxExpressionsPerKit}` : String(n));
 
@@ -254,21 +269,47 @@ function countKitExpressions(manifest: KitManifest, files: ReadonlyMap<string, s
  * JavaScript at ten times the cost and memory, throws only on Handlebars' own inconsistencies; the
  * isolate runs it, under the run's limits, when it first renders the template.
  */
-function checkTemplateSource(file: string, source: string, maxDepth: number): KitPackageProblem[] {
+function checkTemplateSource(file: string, source: string, maxDepth: number): { problems: KitPackageProblem[]; ast?: hbs.AST.Program } {
   try {
     const ast = Handlebars.parse(source);
     const depth = measureTemplateDepth(ast as unknown as HandlebarsAstNode);
     if (depth > maxDepth) {
-      return [{ file, message: `blocks nest ${depth} deep, over the template depth limit of ${maxDepth}` }];
+      return { problems: [{ file, message: `blocks nest ${depth} deep, over the template depth limit of ${maxDepth}` }] };
     }
     new OpcodeCompiler().compile(ast, { noEscape: true, data: true });
-    return [];
+    return { problems: [], ast };
   } catch (error) {
     const parseLine = /^Parse error on line (\d+)/.exec((error as Error).message ?? '');
     const line = (error as { lineNumber?: unknown }).lineNumber ?? (parseLine ? Number(parseLine[1]) : undefined);
     const message = `template does not compile: ${summariseParseError((error as Error).message)}`;
-    return [typeof line === 'number' ? { file, line, message } : { file, message }];
+    return { problems: [typeof line === 'number' ? { file, line, message } : { file, message }] };
   }
+}
+
+/**
+ * A partial called by a fixed name must be one the kit provides: a `manifest.partials` name, or one
+ * an `{{#*inline}}` declares in any of its templates (an inline partial reaches the partials called
+ * where it is declared, so where it may be used is not checked). Each name once per template.
+ */
+function checkPartialCalls(manifest: KitManifest, byTemplate: ReadonlyMap<string, TemplatePartials>): KitPackageProblem[] {
+  const declared = Object.keys(manifest.partials ?? {});
+  const provided = new Set(declared);
+  for (const template of byTemplate.values()) {
+    if (template.computedInline) return [];
+    for (const name of template.inline) provided.add(name);
+  }
+  const problems: KitPackageProblem[] = [];
+  const listed = declared.length > 10 ? `${declared.slice(0, 10).join(', ')}, …` : declared.join(', ');
+  const known = declared.length > 0 ? `kit.json partials: ${listed}` : 'kit.json declares no partials';
+  for (const [key, template] of byTemplate) {
+    const outputIndex = filenameIndexOf(key);
+    for (const call of template.calls) {
+      if (provided.has(call.name)) continue;
+      const message = `template uses partial "${call.name}", which the kit does not provide (${known}; no {{#*inline "${call.name}"}} either)`;
+      problems.push(outputIndex === undefined ? { file: key, line: call.line, message } : { file: MANIFEST_FILE, message: `outputs[${outputIndex}].filename: ${message}` });
+    }
+  }
+  return problems;
 }
 
 /** Handlebars puts an excerpt and a caret between "Parse error on line N:" and what it expected. */

@@ -81,9 +81,30 @@ describe('kit manifest', () => {
     expect(errorsOf(withChanges((m) => { m.outputs[0].filename = 'C:\\\\x.json'; }))).toEqual(['outputs[0].filename: filename must use "/" as separator, not "\\"']);
   });
 
+  it('bounds the platform name and category like the other display names, except in a stored version', () => {
+    expect(errorsOf(withChanges((m) => { m.platform = { name: 'n'.repeat(200), category: 'c'.repeat(200) }; }))).toEqual([]);
+    const long = withChanges((m) => { m.platform = { name: 'n'.repeat(200_000), category: 'c'.repeat(201) }; });
+    expect(errorsOf(long)).toEqual([
+      'platform.name: Too big: expected string to have <=200 characters',
+      'platform.category: Too big: expected string to have <=200 characters',
+    ]);
+    expect(errorsOf(withChanges((m) => { m.platform.name = ''; }))).toEqual(['platform.name: Too small: expected string to have >=1 characters']);
+    // A version published before the bound keeps running; every other rule still holds for it.
+    expect(parseKitManifest(long, { stored: true })).toMatchObject({ ok: true });
+    expect(parseKitManifest(withChanges((m) => { m.platform.name = 'n'.repeat(201); m.outputs[1].id = 'openapi'; }), { stored: true })).toEqual({
+      ok: false,
+      errors: ['outputs[1]: duplicate output id "openapi"'],
+    });
+  });
+
   it('exports a JSON Schema that validates manifests for authors', () => {
     const validate = new Ajv2020({ strict: false }).compile(kitManifestJsonSchema);
     expect(validate(exampleManifest())).toBe(true);
     expect(validate(withChanges((m) => { m.metadata.kitType = 'plugin'; }))).toBe(false);
+    for (const key of ['name', 'category']) {
+      expect(validate(withChanges((m) => { m.platform[key] = 'x'.repeat(200); })), key).toBe(true);
+      expect(validate(withChanges((m) => { m.platform[key] = 'x'.repeat(201); })), key).toBe(false);
+      expect(validate.errors?.[0]).toMatchObject({ instancePath: `/platform/${key}`, keyword: 'maxLength' });
+    }
   });
 });

@@ -86,17 +86,23 @@ export const kitIdSchema = z
   .regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens')
   .refine((id) => !RESERVED_KIT_IDS.includes(id), { error: (issue) => `"${String(issue.input)}" is reserved: the registry's routes use it; choose another id` });
 
+/** Short text shown in the catalogue; the platform's is also returned in every kit list row. */
+const MAX_DISPLAY_STRING = 200;
+const displayString = z.string().min(1).max(MAX_DISPLAY_STRING);
+
+const platformSchema = z.strictObject({ name: displayString, category: displayString });
+
 export const kitManifestSchema = z
   .strictObject({
     metadata: z.strictObject({
       id: kitIdSchema,
-      displayName: z.string().min(1).max(200),
+      displayName: displayString,
       version: kitVersionSchema,
       description: z.string().max(5000),
-      author: z.string().min(1).max(200),
+      author: displayString,
       kitType: z.enum(KIT_TYPES),
     }),
-    platform: z.strictObject({ name: z.string().min(1), category: z.string().min(1) }),
+    platform: platformSchema,
     phases: z.array(z.enum(KIT_PHASES)).min(1, 'must declare at least one phase'),
     outputs: z.array(outputSchema).max(500),
     discovery: z.strictObject({ pools: z.array(kitFilePath) }),
@@ -159,11 +165,22 @@ export type KitComponentDeclaration = NonNullable<KitManifest['components']>[num
 /** For authors: editor completion and validation of kit.json. Refinements are not expressible here. */
 export const kitManifestJsonSchema = z.toJSONSchema(kitManifestSchema, { target: 'draft-2020-12' });
 
+/**
+ * A version published before `platform` was bounded keeps loading to run: its stored manifest may
+ * hold a longer platform name or category. Everything else is checked as at publish.
+ */
+const storedKitManifestSchema = kitManifestSchema.safeExtend({
+  platform: z.strictObject({ name: z.string().min(1), category: z.string().min(1) }),
+});
+
 export type ManifestParseResult = { ok: true; manifest: KitManifest } | { ok: false; errors: string[] };
 
-/** Parses a manifest; every error names its path, e.g. `outputs[2].filename: must …`. */
-export function parseKitManifest(input: unknown): ManifestParseResult {
-  const result = kitManifestSchema.safeParse(input);
+/**
+ * Parses a manifest; every error names its path, e.g. `outputs[2].filename: must …`. `stored`: the
+ * manifest of a version already published, loaded to run (see `storedKitManifestSchema`).
+ */
+export function parseKitManifest(input: unknown, options: { stored?: boolean } = {}): ManifestParseResult {
+  const result = (options.stored === true ? storedKitManifestSchema : kitManifestSchema).safeParse(input);
   if (result.success) return { ok: true, manifest: result.data };
   return { ok: false, errors: result.error.issues.map((issue) => `${formatIssuePath(issue.path)}: ${issue.message}`) };
 }

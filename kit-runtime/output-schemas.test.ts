@@ -53,6 +53,21 @@ describe('kit output schemas', () => {
     expect(validate({ ...document, openapi: '3.0.3' })).toContain('/openapi: must match pattern "^3\\.1\\.\\d+(-.+)?$"');
   });
 
+  it('sees only the output\'s own properties, never what every object inherits', () => {
+    const typed = compileOutputSchema(createKitAjv(), JSON.stringify({ type: 'object', properties: { constructor: { type: 'string' }, toString: { type: 'string' } } }));
+    expect(typed(JSON.parse('{"name": "x"}'))).toEqual([]);
+    expect(typed(JSON.parse('{"constructor": 1}'))).toEqual(['/constructor: must be string']);
+    const required = compileOutputSchema(createKitAjv(), JSON.stringify({ type: 'object', required: ['constructor', '__proto__', 'hasOwnProperty'] }));
+    expect(required(JSON.parse('{"name": "x"}'))).toEqual([
+      "(root): must have required property 'constructor'",
+      "(root): must have required property '__proto__'",
+      "(root): must have required property 'hasOwnProperty'",
+    ]);
+    expect(required(JSON.parse('{"constructor": 1, "__proto__": 2, "hasOwnProperty": 3}'))).toEqual([]);
+    const dependent = compileOutputSchema(createKitAjv(), JSON.stringify({ dependentRequired: { toString: ['name'] }, dependentSchemas: { valueOf: false } }));
+    expect(dependent({})).toEqual([]);
+  });
+
   it('runs patterns on RE2: ECMA-262 syntax, linear time, code points, no lookaround', () => {
     const validate = compileOutputSchema(createKitAjv(), JSON.stringify({
       type: 'object',

@@ -36,10 +36,14 @@ export function createKitAjv(): Ajv2020 {
   // formats are documented as ignored instead.
   // allowMatchingProperties: strict mode would otherwise test patternProperties against property
   // names with V8's RegExp while compiling.
+  // ownProperties: without it ajv tests `prop in data`, so what every object inherits (`constructor`,
+  // `toString`, `__proto__`) counts as present: `required: ["constructor"]` would hold for `{}`, and
+  // `properties.constructor` would check Object against its subschema.
   const ajv = new Ajv2020({
     allErrors: true,
     strict: false,
     allowMatchingProperties: true,
+    ownProperties: true,
     validateFormats: true,
     loadSchema: undefined,
     logger: false,

@@ -84,6 +84,19 @@ describe('specwright kit init / validate / test', () => {
     expect((await cli(['kit', 'validate', join(work, 'nowhere')])).err).toEqual([`kit.json: no kit.json in ${join(work, 'nowhere')}`, `1 problem in ${join(work, 'nowhere')}`]);
   });
 
+  it('names the file and line of a partial the kit does not provide, as the server refuses it', async () => {
+    const dir = await newKit('missing-partial');
+    await writeFile(join(dir, 'templates/readme.md.hbs'), '# Title\n\n{{> footer}}\n');
+    await editJson(join(dir, 'kit.json'), (m) => { m.outputs[1].filename = '{{> slug}}.json'; });
+    const result = await cli(['kit', 'validate', dir]);
+    expect(result).toMatchObject({ code: 1, out: [] });
+    expect(result.err).toEqual([
+      'templates/readme.md.hbs:3: template uses partial "footer", which the kit does not provide (kit.json declares no partials; no {{#*inline "footer"}} either)',
+      expect.stringMatching(/^kit\.json:\d+: outputs\[1\]\.filename: template uses partial "slug", which the kit does not provide/),
+      `2 problems in ${dir}`,
+    ]);
+  });
+
   it('refuses files that are not UTF-8 text or too large before reading them, as the server would', async () => {
     const dir = await newKit('not-text');
     // A template saved as UTF-16 (NUL bytes, which the server cannot store) and one in Latin-1.

@@ -58,7 +58,16 @@ describe('publishing kits', () => {
     // The SPEC phase calls spec(context, kit); this hook would fail every run.
     const misnamedHook = sampleKit({ id: 'broken-kit' });
     misnamedHook.files['hooks/spec.js'] = 'function specification(context) {\n  return {};\n}\n';
-    const cases = [[badTemplate, 'templates/readme.md.hbs'], [badSchema, 'schemas/openapi.schema.json'], [missing, 'templates/compose.yml.hbs'], [misnamedHook, 'hooks/spec.js']] as const;
+    // Compiles, but every run would fail it: "The partial nothere could not be found".
+    const missingPartial = sampleKit({ id: 'broken-kit' });
+    missingPartial.files['templates/compose.yml.hbs'] += '{{> nothere}}\n';
+    const cases = [
+      [badTemplate, 'templates/readme.md.hbs'],
+      [badSchema, 'schemas/openapi.schema.json'],
+      [missing, 'templates/compose.yml.hbs'],
+      [misnamedHook, 'hooks/spec.js'],
+      [missingPartial, 'templates/compose.yml.hbs'],
+    ] as const;
     for (const [body, file] of cases) {
       const response = await publish(body);
       expect(response.status, file).toBe(400);
@@ -95,6 +104,17 @@ describe('publishing kits', () => {
     expect(long.body.error.details.problems).toEqual([{ file: 'kit.json', message: expect.stringContaining('metadata.version') }]);
     expect((await publish(sampleKit({ id: 'long-version', version: '1.0.0' }))).status).toBe(201);
     expect((await publish(sampleKit({ id: 'long-version', version: '1.0.1' }))).status).toBe(201);
+  });
+
+  it('refuses a platform name or category longer than a display name, which every kit list row would carry', async () => {
+    const long = sampleKit({ id: 'long-platform' });
+    long.manifest.platform.name = 'n'.repeat(200_000);
+    const refused = await publish(long);
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body.error.code).toBe('VALIDATION_ERROR');
+    expect(refused.body.error.details.problems).toEqual([{ file: 'kit.json', message: 'platform.name: Too big: expected string to have <=200 characters' }]);
+    long.manifest.platform.name = 'n'.repeat(200);
+    expect((await publish(long)).status).toBe(201);
   });
 
   it('refuses major, minor or patch numbers beyond what semver can order, before and after a kit has versions, and stores nothing', async () => {
