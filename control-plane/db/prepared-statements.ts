@@ -88,8 +88,15 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
       const client = await pool.connect();
       let stale = false;
       let ahead: Promise<unknown> | undefined;
+      // Whether this checkout corked the socket for statements sent ahead (and so must uncork it).
+      let corkedAhead = false;
       // pg's socket: statements written while it is corked leave together when it is uncorked.
-      const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+      const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void; writableCorked: number } } }).connection.stream;
+      const uncorkAhead = () => {
+        if (!corkedAhead) return;
+        corkedAhead = false;
+        stream.uncork();
+      };
       const query = async (text: string, values: unknown[]) => {
         if (pipelining && values.length === 0 && ahead === undefined && text.startsWith(SENT_BEHIND)) {
           stream.cork();
@@ -98,8 +105,14 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
           return NO_ROWS;
         }
         if (pipelining && values.length === 0 && text.startsWith(SENT_AHEAD)) {
-          // Held back until the next statement joins it: the two leave in one write.
-          if (ahead === undefined) stream.cork();
+          // Held back until the next statement joins it: the two leave in one write. A socket that
+          // is corked already holds a COMMIT sent behind (the last user's), which leaves at the end
+          // of this turn: this statement leaves with it then, never later. Corking it again would
+          // hold that COMMIT (and what its transaction holds) until this user's next statement.
+          if (ahead === undefined && stream.writableCorked === 0) {
+            stream.cork();
+            corkedAhead = true;
+          }
           const sent = client.query(text);
           ahead = ahead === undefined ? sent : Promise.all([ahead, sent]);
           // Reported with the next statement, which waits for it.
@@ -110,7 +123,7 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
         ahead = undefined;
         const name = values.length > 0 ? nameFor(text) : undefined;
         const answer = name === undefined ? client.query(text, values) : client.query({ name, text, values });
-        if (waitingFor) stream.uncork();
+        uncorkAhead();
         try {
           if (waitingFor) await waitingFor;
           return await answer;
@@ -122,8 +135,12 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
       };
       return {
         // A statement sent ahead that nothing followed: its answer was never read, so the
-        // connection is not handed out again.
-        release: (destroy?: boolean) => client.release(destroy || stale || ahead !== undefined),
+        // connection is not handed out again. It is uncorked first: pg closes a pipelining
+        // connection once its statements are answered, which a corked one never are.
+        release: (destroy?: boolean) => {
+          uncorkAhead();
+          client.release(destroy || stale || ahead !== undefined);
+        },
         // A cursor (Kysely's streaming) goes to pg untouched.
         query: ((textOrCursor: string | object, values?: readonly unknown[]) =>
           typeof textOrCursor === 'string' ? query(textOrCursor, [...(values ?? [])]) : client.query(textOrCursor as never)) as unknown as PostgresPoolClient['query'],
