@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 
@@ -30,6 +31,11 @@ export function statementNamer(prefix: string, maxStatements = MAX_PREPARED_STAT
     }
     return name;
   };
+}
+
+/** A pg client's socket (pg keeps it on its connection): what is written while it is corked leaves in one write when it is uncorked. */
+export function socketOf(client: pg.PoolClient): Pick<Socket, 'cork' | 'uncork' | 'writableCorked'> {
+  return (client as unknown as { connection: { stream: Socket } }).connection.stream;
 }
 
 /** PostgreSQL refused to reuse a prepared statement whose table changed shape (see STALE_PLAN). */
@@ -91,7 +97,7 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
       // Whether this checkout corked the socket for statements sent ahead (and so must uncork it).
       let corkedAhead = false;
       // pg's socket: statements written while it is corked leave together when it is uncorked.
-      const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void; writableCorked: number } } }).connection.stream;
+      const stream = socketOf(client);
       const uncorkAhead = () => {
         if (!corkedAhead) return;
         corkedAhead = false;

@@ -1,6 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
-import { isStalePlan, statementNamer } from './prepared-statements.ts';
+import { isStalePlan, socketOf, statementNamer } from './prepared-statements.ts';
 
 /** A statement as pg's `client.query(config)` takes it (rate-limiter-flexible's store calls it so). */
 export interface BatchedStatement {
@@ -49,8 +49,7 @@ export function statementBatches(pool: pg.Pool): StatementBatches {
       for (const entry of batch) entry.reject(error);
       return;
     }
-    // pg's socket: statements written while it is corked leave together when it is uncorked.
-    const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+    const stream = socketOf(client);
     stream.cork();
     const answers = batch.map(({ statement }) => client.query(statement as pg.QueryConfig));
     stream.uncork();
