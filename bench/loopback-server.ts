@@ -1,6 +1,7 @@
-// Shared by rest-latency's servers: an express app listening on a free loopback port.
+// Shared by rest-latency's servers: an express app listening on a free loopback port, and their pg pools.
 import type { Server } from 'node:http';
 import type { Express } from 'express';
+import pg from 'pg';
 
 export interface LoopbackServer {
   port: number;
@@ -18,4 +19,15 @@ export async function listenOnLoopback(app: Express, release: () => Promise<unkn
       await release();
     },
   };
+}
+
+/**
+ * A pg pool for one of the servers. pg-pool's end() lets go of its clients before their sockets
+ * close, and the embedded PostgreSQL stops right after: a client still closing then reports the
+ * shutdown as an error, which must not end the run.
+ */
+export function benchPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config);
+  pool.on('error', () => {});
+  return pool;
 }

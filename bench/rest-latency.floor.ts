@@ -7,18 +7,17 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import express from 'express';
 import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
 import { createOpenApiExpressMiddleware, type OpenApiMeta } from 'trpc-to-openapi';
 import type { Database } from '../control-plane/db/database.ts';
 import { preparingPool } from '../control-plane/db/prepared-statements.ts';
 import { projectDetailOutput, projectIdInput } from '../control-plane/domains/projects/projects.schema.ts';
 import { findProject } from '../control-plane/domains/projects/projects.repository.ts';
 import { projectRowToDetail } from '../control-plane/domains/projects/projects.service.ts';
-import { listenOnLoopback, type LoopbackServer } from './loopback-server.ts';
+import { benchPool, listenOnLoopback, type LoopbackServer } from './loopback-server.ts';
 
 export async function startFrameworkFloor(ownerUrl: string, tenantId: string): Promise<LoopbackServer> {
   // The database owner's connection: row-level security does not apply, as for the bare handler.
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(new pg.Pool({ connectionString: ownerUrl, max: 10 })) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(benchPool({ connectionString: ownerUrl, max: 10 })) }) });
   const t = initTRPC.meta<OpenApiMeta>().create();
   const router = t.router({
     get: t.procedure

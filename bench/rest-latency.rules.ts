@@ -13,7 +13,7 @@
 // bare handler is what the rules themselves cost, however the service were built.
 import express, { type Request } from 'express';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { apiKeyPrefix, hashApiKey, hashesMatch } from '../control-plane/auth/api-key-format.ts';
 import { authenticateApiKey, type ApiKeyLookup } from '../control-plane/auth/auth.repository.ts';
 import type { Database } from '../control-plane/db/database.ts';
@@ -21,7 +21,7 @@ import type { StatementBatches } from '../control-plane/db/statement-batches.ts'
 import { beginForTenantText } from '../control-plane/db/tenant-transaction.ts';
 import { findProject } from '../control-plane/domains/projects/projects.repository.ts';
 import { createRequestCounter, rateLimitCallerKey } from '../control-plane/http/rate-limit.ts';
-import { listenOnLoopback, type LoopbackServer } from './loopback-server.ts';
+import { benchPool, listenOnLoopback, type LoopbackServer } from './loopback-server.ts';
 
 const RATE_WINDOW_MS = 60_000;
 const RATE_LIMIT = 100_000_000;
@@ -72,8 +72,7 @@ export async function startRulesFloor(appUrl: string): Promise<LoopbackServer> {
     rateCountStatement(),
   ]);
   // The app role, as the service connects: row-level security applies.
-  const pool = new pg.Pool({ connectionString: appUrl, max: 10, pipeline: true } as pg.PoolConfig);
-  pool.on('error', () => {});
+  const pool = benchPool({ connectionString: appUrl, max: 10, pipeline: true } as pg.PoolConfig);
   /** Per key (by its hash): the tenant and user its last check named. */
   const principals = new Map<string, { tenantId: string; userId: string }>();
 

@@ -9,10 +9,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
-import pg from 'pg';
 import { loadConfig } from '../control-plane/config.ts';
 import { startService } from '../control-plane/service.ts';
-import { listenOnLoopback } from './loopback-server.ts';
+import { benchPool, listenOnLoopback } from './loopback-server.ts';
 import { startFrameworkFloor } from './rest-latency.floor.ts';
 import { startRulesFloor } from './rest-latency.rules.ts';
 
@@ -54,9 +53,7 @@ try {
 
   // The baseline: the same primary-key read, nothing else (no auth, tenancy, envelope or limits).
   const ownerUrl = service.owner.pool.options.connectionString!;
-  const pool = new pg.Pool({ connectionString: ownerUrl, max: 10 });
-  // An idle client losing its connection (the database stopping first) must not end the run.
-  pool.on('error', () => {});
+  const pool = benchPool({ connectionString: ownerUrl, max: 10 });
   const bareApp = express();
   bareApp.get('/projects/:id', async (req, res) => {
     const { rows } = await pool.query('select * from projects where id = $1', [req.params.id]);

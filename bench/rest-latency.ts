@@ -67,14 +67,7 @@ async function load(target: Target, connections: number, duration: number): Prom
 // first; each round gives ratios, and the report takes the median, so a noisy moment on a shared
 // machine moves one round rather than the verdict.
 for (const server of order) await load(targets[server], 10, 2);
-type Round = {
-  latencyRatio: number;
-  throughputRatio: number;
-  floorLatencyRatio: number;
-  floorThroughputRatio: number;
-  rulesLatencyRatio: number;
-  rulesThroughputRatio: number;
-} & Record<`${Server}${'Latency' | 'Throughput'}`, Measured>;
+type Round = Record<'latency' | 'throughput', Record<Server, Measured>>;
 const rounds: Round[] = [];
 for (let round = 0; round < roundCount; round += 1) {
   const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
@@ -83,29 +76,20 @@ for (let round = 0; round < roundCount; round += 1) {
     for (const server of rotated) measured[server] = await load(targets[server], connections, seconds);
     return measured;
   };
-  const latency = await measureAll(1);
-  const throughput = await measureAll(50);
-  rounds.push({
-    latencyRatio: latency.full.meanLatencyMs / latency.bare.meanLatencyMs,
-    throughputRatio: throughput.full.requestsPerSecond / throughput.bare.requestsPerSecond,
-    floorLatencyRatio: latency.floor.meanLatencyMs / latency.bare.meanLatencyMs,
-    floorThroughputRatio: throughput.floor.requestsPerSecond / throughput.bare.requestsPerSecond,
-    rulesLatencyRatio: latency.rules.meanLatencyMs / latency.bare.meanLatencyMs,
-    rulesThroughputRatio: throughput.rules.requestsPerSecond / throughput.bare.requestsPerSecond,
-    bareLatency: latency.bare,
-    fullLatency: latency.full,
-    floorLatency: latency.floor,
-    rulesLatency: latency.rules,
-    bareThroughput: throughput.bare,
-    fullThroughput: throughput.full,
-    floorThroughput: throughput.floor,
-    rulesThroughput: throughput.rules,
-  });
+  rounds.push({ latency: await measureAll(1), throughput: await measureAll(50) });
 }
-const latencyRatio = median(rounds.map((r) => r.latencyRatio));
+/** A server's ratios to the bare handler in one round: mean latency at 1 connection, throughput at 50. */
+const latencyRatioOf = (round: Round, server: Server) => round.latency[server].meanLatencyMs / round.latency.bare.meanLatencyMs;
+const throughputRatioOf = (round: Round, server: Server) => round.throughput[server].requestsPerSecond / round.throughput.bare.requestsPerSecond;
+const medianRatios = (server: Server) => ({
+  latencyRatio: Number(median(rounds.map((r) => latencyRatioOf(r, server))).toFixed(3)),
+  throughputRatio: Number(median(rounds.map((r) => throughputRatioOf(r, server))).toFixed(3)),
+});
+
+const latencyRatio = median(rounds.map((r) => latencyRatioOf(r, 'full')));
 // The round with the median throughput ratio: its ratio, and what one request costs each side at 50 connections.
-const medianRound = [...rounds].sort((a, b) => a.throughputRatio - b.throughputRatio)[Math.floor(rounds.length / 2)]!;
-const throughputRatio = medianRound.throughputRatio;
+const medianRound = [...rounds].sort((a, b) => throughputRatioOf(a, 'full') - throughputRatioOf(b, 'full'))[Math.floor(rounds.length / 2)]!;
+const throughputRatio = throughputRatioOf(medianRound, 'full');
 const report = {
   benchmark: 'rest-latency',
   seconds,
@@ -116,20 +100,9 @@ const report = {
   throughputRatio: Number(throughputRatio.toFixed(3)),
   throughputTarget: '≥ 0.55',
   throughputMet: throughputRatio >= 0.55,
-  frameworkFloor: {
-    latencyRatio: Number(median(rounds.map((r) => r.floorLatencyRatio)).toFixed(3)),
-    throughputRatio: Number(median(rounds.map((r) => r.floorThroughputRatio)).toFixed(3)),
-  },
-  rulesFloor: {
-    latencyRatio: Number(median(rounds.map((r) => r.rulesLatencyRatio)).toFixed(3)),
-    throughputRatio: Number(median(rounds.map((r) => r.rulesThroughputRatio)).toFixed(3)),
-  },
-  cpuMicrosPerRequest: {
-    bare: medianRound.bareThroughput.cpuMicrosPerRequest,
-    floor: medianRound.floorThroughput.cpuMicrosPerRequest,
-    full: medianRound.fullThroughput.cpuMicrosPerRequest,
-    rules: medianRound.rulesThroughput.cpuMicrosPerRequest,
-  },
+  frameworkFloor: medianRatios('floor'),
+  rulesFloor: medianRatios('rules'),
+  cpuMicrosPerRequest: Object.fromEntries(order.map((server) => [server, medianRound.throughput[server].cpuMicrosPerRequest])),
   raw: rounds,
 };
 console.log(JSON.stringify(report, null, 2));

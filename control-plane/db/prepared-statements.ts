@@ -33,6 +33,12 @@ export function statementNamer(prefix: string, maxStatements = MAX_PREPARED_STAT
   };
 }
 
+/** A statement as pg takes it, named (so prepared once per connection) when it has parameters and `nameFor` gives it a name. */
+export function preparedQuery(nameFor: (text: string) => string | undefined, text: string, values: unknown[]): pg.QueryConfig {
+  const name = values.length > 0 ? nameFor(text) : undefined;
+  return name === undefined ? { text, values } : { name, text, values };
+}
+
 /** A pg client's socket (pg keeps it on its connection): what is written while it is corked leaves in one write when it is uncorked. */
 export function socketOf(client: pg.PoolClient): Pick<Socket, 'cork' | 'uncork' | 'writableCorked'> {
   return (client as unknown as { connection: { stream: Socket } }).connection.stream;
@@ -127,8 +133,7 @@ export function preparingPool(pool: pg.Pool, options: { maxStatements?: number }
         }
         const waitingFor = ahead;
         ahead = undefined;
-        const name = values.length > 0 ? nameFor(text) : undefined;
-        const answer = name === undefined ? client.query(text, values) : client.query({ name, text, values });
+        const answer = client.query(preparedQuery(nameFor, text, values));
         uncorkAhead();
         try {
           if (waitingFor) await waitingFor;

@@ -1,13 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
-import { isStalePlan, socketOf, statementNamer } from './prepared-statements.ts';
-
-/** A statement as pg's `client.query(config)` takes it (rate-limiter-flexible's store calls it so). */
-export interface BatchedStatement {
-  text: string;
-  values?: unknown[];
-  name?: string;
-}
+import { isStalePlan, preparedQuery, socketOf, statementNamer } from './prepared-statements.ts';
 
 /**
  * Single statements that need no transaction of their own — the checks every request makes before
@@ -20,17 +13,18 @@ export interface BatchedStatement {
  * This wants a pipelining pool (`pipeline: true`, as the API's is): elsewhere the statements of a
  * batch still share its connection, but run one after another.
  *
- * `query` has pg's shape, so rate-limiter-flexible's PostgreSQL store can use it as its client;
- * `kyselyPool` lets a Kysely instance run single statements through it. A transaction cannot: each
- * batch may use another connection, so BEGIN is refused.
+ * `query` takes a statement as pg's `client.query(config)` does, so rate-limiter-flexible's
+ * PostgreSQL store can use it as its client; `kyselyPool` lets a Kysely instance run single
+ * statements through it. A transaction cannot: each batch may use another connection, so BEGIN is
+ * refused.
  */
 export interface StatementBatches {
-  query(statement: BatchedStatement): Promise<pg.QueryResult>;
+  query(statement: pg.QueryConfig): Promise<pg.QueryResult>;
   kyselyPool(): PostgresPool;
 }
 
 interface Pending {
-  statement: BatchedStatement;
+  statement: pg.QueryConfig;
   resolve(result: pg.QueryResult): void;
   reject(error: unknown): void;
 }
@@ -51,7 +45,7 @@ export function statementBatches(pool: pg.Pool): StatementBatches {
     }
     const stream = socketOf(client);
     stream.cork();
-    const answers = batch.map(({ statement }) => client.query(statement as pg.QueryConfig));
+    const answers = batch.map(({ statement }) => client.query(statement));
     stream.uncork();
     const outcomes = await Promise.allSettled(answers);
     let stale = false;
@@ -64,7 +58,7 @@ export function statementBatches(pool: pg.Pool): StatementBatches {
     client.release(stale);
   }
 
-  function query(statement: BatchedStatement): Promise<pg.QueryResult> {
+  function query(statement: pg.QueryConfig): Promise<pg.QueryResult> {
     if (OPENS_TRANSACTION.test(statement.text)) return Promise.reject(new Error('Batched statements run on their own; a transaction needs a connection of its own'));
     return new Promise((resolve, reject) => {
       if (pending.length === 0) {
@@ -90,9 +84,7 @@ export function statementBatches(pool: pg.Pool): StatementBatches {
           release: () => {},
           query: ((text: string, values?: readonly unknown[]) => {
             if (typeof text !== 'string') throw new Error('Batched statements do not stream rows');
-            const parameters = [...(values ?? [])];
-            const name = parameters.length > 0 ? nameFor(text) : undefined;
-            return query(name === undefined ? { text, values: parameters } : { name, text, values: parameters });
+            return query(preparedQuery(nameFor, text, [...(values ?? [])]));
           }) as unknown as PostgresPoolClient['query'],
         };
       },

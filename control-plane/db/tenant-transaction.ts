@@ -74,12 +74,14 @@ function runInTenantTransaction<T>(db: Kysely<Database>, tenantId: string, optio
           reject(error);
           return;
         }
-        if (!options.readOnly) {
-          await sql`commit`.execute(connection);
-          return resolve(outcome);
+        if (options.readOnly) {
+          // Final already: the caller has it before the COMMIT, which goes out behind.
+          resolve(outcome);
+          await sql.raw(sentBehind('commit')).execute(connection);
+          return;
         }
+        await sql`commit`.execute(connection);
         resolve(outcome);
-        await sql.raw(sentBehind('commit')).execute(connection);
       })
       .catch(reject);
   });
