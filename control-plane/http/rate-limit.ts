@@ -107,7 +107,7 @@ export function createRequestCounter(store: StatementBatches, limits: Config['ra
     const classResult = await consume(perClass[rateLimitClassFor(path)], key, points);
     const hourlyResult = classResult.allowed && hourly ? await consume(hourly, key, points) : undefined;
     // Refused by the hourly budget: the class budget gets back what the request did not use.
-    if (hourlyResult && !hourlyResult.allowed) classResult.state = await classResult.limiter.reward(key, points);
+    if (hourlyResult && !hourlyResult.allowed) await classResult.limiter.reward(key, points);
     const refused = [classResult, hourlyResult].find((result) => result && !result.allowed);
     const shown = refused ?? classResult;
     return (res, next) => {

@@ -46,11 +46,12 @@ export function createRestHandler(options: {
     // HEAD asks what GET would answer: the procedure runs as for GET, and Node sends no body for a
     // response to HEAD (the response was made for a HEAD request; the method it routes by does not change that).
     const method = req.method;
+    const routedMethod = method === 'HEAD' ? 'GET' : method;
     const queryStart = req.url.indexOf('?');
-    const queryRefusal = refuseUndeclaredQuery(method === 'HEAD' ? 'GET' : method, req.path, queryStart === -1 ? '' : req.url.slice(queryStart + 1));
+    const queryRefusal = refuseUndeclaredQuery(routedMethod, req.path, queryStart === -1 ? '' : req.url.slice(queryStart + 1));
     if (queryRefusal) return sendSurfaceError(req, res, queryRefusal);
-    if (method === 'HEAD') req.method = 'GET';
-    if (readsBody(req.method)) {
+    req.method = routedMethod;
+    if (readsBody(routedMethod)) {
       const refusal = bodyRefusal(req);
       if (refusal) return sendSurfaceError(req, res, refusal);
     }
