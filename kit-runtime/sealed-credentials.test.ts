@@ -38,6 +38,13 @@ function expectNoSecretIn(fn: () => unknown): void {
   throw new Error('expected a CredentialSealError');
 }
 
+/** Seals raw text to the ring's key, as a client does (or as rows were stored before a check existed). */
+function sealText(text: string) {
+  const ciphertext = sodium.crypto_box_seal(sodium.from_string(text), sodium.from_base64(sealer.publicKey().key, sodium.base64_variants.ORIGINAL));
+  return { keyId: sealer.publicKey().keyId, ciphertext: sodium.to_base64(ciphertext, sodium.base64_variants.ORIGINAL) };
+}
+const sealJson = (value: unknown) => sealText(JSON.stringify(value));
+
 describe('sealed credentials', () => {
   it('seals and opens a secret bound to its row', () => {
     const sealed = sealer.seal(row, secret);
@@ -142,19 +149,10 @@ describe('client values cannot carry another row\'s stored credential', () => {
   const attacker = { tenantId: 'tenant-attacker', credentialId: 'git-token' };
   const victimSecret = { token: 'sk_live_victim_token' };
 
-  /** Seals raw JSON to the ring's key, as a client, or as rows were stored before this check. */
-  async function sealRaw(ring: CredentialSealer, value: unknown) {
-    await sodium.ready;
-    const { keyId, key } = ring.publicKey();
-    const ciphertext = sodium.crypto_box_seal(sodium.from_string(JSON.stringify(value)), sodium.from_base64(key, sodium.base64_variants.ORIGINAL));
-    return { keyId, ciphertext: sodium.to_base64(ciphertext, sodium.base64_variants.ORIGINAL) };
-  }
-
   it('refuses a stored ciphertext submitted as a client value, re-sealed by the server or wrapped by the API', async () => {
-    const { createPublicCredentialSealer } = await import('./sealed-credentials.ts');
     const api = await createPublicCredentialSealer(sealer.publicKey());
     const storedV1 = sealer.seal(victim, victimSecret);
-    const storedV2 = api.wrapClientValue(await sealRaw(sealer, victimSecret), victim);
+    const storedV2 = api.wrapClientValue(sealJson(victimSecret), victim);
     expect(sealer.open(storedV2, victim)).toEqual(victimSecret);
 
     for (const stored of [storedV1, storedV2]) {
@@ -170,21 +168,21 @@ describe('client values cannot carry another row\'s stored credential', () => {
 
   it('refuses a row that already holds a smuggled envelope, and a secret shaped like one', async () => {
     // What sealClientValue stored for a replayed ciphertext before it refused them.
-    const smuggled = await sealRaw(sealer, { v: 1, ...attacker, secret: { v: 1, ...victim, secret: victimSecret } });
+    const smuggled = sealJson({ v: 1, ...attacker, secret: { v: 1, ...victim, secret: victimSecret } });
     expectNoSecretIn(() => sealer.open(smuggled, attacker));
     expect(() => sealer.open(smuggled, attacker)).toThrow('sealed credential holds a stored credential envelope, not a secret');
     expect(() => sealer.seal(attacker, { v: 1, ...victim, secret: {} })).toThrow('must not be shaped like a stored credential envelope');
   });
 
   it('still opens rows stored in the format written so far', async () => {
-    const clientValue = await sealRaw(sealer, { token: 'from-client', v: 3 });
+    const clientValue = sealJson({ token: 'from-client', v: 3 });
     const rows = [
       { plaintext: { v: 1, ...victim, secret: victimSecret }, secret: victimSecret },
       // A secret may name a tenant or a version; only all three envelope keys together are refused.
       { plaintext: { v: 1, ...victim, secret: { token: 'x', tenantId: 'acme', v: 2 } }, secret: { token: 'x', tenantId: 'acme', v: 2 } },
       { plaintext: { v: 2, ...victim, clientSealed: clientValue }, secret: { token: 'from-client', v: 3 } },
     ];
-    for (const { plaintext, secret: expected } of rows) expect(sealer.open(await sealRaw(sealer, plaintext), victim)).toEqual(expected);
+    for (const { plaintext, secret: expected } of rows) expect(sealer.open(sealJson(plaintext), victim)).toEqual(expected);
   });
 });
 
@@ -199,11 +197,6 @@ describe('a credential secret is bounded: 64 values, 32 levels, 16 KiB of JSON',
     let inner: unknown = 'sk_live_deep';
     for (let level = 1; level < levels; level += 1) inner = [inner];
     return { deep: inner };
-  };
-  /** Seals raw JSON text to the ring's key, as a client does (or as rows were stored before the bound). */
-  const sealText = (text: string) => {
-    const ciphertext = sodium.crypto_box_seal(sodium.from_string(text), sodium.from_base64(sealer.publicKey().key, sodium.base64_variants.ORIGINAL));
-    return { keyId: sealer.publicKey().keyId, ciphertext: sodium.to_base64(ciphertext, sodium.base64_variants.ORIGINAL) };
   };
   let api: PublicCredentialSealer;
 
@@ -266,12 +259,12 @@ describe('a credential secret is bounded: 64 values, 32 levels, 16 KiB of JSON',
       expect(() => sealer.sealClientValue(clientSealed, binding)).toThrow(message);
       // Wrapped by the API (which cannot look inside) — or, for one too large to wrap now, as a row
       // stored before the bound was — it is refused where it is opened, and by rotation.
-      const wrapped = text.length <= CREDENTIAL_SECRET_BOUND.bytes ? api.wrapClientValue(clientSealed, binding) : sealText(JSON.stringify({ v: 2, ...binding, clientSealed }));
+      const wrapped = text.length <= CREDENTIAL_SECRET_BOUND.bytes ? api.wrapClientValue(clientSealed, binding) : sealJson({ v: 2, ...binding, clientSealed });
       expectNoSecretIn(() => sealer.open(wrapped, binding));
       expect(() => sealer.open(wrapped, binding)).toThrow(message);
       expect(() => sealer.rotate(wrapped, binding)).toThrow(message);
     }
-    const within = sealText(JSON.stringify(valuesSecret(64)));
+    const within = sealJson(valuesSecret(64));
     expect(sealer.open(sealer.sealClientValue(within, binding), binding)).toEqual(valuesSecret(64));
     expect(sealer.open(api.wrapClientValue(within, binding), binding)).toEqual(valuesSecret(64));
   });
@@ -289,7 +282,7 @@ describe('a credential secret is bounded: 64 values, 32 levels, 16 KiB of JSON',
       const clientSealed = sealText(text);
       expectNoSecretIn(() => sealer.sealClientValue(clientSealed, binding));
       expect(() => sealer.sealClientValue(clientSealed, binding)).toThrow(message);
-      const wrapped = sealText(JSON.stringify({ v: 2, ...binding, clientSealed }));
+      const wrapped = sealJson({ v: 2, ...binding, clientSealed });
       expect(() => sealer.open(wrapped, binding)).toThrow(message);
     }
     for (const seal of [sealer.seal, api.seal]) {
@@ -300,7 +293,7 @@ describe('a credential secret is bounded: 64 values, 32 levels, 16 KiB of JSON',
   });
 
   it('no longer opens a row stored before the bound that exceeds it', () => {
-    const stored = sealText(JSON.stringify({ v: 1, ...binding, secret: valuesSecret(40_000) }));
+    const stored = sealJson({ v: 1, ...binding, secret: valuesSecret(40_000) });
     expectNoSecretIn(() => sealer.open(stored, binding));
     expect(() => sealer.open(stored, binding)).toThrow('sealed credential holds 40000 values; at most 64 are allowed');
   });

@@ -14,6 +14,7 @@
  * with what.
  */
 import sodium from 'libsodium-wrappers';
+import { nestsDeeperThan } from './json-depth.ts';
 
 export type CredentialKeyPair = { keyId: string; publicKey: string; privateKey: string };
 /** Configuration: every key still needed to open stored values, and the one new seals use. */
@@ -283,39 +284,27 @@ function assertSealable(secret: unknown): asserts secret is CredentialSecret {
 
 /**
  * Refuses a secret beyond CREDENTIAL_SECRET_BOUND. The message gives the bound and what was found
- * (a count, a size), never a value. Depth and count come first, from a walk that cannot overflow,
- * so JSON.stringify only ever measures a value shallow enough for it.
+ * (a count, a size), never a value. Depth comes first, from a walk that cannot overflow (and ends on
+ * a cyclic object), so the count and JSON.stringify only ever walk a value shallow enough for them.
  */
 function assertWithinBound(secret: CredentialSecret, what: string): void {
   const { values, depth, bytes } = CREDENTIAL_SECRET_BOUND;
-  const found = measureSecret(secret);
-  if (found.tooDeep) throw new CredentialSealError(`${what} nests more than ${depth} levels of objects and arrays; at most ${depth} are allowed`);
-  if (found.values > values) {
-    throw new CredentialSealError(`${what} holds ${found.values} values; at most ${values} are allowed (strings, numbers and booleans, at any depth)`);
+  if (nestsDeeperThan(secret, depth)) throw new CredentialSealError(`${what} nests more than ${depth} levels of objects and arrays; at most ${depth} are allowed`);
+  const count = countValues(secret);
+  if (count > values) {
+    throw new CredentialSealError(`${what} holds ${count} values; at most ${values} are allowed (strings, numbers and booleans, at any depth)`);
   }
   const size = Buffer.byteLength(JSON.stringify(secret), 'utf8');
   if (size > bytes) throw new CredentialSealError(`${what} is ${size} bytes of JSON; at most ${bytes} are allowed`);
 }
 
-/**
- * Counts a secret's values (strings, numbers and booleans) with a list of pending values, not
- * recursion, so however deep a value nests the count cannot overflow the stack. A container past
- * the depth bound is noted and not entered, which also ends the walk on a cyclic object.
- */
-function measureSecret(secret: CredentialSecret): { values: number; tooDeep: boolean } {
-  let values = 0;
-  let tooDeep = false;
-  const pending: Array<[value: unknown, depth: number]> = [[secret, 1]];
-  while (pending.length > 0) {
-    const [value, depth] = pending.pop()!;
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-      values += 1;
-    } else if (value !== null && typeof value === 'object') {
-      if (depth > CREDENTIAL_SECRET_BOUND.depth) tooDeep = true;
-      else for (const child of Object.values(value)) pending.push([child, depth + 1]);
-    }
-  }
-  return { values, tooDeep };
+/** A value's strings, numbers and booleans, at any depth (called once its depth is known to be bounded). */
+function countValues(value: unknown): number {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return 1;
+  if (value === null || typeof value !== 'object') return 0;
+  let count = 0;
+  for (const child of Object.values(value)) count += countValues(child);
+  return count;
 }
 
 function isSecret(value: unknown): value is CredentialSecret {
