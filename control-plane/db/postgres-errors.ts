@@ -97,12 +97,14 @@ export function permanentRefusalOf(error: unknown): { constraint?: string; descr
 }
 
 const unreachableNodeCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-// node-postgres reports a lost or refused connection in words, without a code.
-const unreachableMessages = [/^Connection terminated/, /timeout exceeded when trying to connect/, /is not queryable/];
+// node-postgres reports a lost or refused connection in words, without a code; pg-pool, a pool this
+// process has already ended (it is shutting down: another node should take the request).
+const unreachableMessages = [/^Connection terminated/, /timeout exceeded when trying to connect/, /is not queryable/, /^Cannot use a pool after calling end on the pool/];
 
 /**
  * The database cannot be reached or will not take this connection: refused, lost, timed out, shutting
- * down (SQLSTATE 57P01–57P03), a connection exception (class 08), or a login it refuses (class 28).
+ * down (SQLSTATE 57P01–57P03), a connection exception (class 08), a login it refuses (class 28), or
+ * this process's pool already ended.
  * Nothing the caller sent caused it, and it may pass: SERVICE_UNAVAILABLE, not INTERNAL_ERROR.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {

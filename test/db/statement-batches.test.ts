@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isDatabaseUnavailable } from '../../control-plane/db/postgres-errors.ts';
 import { statementBatches, type StatementBatches } from '../../control-plane/db/statement-batches.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
@@ -59,5 +60,13 @@ describe('statement batches', () => {
     const outcomes = await Promise.allSettled([away.query({ text: 'select 1' }), away.query({ text: 'select 2' })]);
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
     await unreachable.end();
+  });
+
+  it('fails a statement still waiting for its batch when the pool ends as the database being away', async () => {
+    const ending = new pg.Pool({ connectionString: pipelinedPool.options.connectionString, pipeline: true } as pg.PoolConfig);
+    const waiting = statementBatches(ending).query({ text: 'select 1' });
+    await ending.end();
+    const error = await waiting.then(() => undefined, (reason: unknown) => reason);
+    expect(isDatabaseUnavailable(error)).toBe(true);
   });
 });
