@@ -13,7 +13,7 @@ import { isDatabaseUnavailable } from '../db/postgres-errors.ts';
 import type { StatementBatches } from '../db/statement-batches.ts';
 import { createLoginThrottle } from '../domains/users/login-throttle.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
-import { failureMetaFor, retryAfterFor } from '../errors/error-catalog.ts';
+import { retryAfterFor } from '../errors/error-catalog.ts';
 import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
@@ -23,6 +23,7 @@ import { bodyReadFailure } from './body-read-errors.ts';
 import { refuseMisshapenBodies } from './body-shape.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { createDownloadHandler } from './downloads.ts';
+import { failureAnswerFor } from './failure-meta.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
 import { createRequestCounter, rateLimitCallerAfter, rateLimitCallerKey } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
@@ -148,7 +149,7 @@ export function createApp(deps: AppDeps): express.Express {
       // Retry-After when one of their calls met a passing outage.
       responseMeta: ({ errors, paths }) => {
         const codes = errors.map((error) => toWireError(error).code);
-        if (codes.length === 1 && (paths?.length ?? 1) <= 1) return failureMetaFor(codes[0]!);
+        if (codes.length === 1 && (paths?.length ?? 1) <= 1) return failureAnswerFor(codes[0]!);
         const retryAfter = codes.map(retryAfterFor).find(Boolean);
         return retryAfter ? { headers: { 'Retry-After': retryAfter } } : {};
       },

@@ -2,7 +2,7 @@ import { getPathRegExp, normalizePath, type OpenAPIObject } from 'trpc-to-openap
 import type { WireError } from '../errors/coerce-error.ts';
 import { operationsOf } from './openapi-document.ts';
 
-type Route = { pattern: RegExp; names: Set<string> };
+type Route = { pattern: RegExp; names: Set<string>; listNames: Set<string> };
 
 /**
  * A name as the answer may repeat it: one shaped like a parameter's. Anything else (a pasted API key
@@ -13,16 +13,18 @@ function shownName(name: string): string {
 }
 
 /**
- * Refuses query parameters the operation does not declare, as a body's unknown fields are: a
- * misspelt filter (`?stauts=archived`) would otherwise be dropped without a word and the answer
- * would hold everything. Read from the OpenAPI document, the contract REST callers build on. A
- * request without a query costs nothing; a path no operation matches is left to the router
- * (NOT_FOUND).
+ * Refuses a query the operation does not declare, as a body's unknown fields are: a parameter it
+ * does not take (a misspelt filter, `?stauts=archived`, would otherwise be dropped without a word
+ * and the answer would hold everything), and one of its single-valued parameters given more than
+ * once (`?limit=1&limit=2`, `?status=active&status=archived`): the projection would hand the
+ * procedure a list, refused in words about something else ("must be a whole number", "Invalid
+ * option"). Read from the OpenAPI document, the contract REST callers build on. A request without a
+ * query costs nothing; a path no operation matches is left to the router (NOT_FOUND).
  */
-export function undeclaredQueryRefusal(document: OpenAPIObject): (method: string, path: string, queryString: string) => WireError | undefined {
+export function queryParameterRefusal(document: OpenAPIObject): (method: string, path: string, queryString: string) => WireError | undefined {
   const routesByMethod = new Map<string, Route[]>();
-  for (const { method, template, queryNames } of operationsOf(document)) {
-    routesByMethod.set(method, [...(routesByMethod.get(method) ?? []), { pattern: getPathRegExp(normalizePath(template)), names: queryNames }]);
+  for (const { method, template, queryNames, listNames } of operationsOf(document)) {
+    routesByMethod.set(method, [...(routesByMethod.get(method) ?? []), { pattern: getPathRegExp(normalizePath(template)), names: queryNames, listNames }]);
   }
   return (method, path, queryString) => {
     if (queryString === '') return undefined;
@@ -30,14 +32,32 @@ export function undeclaredQueryRefusal(document: OpenAPIObject): (method: string
     const routed = normalizePath(path);
     const matching = (routesByMethod.get(method) ?? []).filter((route) => route.pattern.test(routed));
     if (matching.length === 0) return undefined;
-    // Where two templates match (`/{orgId}/kits/executions`, `/{orgId}/kits/{kitId}`), either's names pass.
-    const undeclared = [...new Set(new URLSearchParams(queryString).keys())].filter((name) => !matching.some((route) => route.names.has(name)));
-    if (undeclared.length === 0) return undefined;
-    const declared = [...new Set(matching.flatMap((route) => [...route.names]))];
-    return {
-      code: 'VALIDATION_ERROR',
-      message: `The query names parameters this operation does not take (it takes ${declared.length > 0 ? declared.join(', ') : 'none'})`,
-      details: { issues: undeclared.map((name) => ({ field: shownName(name), issue: 'is not a field that can be set here' })) },
-    };
+    const given = [...new URLSearchParams(queryString).keys()];
+    return undeclaredRefusal(given, matching) ?? repeatedRefusal(given, matching);
+  };
+}
+
+function undeclaredRefusal(given: string[], matching: Route[]): WireError | undefined {
+  // Where two templates match (`/{orgId}/kits/executions`, `/{orgId}/kits/{kitId}`), either's names pass.
+  const undeclared = [...new Set(given)].filter((name) => !matching.some((route) => route.names.has(name)));
+  if (undeclared.length === 0) return undefined;
+  const declared = [...new Set(matching.flatMap((route) => [...route.names]))];
+  return {
+    code: 'VALIDATION_ERROR',
+    message: `The query names parameters this operation does not take (it takes ${declared.length > 0 ? declared.join(', ') : 'none'})`,
+    details: { issues: undeclared.map((name) => ({ field: shownName(name), issue: 'is not a field that can be set here' })) },
+  };
+}
+
+function repeatedRefusal(given: string[], matching: Route[]): WireError | undefined {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const name of given) (seen.has(name) ? repeated : seen).add(name);
+  const refused = [...repeated].filter((name) => !matching.some((route) => route.listNames.has(name)));
+  if (refused.length === 0) return undefined;
+  return {
+    code: 'VALIDATION_ERROR',
+    message: 'The query gives a parameter more than once; each takes one value',
+    details: { issues: refused.map((name) => ({ field: name, issue: 'is given more than once' })) },
   };
 }

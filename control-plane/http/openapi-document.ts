@@ -2,7 +2,8 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { errorCodes } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import { SERVICE_VERSION } from '../version.ts';
-import { credentialsOptionalProcedurePaths, errorResponsesByProcedurePath, strictInputProcedurePaths, successStatusByProcedurePath } from './procedure-meta.ts';
+import { bodyOptionalProcedurePaths, credentialsOptionalProcedurePaths, errorResponsesByProcedurePath, strictInputProcedurePaths, successStatusByProcedurePath } from './procedure-meta.ts';
+import { AUTHENTICATION_CHALLENGE } from './failure-meta.ts';
 import { ACCEPTABLE_REQUEST_ID } from './request-id.ts';
 
 const DESCRIPTION = [
@@ -78,6 +79,10 @@ const answerHeaders: Record<string, Header> = {
 };
 const retryAfter: Header = { description: 'Seconds to wait before trying again', required: true, schema: { type: 'integer' } };
 const refusalHeaders: Record<string, Header> = { ...answerHeaders, 'Retry-After': retryAfter };
+const challengeHeaders: Record<string, Header> = {
+  ...answerHeaders,
+  'WWW-Authenticate': { description: `How to authenticate: \`${AUTHENTICATION_CHALLENGE}\` (or send X-API-Key)`, required: true, schema: { type: 'string' } },
+};
 
 /** What each failure status means on this surface, unless a procedure's meta says more. */
 const errorDescriptions: Record<number, string> = {
@@ -118,6 +123,7 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
   const errorsByOperation = byOperationId(errorResponsesByProcedurePath(router));
   const strictOperations = new Set([...strictInputProcedurePaths(router)].map((path) => path.replace(/\./g, '-')));
   const optionalOperations = new Set([...credentialsOptionalProcedurePaths(router)].map((path) => path.replace(/\./g, '-')));
+  const bodyOptionalOperations = new Set([...bodyOptionalProcedurePaths(router)].map((path) => path.replace(/\./g, '-')));
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       if (!operation?.responses) continue;
@@ -125,8 +131,11 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
       const declaredErrors = errorsByOperation.get(operationId);
       if (operation.security) operation.security = authenticated;
       else if (optionalOperations.has(operationId)) operation.security = optionallyAuthenticated;
-      const body = (operation.requestBody as { content?: Record<string, { schema?: { type?: string; additionalProperties?: unknown } }> } | undefined)?.content?.['application/json']?.schema;
+      const requestBody = operation.requestBody as { required?: boolean; content?: Record<string, { schema?: { type?: string; additionalProperties?: unknown } }> } | undefined;
+      const body = requestBody?.content?.['application/json']?.schema;
       if (body?.type === 'object' && strictOperations.has(operationId)) body.additionalProperties = false;
+      // The generator calls every body required; one whose fields are all optional may be left out.
+      if (requestBody && bodyOptionalOperations.has(operationId)) requestBody.required = false;
       wrapResponses(operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, declaredErrors));
       operation.parameters = [...(operation.parameters ?? []), ...(operation.security ? [tenantParameter] : []), requestIdParameter];
     }
@@ -196,20 +205,24 @@ function wrapResponses(operation: Operation, successStatus: number, errors: Map<
     },
   };
   for (const [status, description] of errors) {
-    const headers = status === 429 || status === 503 ? refusalHeaders : answerHeaders;
+    const headers = status === 429 || status === 503 ? refusalHeaders : status === 401 ? challengeHeaders : answerHeaders;
     responses[String(status)] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } }, headers };
   }
   operation.responses = responses;
 }
 
-/** Each operation of the document: its method (upper case), path template and declared query parameters. */
-export function operationsOf(document: OpenAPIObject): Array<{ method: string; template: string; queryNames: Set<string> }> {
+/**
+ * Each operation of the document: its method (upper case), path template, declared query
+ * parameters, and those of them that are lists (`type: array`, which may be given more than once).
+ */
+export function operationsOf(document: OpenAPIObject): Array<{ method: string; template: string; queryNames: Set<string>; listNames: Set<string> }> {
   return Object.entries(document.paths ?? {}).flatMap(([template, pathItem]) =>
     (['get', 'put', 'post', 'delete', 'patch'] as const).flatMap((method) => {
       const operation = pathItem[method];
       if (!operation) return [];
-      const queryNames = new Set((operation.parameters ?? []).flatMap((parameter) => ('in' in parameter && parameter.in === 'query' ? [parameter.name] : [])));
-      return [{ method: method.toUpperCase(), template, queryNames }];
+      const query = (operation.parameters ?? []).flatMap((parameter) => ('in' in parameter && parameter.in === 'query' ? [parameter] : []));
+      const isList = (parameter: (typeof query)[number]) => (parameter.schema as { type?: unknown } | undefined)?.type === 'array';
+      return [{ method: method.toUpperCase(), template, queryNames: new Set(query.map((parameter) => parameter.name)), listNames: new Set(query.filter(isList).map((parameter) => parameter.name)) }];
     }),
   );
 }

@@ -51,3 +51,27 @@ export function strictInputProcedurePaths(router: AnyRouter): Set<string> {
   }
   return strict;
 }
+
+type ParsedInputsOf = { _def: { inputs?: Array<{ safeParse(value: unknown): { success: boolean } }>; meta?: { openapi?: { path?: string } } } };
+
+/**
+ * A value every path parameter of the API takes (a uuid, a token, a kit id). Should one not take
+ * it, its operation's body is merely documented as required, as it was before this was read.
+ */
+const ANY_PATH_VALUE = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * Procedure paths whose REST body may be left out: their input parses with its path parameters
+ * alone. A POST, PUT or PATCH without a body means "no fields", so for these (every field
+ * optional: a PATCH, a rotation) it succeeds, and the document must not call the body required.
+ */
+export function bodyOptionalProcedurePaths(router: AnyRouter): Set<string> {
+  const optional = new Set<string>();
+  for (const [path, procedure] of Object.entries(router._def.procedures)) {
+    const { inputs = [], meta } = (procedure as ParsedInputsOf)._def;
+    if (inputs.length !== 1 || !meta?.openapi?.path) continue;
+    const pathOnly = Object.fromEntries([...meta.openapi.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name, ANY_PATH_VALUE]));
+    if (inputs[0]!.safeParse(pathOnly).success) optional.add(path);
+  }
+  return optional;
+}

@@ -2,11 +2,11 @@ import type { NextFunction, Request, Response } from 'express';
 import { createOpenApiNodeHttpHandler, type OpenAPIObject } from 'trpc-to-openapi';
 import typeis from 'type-is';
 import { logServerFault, toWireError, type WireError } from '../errors/coerce-error.ts';
-import { failureMetaFor } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import type { Context } from '../trpc/context.ts';
 import { errorEnvelope, successEnvelopeJson } from './envelope.ts';
-import { undeclaredQueryRefusal } from './declared-query.ts';
+import { failureAnswerFor } from './failure-meta.ts';
+import { queryParameterRefusal } from './declared-query.ts';
 import { readsBody, unsupportedContentType } from './json-body.ts';
 import { successStatusByProcedurePath } from './procedure-meta.ts';
 import { sendSurfaceError } from './surface-errors.ts';
@@ -25,7 +25,7 @@ export function createRestHandler(options: {
   document: OpenAPIObject;
 }) {
   const successStatuses = successStatusByProcedurePath(options.router);
-  const refuseUndeclaredQuery = undeclaredQueryRefusal(options.document);
+  const refuseQuery = queryParameterRefusal(options.document);
   const handler = createOpenApiNodeHttpHandler<AppRouter, Request, Response>({
     router: options.router,
     createContext: ({ req, res }) => options.createContext({ req, res }),
@@ -37,7 +37,7 @@ export function createRestHandler(options: {
     },
     responseMeta: ({ paths, errors }) => {
       const firstError = errors[0];
-      if (firstError) return failureMetaFor(toWireError(firstError).code);
+      if (firstError) return failureAnswerFor(toWireError(firstError).code);
       return { status: successStatuses.get(paths?.[0] ?? '') ?? 200 };
     },
   });
@@ -48,7 +48,7 @@ export function createRestHandler(options: {
     const method = req.method;
     const routedMethod = method === 'HEAD' ? 'GET' : method;
     const queryStart = req.url.indexOf('?');
-    const queryRefusal = refuseUndeclaredQuery(routedMethod, req.path, queryStart === -1 ? '' : req.url.slice(queryStart + 1));
+    const queryRefusal = refuseQuery(routedMethod, req.path, queryStart === -1 ? '' : req.url.slice(queryStart + 1));
     if (queryRefusal) return sendSurfaceError(req, res, queryRefusal);
     req.method = routedMethod;
     if (readsBody(routedMethod)) {

@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import type { WireError } from '../errors/coerce-error.ts';
-import { httpStatusFor, retryAfterFor } from '../errors/error-catalog.ts';
 import { trpcErrorShape } from '../trpc/error-mapping.ts';
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { errorEnvelope } from './envelope.ts';
+import { failureAnswerFor } from './failure-meta.ts';
 import { isTrpcPath, trpcProceduresOf } from './trpc-path.ts';
 
 /**
@@ -11,11 +11,10 @@ import { isTrpcPath, trpcProceduresOf } from './trpc-path.ts';
  * request came in on: the Variant B envelope under /api, tRPC's error shape under /trpc.
  */
 export function sendSurfaceError(req: Request, res: Response, error: WireError): void {
-  const status = httpStatusFor(error.code);
+  const { status, headers = {} } = failureAnswerFor(error.code);
   const requestId = String(res.locals.requestId ?? '');
-  // A refusal that counted its own wait (the download slots) keeps it.
-  const retryAfter = retryAfterFor(error.code);
-  if (retryAfter && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', retryAfter);
+  // A header the refusal set itself (the download slots count their own Retry-After) is kept.
+  for (const [name, value] of Object.entries(headers)) if (!res.hasHeader(name)) res.setHeader(name, value);
   if (isTrpcPath(req.originalUrl)) {
     // As tRPC's own errors read: its JSON-RPC code for the status, and the procedure called.
     const procedures = trpcProceduresOf(decodeOrKeep(req.originalUrl.split('?')[0]!));

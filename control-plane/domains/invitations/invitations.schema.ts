@@ -89,9 +89,12 @@ export const acceptedInvitationOutput = z.object({
   acceptedAt: z.iso.datetime(),
 });
 
-export const revokeInvitationInput = z.object({
-  token: z.string().min(1).max(256).describe('The invitation token, or its id as listed'),
-});
+/** Strict like every other body: a field it does not take (`{"dryRun": true}`) is refused, not ignored. */
+export const revokeInvitationInput = z
+  .object({
+    token: z.string().min(1).max(256).describe('The invitation token, or its id as listed'),
+  })
+  .strict();
 
 export const revokedInvitationOutput = z.object({
   id: z.uuid(),

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/**
+ * README: a body's unknown field is refused by name, never ignored (`{…, "dryRun": true}` would
+ * otherwise do for real what the caller meant to try). Every operation that reads a body, whether
+ * or not the document describes one, answers so.
+ */
+let app: TestApp;
+let key: string;
+beforeAll(async () => {
+  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '100000' } });
+  key = app.bootstrap.apiKey;
+});
+afterAll(() => app?.stop());
+
+const unknownFieldRefused = [400, 'VALIDATION_ERROR', [{ field: 'dryRun', issue: 'is not a field that can be set here' }]];
+const outcomeOf = (response: { status: number; body: any }) => [
+  response.status,
+  response.body?.error?.code,
+  (response.body?.error?.details?.issues ?? []).filter((issue: { field: string }) => issue.field === 'dryRun'),
+];
+
+describe('an unknown body field', () => {
+  it('is refused by name on every POST, PUT and PATCH of the document', async () => {
+    const { body: document } = await call(app.url, '/api/openapi.json');
+    const outcomes: Record<string, unknown> = {};
+    for (const [template, operations] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
+      for (const method of Object.keys(operations).filter((m) => ['post', 'put', 'patch'].includes(m))) {
+        const path = template.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000');
+        const response = await call(app.url, `/api${path}`, { method: method.toUpperCase(), apiKey: key, body: { dryRun: true } });
+        outcomes[`${method.toUpperCase()} ${template}`] = outcomeOf(response);
+      }
+    }
+    expect(Object.keys(outcomes).length).toBeGreaterThan(15);
+    expect(Object.entries(outcomes).filter(([, outcome]) => JSON.stringify(outcome) !== JSON.stringify(unknownFieldRefused))).toEqual([]);
+  });
+
+  it('beside a revoke leaves the invitation pending instead of revoking it', async () => {
+    const created = await call(app.url, '/api/customer-invitations', { apiKey: key, body: { organizationId: app.bootstrap.organizationId, email: 'kept-pending@invitee.test' } });
+    expect(created.status, created.text).toBe(201);
+    const { token } = created.body.data;
+    const refused = await call(app.url, `/api/customer-invitations/${token}/revoke`, { apiKey: key, body: { dryRun: true } });
+    expect(outcomeOf(refused)).toEqual(unknownFieldRefused);
+    expect((await call(app.url, `/api/customer-invitations/${token}`)).body.data.status).toBe('pending');
+    const revoked = await call(app.url, `/api/customer-invitations/${token}/revoke`, { apiKey: key, body: {} });
+    expect([revoked.status, revoked.body.data?.status]).toEqual([200, 'revoked']);
+  });
+});
