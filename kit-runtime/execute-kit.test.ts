@@ -41,6 +41,17 @@ describe('executeKit', () => {
     expect(result.executionTimeMs).toBeGreaterThan(0);
   });
 
+  it('writes with {{json}} a YAML scalar a strict YAML parser takes: DEL, C1 controls, U+FFFE and U+FFFF escaped, the value unchanged', async () => {
+    const kit = kitWith({ files: (f) => { f['templates/compose.yml.hbs'] = 'services:\n  api:\n    image: {{json businessProfile.company.name}}\n'; } });
+    const name = 'Acme\u007f \u0085next \u009f \ufffe\uffff 😀 \u2028 "q" \\';
+    const result = await runtime.execute(kit, { tenantId: 'tenant-a', input: { ...exampleInput, businessProfile: { company: { name, industry: 'x' } } } });
+    const [openapi, compose] = result.outputs;
+    // libyaml and SnakeYAML refuse these characters unescaped ("special characters are not allowed").
+    expect(compose!.content).toBe('services:\n  api:\n    image: "Acme\\u007f \\u0085next \\u009f \\ufffe\\uffff 😀 \u2028 \\"q\\" \\\\"\n');
+    expect(parseYaml(compose!.content)).toEqual({ services: { api: { image: name } } });
+    expect(JSON.parse(openapi!.content).info.title).toBe(name);
+  });
+
   it('reuses the isolate for the same tenant and kit version, never across tenants', async () => {
     const local = createKitRuntime();
     try {

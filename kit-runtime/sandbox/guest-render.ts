@@ -31,10 +31,15 @@ hb.VM.invokePartial = function (partial, context, options) {
   try { return invokePartial.call(this, partial, context, options); } finally { partialDepth--; }
 };
 
+// JSON text is also a YAML flow scalar, except for characters YAML does not allow unescaped (DEL,
+// the C1 controls, U+FFFE, U+FFFF): JSON.stringify leaves them as they are, and a strict YAML parser
+// (libyaml, SnakeYAML) refuses the document, or reads U+0085 as a line break. Escaped, the JSON means the same.
+const NOT_YAML_PRINTABLE = /[\\u007f-\\u009f\\ufffe\\uffff]/g;
 hb.registerHelper('json', function (value, indent) {
   const spaces = typeof indent === 'number' ? indent : undefined;
   const text = JSON.stringify(value === undefined ? null : value, null, spaces);
-  return text === undefined ? 'null' : text;
+  if (text === undefined) return 'null';
+  return text.replace(NOT_YAML_PRINTABLE, (c) => '\\\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 });
 hb.registerHelper('html', (value) => hb.escapeExpression(value));
 hb.registerHelper('eq', (a, b) => a === b);

@@ -15,9 +15,9 @@ describe('composite-bundle kit', () => {
     const result = await runKitForTest(kitDir, example);
     expect(result.status).toBe('completed');
     expect(result.components).toEqual([
-      { prefix: 'api', kitRef: 'openapi-api@1.0.5', status: 'completed', message: null },
-      { prefix: 'database', kitRef: 'postgres-schema@1.0.5', status: 'completed', message: null },
-      { prefix: 'documentation', kitRef: 'project-docs@1.0.2', status: 'completed', message: null },
+      { prefix: 'api', kitRef: 'openapi-api@1.0.6', status: 'completed', message: null },
+      { prefix: 'database', kitRef: 'postgres-schema@1.0.6', status: 'completed', message: null },
+      { prefix: 'documentation', kitRef: 'project-docs@1.0.3', status: 'completed', message: null },
     ]);
     expect(result.outputs.map((o) => [o.outputId, o.filename, o.status])).toEqual([
       ['index', 'INDEX.md', 'valid'],
@@ -55,7 +55,7 @@ describe('composite-bundle kit', () => {
     input.discoveryAnswers.entities[1].fields[1].entity = 'Ghost';
     const result = await runKitForTest(kitDir, input);
     expect(result.status).toBe('failed');
-    expect(result.message).toBe('COMPOSE: component "database" (postgres-schema@1.0.5) failed: CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"');
+    expect(result.message).toBe('COMPOSE: component "database" (postgres-schema@1.0.6) failed: CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"');
   });
 
   // The components check their input each on its own; the bundle is only usable if they agree.

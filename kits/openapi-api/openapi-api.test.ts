@@ -138,6 +138,25 @@ describe('openapi-api kit', () => {
     expect(Object.keys(document.components.schemas.UnicodeThing.properties)).toEqual(['id', 'grosse', 'cafeCreme']);
   });
 
+  it('writes entity and field names longer than the 1024 characters of a plain YAML key as explicit keys, so the document still parses', async () => {
+    const entity = `Record ${'very '.repeat(220)}long`;
+    const field = `note ${'quite '.repeat(200)}long`;
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: { entities: ['Note', { name: entity, fields: [{ name: field, type: 'string', required: true }, { name: 'title', type: 'string' }] }] },
+    });
+    expect([result.status, result.message]).toEqual(['completed', null]);
+    expect([result.output('openapi').status, result.output('openapi').validationErrors]).toEqual(['valid', []]);
+    const document = result.parsed('openapi') as any;
+    const name = `Record${'Very'.repeat(220)}Long`;
+    const property = `note${'Quite'.repeat(200)}Long`;
+    expect(Object.keys(document.components.schemas)).toEqual(['Error', 'Note', 'NoteInput', 'NotePatch', name, `${name}Input`, `${name}Patch`]);
+    expect(Object.keys(document.components.schemas[name].properties)).toEqual(['id', property, 'title']);
+    expect(document.components.schemas[`${name}Input`].required).toEqual([property]);
+    expect(Object.keys(document.paths)).toEqual(['/notes', '/notes/{noteId}', `/record${'-very'.repeat(220)}-longs`, `/record${'-very'.repeat(220)}-longs/{${`record${'Very'.repeat(220)}Long`}Id}`]);
+    await SwaggerParser.validate(document);
+  });
+
   it('fails CHECK for a maxLength that is not a whole number from 1 to 10485760, and for a required that is not true or false', async () => {
     const result = await runKitForTest(kitDir, {
       businessProfile: { company: { name: 'Tiny' } },

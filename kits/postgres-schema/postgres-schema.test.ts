@@ -208,6 +208,34 @@ describe('postgres-schema kit', () => {
     expect(rows).toEqual([{ n: 2 }]);
   });
 
+  it('gives long entity and field names that share their first 55 characters tables and columns of their own, within 63 characters', async () => {
+    const start = 'Very Long Name That Goes On And On For Ever And Ever And Ever Again ';
+    const run = await runKitForTest(kitDir, {
+      discoveryAnswers: {
+        entities: [
+          `${start}Alpha`,
+          { name: `${start}Beta`, fields: [{ name: `${start}Owner One`, type: 'reference', entity: `${start}Alpha` }, { name: `${start}Owner Two`, type: 'string', required: true }] },
+        ],
+      },
+    });
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    for (const id of ['ddl', 'migration']) await applyIn(`long_${id}`, run.output(id).content);
+    const columns = (await columnsOf('long_ddl')).filter((c) => !/\.(id|created_at|updated_at):/.test(c));
+    const long = 'very_long_name_that_goes_on_and_on_for_ever_and_ever_a_[0-9a-f]{8}';
+    expect(columns).toHaveLength(3);
+    expect(columns).toEqual(expect.arrayContaining([
+      expect.stringMatching(new RegExp(`^${long}\\.name:text:NO$`)),
+      expect.stringMatching(new RegExp(`^${long}\\.${long}:uuid:YES$`)),
+      expect.stringMatching(new RegExp(`^${long}\\.${long}:text:NO$`)),
+    ]));
+    // Two tables and two columns, each its own, each cut to exactly 63 characters.
+    const names = new Set(columns.flatMap((c) => c.split(':')[0]!.split('.')).filter((name) => name !== 'name'));
+    expect([...names].map((name) => name.length)).toEqual([63, 63, 63, 63]);
+    expect((await columnsOf('long_migration')).filter((c) => !c.startsWith('schema_migrations.'))).toEqual(await columnsOf('long_ddl'));
+    const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_constraint WHERE contype = 'f' AND connamespace = 'long_ddl'::regnamespace`);
+    expect(rows).toEqual([{ n: 1 }]);
+  });
+
   it('keeps index and foreign key names distinct when a table and a column meet another pair (users.roles_owner, users_roles.owner)', async () => {
     const meeting = await runKitForTest(kitDir, {
       discoveryAnswers: {

@@ -131,6 +131,48 @@ describe('project-docs kit', () => {
     expect(adr.split('\n').filter((line) => line.startsWith('# '))).toHaveLength(1);
   });
 
+  it('keeps a company name, industry, architecture and goals with line breaks to their one heading or list item', async () => {
+    const input = structuredClone(example);
+    input.businessProfile.company = { name: 'Acme\n# Injected\n```', industry: 'space\n\n## Oops' };
+    input.businessProfile.goals = ['Fly\n\n# Far', 'Land'];
+    input.discoveryAnswers.architecture.style = 'monolith\n- extra item';
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    const readme = run.output('readme').content.split('\n');
+    expect(readme.filter((line) => /^#+ /.test(line))).toEqual(['# Acme # Injected ```', '## Goals', '## Domain', '## Documentation']);
+    expect(readme.filter((line) => line.startsWith('- '))).toEqual([
+      '- Industry: space ## Oops',
+      '- Architecture: monolith - extra item on Node.js, data in PostgreSQL',
+      '- Deployment: containers on a managed Kubernetes cluster',
+      '- Fly # Far',
+      '- Land',
+      '- [Architecture overview](docs/architecture.md) — context and data-model diagrams',
+      '- [Architecture decision records](docs/adr/README.md)',
+    ]);
+    expect(readme.some((line) => line.startsWith('```'))).toBe(false);
+    const architecture = run.output('architecture').content.split('\n');
+    expect(architecture[0]).toBe('# Architecture overview — Acme # Injected ```');
+    expect(architecture.filter((line) => line.startsWith('```'))).toEqual(['```mermaid', '```', '```mermaid', '```']);
+    expect(run.output('adr.0').content).toContain('\nDecisions about Acme # Injected ``` need to be understood');
+  });
+
+  it('keeps a field name with backticks inside its code span in the field table', async () => {
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities = [{ name: 'Snippet', fields: [{ name: 'a`b|c', type: 'string' }, { name: '`quoted``', type: 'text' }] }];
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    const rows = run.output('architecture').content.split('\n').filter((line) => line.startsWith('| ') && line.includes('| no |'));
+    expect(rows).toEqual(['| ``a`b\\|c`` | string | no |  |', '| ``` `quoted`` ``` | text | no |  |']);
+  });
+
+  it('fails CHECK for entities that would be drawn as one: names that differ only in letter case or have no Latin letters', async () => {
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities = ['user', 'User', 'Order', '日本', '中国'];
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.outputs]).toEqual(['failed', []]);
+    expect(run.message).toBe('CHECK: CHECK failed: entity "User" and entity "user" both become entity "User"; entity "中国" and entity "日本" both become entity "Entity"');
+  });
+
   it('fails CHECK, listing each, for null entries, untitled decisions and a required that is not true or false', async () => {
     const input = structuredClone(example);
     input.discoveryAnswers.entities = ['A', null, { name: 'B', fields: [null, { name: 'x', required: 'yes' }] }, { description: 'no name' }];

@@ -195,6 +195,28 @@ describe('files a kit may not hold', () => {
     expect(result.out).toContain('  ok   readme → README.md: valid');
     expect(result.err).toEqual(['example-dir@0.1.0: FAILED (1 problem, 0 of 1 example runs not completed)']);
   });
+
+  it('reads an example saved with a UTF-8 byte order mark, as it reads kit.json', async () => {
+    const dir = await newKit('bom-example');
+    const example = await readFile(join(dir, 'examples/acme.json'), 'utf8');
+    await writeFile(join(dir, 'examples/acme.json'), `\uFEFF${example}`);
+    await writeFile(join(dir, 'kit.json'), `\uFEFF${await readFile(join(dir, 'kit.json'), 'utf8')}`);
+    const result = await cli(['kit', 'test', dir]);
+    expect(result.err).toEqual([]);
+    expect(result.out[0]).toMatch(/^examples\/acme\.json: completed \(\d+ ms\)$/);
+    expect(result.out.at(-1)).toBe('bom-example@0.1.0: 1 example passed');
+    expect(result.code).toBe(0);
+  });
+
+  it('says, when given kit.json instead of the kit folder, to give the folder', async () => {
+    const dir = await newKit('file-not-folder');
+    const manifest = join(dir, 'kit.json');
+    expect(await cli(['kit', 'validate', manifest])).toEqual({
+      code: 1, out: [], err: [`kit.json: ${manifest} is not a directory: give the folder that holds kit.json`, `1 problem in ${manifest}`],
+    });
+    const tested = await cli(['kit', 'test', manifest]);
+    expect([tested.code, tested.out[0]]).toEqual([1, `kit.json: ${manifest} is not a directory: give the folder that holds kit.json`]);
+  });
 });
 
 describe('specwright kit publish', () => {

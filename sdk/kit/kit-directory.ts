@@ -39,6 +39,10 @@ export async function loadKitDirectory(dir: string): Promise<LoadedKitDirectory>
   } catch (error) {
     return isMissing(error) ? noManifest : { ok: false, dir, problems: [{ file: MANIFEST_FILE, message: (error as Error).message }] };
   }
+  // `kit validate my-kit/kit.json` is a common slip; the read below would only say ENOTDIR.
+  if (!(await stat(root)).isDirectory()) {
+    return { ok: false, dir, problems: [{ file: MANIFEST_FILE, message: `${dir} is not a directory: give the folder that holds ${MANIFEST_FILE}` }] };
+  }
   const manifestFile = await readKitFile(root, dir, MANIFEST_FILE);
   if ('missing' in manifestFile) return noManifest;
   if ('problem' in manifestFile) return { ok: false, dir, problems: [{ file: MANIFEST_FILE, message: manifestFile.problem }] };
@@ -154,11 +158,13 @@ export async function readKitExamples(dir: string): Promise<{ examples: KitExamp
     let source: string;
     try {
       const read = await readRegularFile(join(dir, file));
-      if ('problem' in read) {
-        problems.push({ file, message: read.problem });
+      // Decoded as kit files are: a UTF-8 byte order mark (Windows editors write one) is not JSON.
+      const text = 'problem' in read ? read : decodeText(read.bytes);
+      if (typeof text !== 'string') {
+        problems.push({ file, message: text.problem });
         continue;
       }
-      source = read.bytes.toString('utf8');
+      source = text;
     } catch (error) {
       problems.push({ file, message: (error as Error).message });
       continue;

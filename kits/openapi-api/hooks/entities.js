@@ -39,6 +39,10 @@ function kebab(name) {
   return words(name).map(function (w) { return w.toLowerCase(); }).join('-');
 }
 
+// YAML reads a key written as `"key":` only when it ends within 1024 characters; a longer name is
+// printed as an explicit key (`? "key"` on one line, `: value` on the next), which has no limit.
+function explicitKey(name) { return JSON.stringify(name).length > 1000; }
+
 function fieldSchema(field) {
   var schema;
   if (field.type === 'enum') schema = { type: 'string', enum: (field.values || []).map(String) };
@@ -61,20 +65,25 @@ function entityModel(entity) {
   var has = {};
   operations.forEach(function (op) { has[op] = true; });
   var idParam = camel(name) + 'Id';
+  var collectionPath = '/' + plural(kebab(name));
+  var itemPath = collectionPath + '/{' + idParam + '}';
   return {
     name: name,
     description: raw.description || name + ' records.',
     tag: plural(name),
     idParam: idParam,
-    collectionPath: '/' + plural(kebab(name)),
-    itemPath: '/' + plural(kebab(name)) + '/{' + idParam + '}',
+    collectionPath: collectionPath,
+    collectionKeyExplicit: explicitKey(collectionPath),
+    itemPath: itemPath,
+    itemKeyExplicit: explicitKey(itemPath),
+    schemaKeysExplicit: explicitKey(name + 'Input'),
     operationSuffix: name,
     pluralName: plural(name),
     properties: fields.map(function (f) {
-      return { name: f.name, schema: f.name === 'id' ? Object.assign({ readOnly: true }, f.schema) : f.schema };
+      return { name: f.name, explicitKey: explicitKey(f.name), schema: f.name === 'id' ? Object.assign({ readOnly: true }, f.schema) : f.schema };
     }),
     required: ['id'].concat(inputFields.filter(function (f) { return f.required; }).map(function (f) { return f.name; })),
-    inputProperties: inputFields.map(function (f) { return { name: f.name, schema: f.schema }; }),
+    inputProperties: inputFields.map(function (f) { return { name: f.name, explicitKey: explicitKey(f.name), schema: f.schema }; }),
     inputRequired: inputFields.filter(function (f) { return f.required; }).map(function (f) { return f.name; }),
     has: has,
     hasCollection: has.list || has.create,

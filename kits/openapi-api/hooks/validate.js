@@ -11,8 +11,10 @@ function validate(context) {
     if (ids[match[1]]) errors.push('operationId "' + match[1] + '" is used twice');
     ids[match[1]] = true;
   }
+  // A schema's key is `"Name":`, or `? "Name"` when the name is too long for a plain YAML key.
   context.plan.data.entities.forEach(function (entity) {
-    if (doc.content.indexOf('\n    "' + entity.name + '":\n') === -1) errors.push('entity ' + entity.name + ' has no schema');
+    var key = '"' + entity.name + '"';
+    if (doc.content.indexOf('\n    ' + key + ':\n') === -1 && doc.content.indexOf('\n    ? ' + key + '\n') === -1) errors.push('entity ' + entity.name + ' has no schema');
   });
   return { outputs: { openapi: { errors: errors } } };
 }

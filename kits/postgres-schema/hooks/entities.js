@@ -16,7 +16,11 @@ function words(name) {
   var latin = String(name).normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss');
   return latin.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
 }
-function snake(name) { return words(name).map(function (w) { return w.toLowerCase(); }).join('_').slice(0, 55) || 'x'; }
+function snakeWords(name) { return words(name).map(function (w) { return w.toLowerCase(); }).join('_') || 'x'; }
+// A column; a table is the plural of the whole name. Both are cut to PostgreSQL's 63 bytes only
+// after that, with a hash of the whole (shortName), so two long names that share a start stay two.
+function snake(name) { return shortName(snakeWords(name)); }
+function tableName(name) { return shortName(plural(snakeWords(name))); }
 function pascal(name) { return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join(''); }
 // The first word in lower case whole, so `ID` is `id` and `URL` `url` (not `iD`, `uRL`).
 function camel(name) {
@@ -65,7 +69,7 @@ function literal(value) { return "'" + String(value).replace(/'/g, "''") + "'"; 
 function plan(context, kit) {
   var raw = context.input.discoveryAnswers.entities.map(function (e) { return typeof e === 'string' ? { name: e } : e; });
   var tableOf = byName({});
-  raw.forEach(function (e) { tableOf[String(e.name).toLowerCase()] = plural(snake(e.name)); });
+  raw.forEach(function (e) { tableOf[String(e.name).toLowerCase()] = tableName(e.name); });
   var project = oneLine((context.input.businessProfile && context.input.businessProfile.company && context.input.businessProfile.company.name) || context.input.projectId || 'the project');
   var foreignKeys = [];
   var indexes = [];
@@ -161,7 +165,7 @@ function check(context) {
     if (typeof name !== 'string' || !/[A-Za-z]/.test(words(name).join(' '))) { errors.push('discoveryAnswers.entities[' + index + '] has no name'); return; }
     if (names[name.toLowerCase()]) { errors.push('entity ' + name + ' is declared twice'); return; }
     names[name.toLowerCase()] = true;
-    var table = plural(snake(name));
+    var table = tableName(name);
     if (tables[table]) errors.push('entity ' + JSON.stringify(name) + ' and ' + tables[table] + ' both become table "' + table + '"');
     else tables[table] = 'entity ' + JSON.stringify(name);
     valid.push(entity);

@@ -1,4 +1,6 @@
-// Shapes the business profile and discovery answers into what the documents print: entity
+// CHECK and PLAN both read the entities, so both live here: the checks see exactly the names the
+// plan prints, from the same helpers.
+// PLAN shapes the business profile and discovery answers into what the documents print: entity
 // relationships for the ER diagram, components for the context diagram, and numbered decisions.
 // Accented Latin letters keep their base letter (`Größe` → `Grosse`) instead of disappearing.
 function latin(text) { return String(text).normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss'); }
@@ -11,6 +13,15 @@ function label(text) { return String(text).replace(/"/g, '#quot;').replace(/[\r\
 function cell(text) { return String(text).replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' '); }
 // A heading or a line such as `Status: …`: a line break would start a heading or a paragraph of its own.
 function oneLine(text) { return String(text).replace(/[\r\n]+/g, ' '); }
+// A code span holding any text: its fence is one backtick longer than the longest run inside, and a
+// text that starts or ends with a backtick is padded, so a backtick in a name cannot end it early.
+function code(value) {
+  var text = String(value);
+  var runs = text.match(/`+/g) || [];
+  var fence = '`'.repeat(runs.reduce(function (longest, run) { return Math.max(longest, run.length + 1); }, 1));
+  var padded = /^`|`$/.test(text) ? ' ' + text + ' ' : text;
+  return fence + padded + fence;
+}
 // A Mermaid ER attribute name is a word that starts with a letter or `_`; PK, FK and UK are keys.
 function attributeName(name) {
   var word = latin(name).replace(/[^A-Za-z0-9_]/g, '_');
@@ -34,7 +45,7 @@ function plan(context) {
         required: f.required === true,
         description: cell(f.description || (f.type === 'enum' ? 'one of ' + (f.values || []).join(', ') : '')),
         docType: cell(f.type === 'reference' ? 'reference to ' + pascal(f.entity) : (f.type || 'string')),
-        displayName: cell(f.name),
+        displayName: code(cell(f.name)),
       };
     });
     return { name: pascal(entity.name), title: entity.name, description: entity.description || '', descriptionCell: cell(entity.description || ''), fields: fields, references: (entity.fields || []).filter(function (f) { return f.type === 'reference'; }) };
@@ -54,7 +65,7 @@ function plan(context) {
   });
   var decisions = [{
     title: 'Record architecture decisions',
-    context: 'Decisions about ' + profile.company.name + ' need to be understood by people who join later.',
+    context: 'Decisions about ' + oneLine(profile.company.name) + ' need to be understood by people who join later.',
     decision: 'Keep architecture decision records (ADRs) in docs/adr, one Markdown file per decision, numbered in order.',
     consequences: 'Every significant change comes with a short ADR; superseded ones stay, marked as such.',
   }].concat(answers.decisions || []).map(function (d, index) {
@@ -67,23 +78,69 @@ function plan(context) {
   });
   return {
     data: {
-      name: profile.company.name,
-      industry: profile.company.industry,
-      description: profile.description || profile.company.name + ' (' + profile.company.industry + ').',
-      goals: profile.goals || [],
+      // Printed in headings and list items, where a line break would start a block of its own.
+      name: oneLine(profile.company.name),
+      industry: oneLine(profile.company.industry),
+      description: profile.description || oneLine(profile.company.name + ' (' + profile.company.industry + ').'),
+      goals: (profile.goals || []).map(oneLine),
       audience: audience,
       entities: entities,
       relationships: relationships,
       integrations: integrations,
       architecture: {
-        style: architecture.style || 'modular monolith',
-        runtime: architecture.runtime || 'not decided',
-        database: architecture.database || 'not decided',
-        deployment: architecture.deployment || 'not decided',
+        style: oneLine(architecture.style || 'modular monolith'),
+        runtime: oneLine(architecture.runtime || 'not decided'),
+        database: oneLine(architecture.database || 'not decided'),
+        deployment: oneLine(architecture.deployment || 'not decided'),
         databaseLabel: label(architecture.database || 'Database'),
         appLabel: label(profile.company.name + ' application'),
       },
       decisions: decisions,
     },
   };
+}
+
+// The default CHECK made sure the required inputs are there; this one checks what PLAN and the
+// templates read from them: every entity, field, integration and decision is an object with a name
+// or title (a null entry would fail PLAN with a JavaScript error, an untitled decision would be
+// `0003-undefined.md`), no two entities become one in the diagram (`user`, `User`), and `required`
+// is true or false, as the other kits read it.
+function check(context) {
+  var answers = context.input.discoveryAnswers;
+  var errors = [];
+  function text(value) { return typeof value === 'string' && value.trim() !== ''; }
+  function isObject(value) { return value !== null && typeof value === 'object' && !Array.isArray(value); }
+  function list(value, where, each) {
+    if (value === undefined || value === null) return;
+    if (!Array.isArray(value)) { errors.push(where + ' must be a list'); return; }
+    value.forEach(function (item, index) { each(item, where + '[' + index + ']'); });
+  }
+
+  var diagramNames = Object.create(null);
+  list(answers.entities, 'discoveryAnswers.entities', function (raw, where) {
+    var entity = typeof raw === 'string' ? { name: raw } : raw;
+    if (!isObject(entity) || !text(entity.name)) { errors.push(where + ' must be a name or an object with a name'); return; }
+    // The ER diagram and the headings name an entity by pascal(name): `user` and `User` would be
+    // drawn as one entity.
+    var name = pascal(entity.name);
+    if (diagramNames[name]) errors.push('entity ' + JSON.stringify(entity.name) + ' and entity ' + JSON.stringify(diagramNames[name]) + ' both become entity "' + name + '"');
+    else diagramNames[name] = entity.name;
+    list(entity.fields, 'entity ' + JSON.stringify(entity.name) + ': fields', function (field, at) {
+      if (!isObject(field) || !text(field.name)) { errors.push(at + ' must be an object with a name'); return; }
+      if (field.required !== undefined && field.required !== null && typeof field.required !== 'boolean') {
+        errors.push('field ' + entity.name + '.' + field.name + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
+      }
+    });
+  });
+  if (isObject(answers.architecture)) {
+    list(answers.architecture.integrations, 'discoveryAnswers.architecture.integrations', function (item, where) {
+      if (!text(item) && !(isObject(item) && text(item.name))) errors.push(where + ' must be a name or an object with a name');
+    });
+  }
+  list(answers.decisions, 'discoveryAnswers.decisions', function (decision, where) {
+    if (!isObject(decision)) { errors.push(where + ' must be an object with a title'); return; }
+    if (!text(decision.title)) errors.push(where + ' has no title');
+    if (decision.status !== undefined && decision.status !== null && typeof decision.status !== 'string') errors.push(where + ': status must be text');
+  });
+  return { errors: errors };
 }
