@@ -28,7 +28,12 @@ export function zodIssuesToFields(error: ZodError): FieldIssue[] {
 }
 
 function allIssuesToFields(error: ZodError): FieldIssue[] {
-  return error.issues.flatMap((issue) => {
+  // zod goes on checking a value after its type is wrong, and words what follows about the value it
+  // got: `["abc"]` for a slug is "expected string" and also "expected array to have >=3 items".
+  // Only the first says anything about the field.
+  const mistyped = new Set(error.issues.filter((issue) => issue.code === 'invalid_type').map((issue) => pathKey(issue.path)));
+  const telling = error.issues.filter((issue) => issue.code === 'invalid_type' || !mistyped.has(pathKey(issue.path)));
+  return telling.flatMap((issue) => {
     const prefix = issue.path.map(String).join('.');
     // An unknown key is the caller's field, not the object's: name each one.
     if (issue.code === 'unrecognized_keys') {
@@ -37,6 +42,8 @@ function allIssuesToFields(error: ZodError): FieldIssue[] {
     return [{ field: prefix || '(body)', issue: issue.message }];
   });
 }
+
+const pathKey = (path: readonly PropertyKey[]) => JSON.stringify(path.map(String));
 
 const trpcCodeToErrorCode: Partial<Record<TRPCError['code'], ErrorCode>> = {
   BAD_REQUEST: 'VALIDATION_ERROR',

@@ -186,6 +186,18 @@ describe('JSON that JavaScript would not keep as sent', () => {
   });
 });
 
+describe('a field of the wrong type', () => {
+  it('is named once, for its type, not also for checks meant for the type it should have been', async () => {
+    const refused = await call(app.url, '/api/organizations', { apiKey: app.bootstrap.apiKey, body: { name: 'Acme', slug: ['abc'] } });
+    expect([refused.status, refused.body.error.details.issues]).toEqual([400, [{ field: 'slug', issue: 'Invalid input: expected string, received array' }]]);
+    const bothWrong = await call(app.url, '/api/organizations', { apiKey: app.bootstrap.apiKey, body: { name: ['A', 'B'], slug: 'ab' } });
+    expect(bothWrong.body.error.details.issues).toEqual([
+      { field: 'name', issue: 'Invalid input: expected string, received array' },
+      { field: 'slug', issue: 'a slug has at least 3 characters' },
+    ]);
+  });
+});
+
 describe('a body of very many unknown fields', () => {
   it('is answered with the first 100 issues and a count of the rest, not an issue for each', async () => {
     const body = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`unknown${i}`, 1]));
