@@ -131,6 +131,15 @@ describe('executing a kit', () => {
     expect(await sqlAsOwner('select id from kit_outputs where execution_id = $1 order by id', [executionId])).toEqual(before);
     expect((await waitForExecution(app.url, key, orgId, executionId)).status).toBe('completed');
   });
+
+  it('still runs a deprecated kit: deprecation tells callers to move on, it breaks nothing built on it', async () => {
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit({ id: 'on-its-way-out' }) })).status).toBe(201);
+    const deprecated = await call(app.url, `/api/${orgId}/kits/on-its-way-out`, { method: 'PATCH', apiKey: key, body: { status: 'deprecated' } });
+    expect(deprecated.body.data.status).toBe('deprecated');
+    const started = await execute('on-its-way-out', sampleExecutionBody(projectId));
+    expect(started.status, started.text).toBe(201);
+    expect((await waitForExecution(app.url, key, orgId, started.body.data.executionId)).status).toBe('completed');
+  });
 });
 
 describe('execution outcomes', () => {
