@@ -1,5 +1,5 @@
-import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import { unauthorized } from '../errors/app-error.ts';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { AppError, unauthorized } from '../errors/app-error.ts';
 
 export interface JwtSettings {
   secret: string | undefined;
@@ -36,9 +36,22 @@ export function createJwtVerifier(settings: JwtSettings): JwtVerifier {
       if (!payload.sub) throw unauthorized('The bearer token has no subject');
       return { subject: payload.sub };
     } catch (error) {
+      if (keysCouldNotBeFetched(error)) throw new AppError('SERVICE_UNAVAILABLE', "The identity provider's signing keys cannot be fetched; try again shortly");
       throw unauthorized(describeJwtFailure(error));
     }
   };
+}
+
+/**
+ * The key set could not be had: the fetch failed or timed out, or the answer was no 200 or no key
+ * set. Nothing is wrong with the token as far as anyone knows, and signing in again would not help,
+ * so this is SERVICE_UNAVAILABLE (try again), not UNAUTHORIZED (which tells clients to drop it).
+ * Every failure about the token itself is a JOSEError with a code of its own.
+ */
+function keysCouldNotBeFetched(error: unknown): boolean {
+  if (error instanceof AppError) return false;
+  if (!(error instanceof errors.JOSEError)) return true;
+  return error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || error.code === errors.JOSEError.code;
 }
 
 function describeJwtFailure(error: unknown): string {

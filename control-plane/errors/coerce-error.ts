@@ -108,10 +108,13 @@ function unwrapTrpc(error: TRPCError): unknown {
 /**
  * Failures that are the service's, not the caller's, go to the log at error level (the caller gets
  * only the request id): a bug (INTERNAL_ERROR), or a database that cannot be reached or a transaction
- * whose conflicts outlasted its retries (SERVICE_UNAVAILABLE).
+ * whose conflicts outlasted its retries (SERVICE_UNAVAILABLE). A SERVICE_UNAVAILABLE the service
+ * answered on purpose goes at warn level, in its own words.
  */
-export function logServerFault(log: { error(object: object, message: string): void }, thrown: unknown, wire: WireError = toWireError(thrown)): void {
+export function logServerFault(log: { error(object: object, message: string): void; warn(object: object, message: string): void }, thrown: unknown, wire: WireError = toWireError(thrown)): void {
   const cause = thrown instanceof TRPCError && thrown.cause ? thrown.cause : thrown;
   if (wire.code === 'INTERNAL_ERROR') log.error({ err: cause }, 'unexpected error');
+  // A refusal the service chose (busy, a key ring or an identity provider not ready) says why itself.
+  else if (wire.code === 'SERVICE_UNAVAILABLE' && cause instanceof AppError) log.warn({}, `answered SERVICE_UNAVAILABLE: ${wire.message}`);
   else if (wire.code === 'SERVICE_UNAVAILABLE') log.error({ err: cause }, isTransactionConflict(cause) ? 'transaction conflicts outlasted their retries' : 'database unavailable');
 }

@@ -208,6 +208,49 @@ describe('JWT bearer tokens (JWKS)', () => {
   });
 });
 
+describe('JWT bearer tokens when the identity provider cannot be reached', () => {
+  let jwks: Server;
+  let jwksApp: TestApp;
+  let privateKey: SigningKey;
+  let answer: 'keys' | 'error' | 'garbage' = 'error';
+
+  beforeAll(async () => {
+    const pair = await generateKeyPair('RS256');
+    privateKey = pair.privateKey;
+    const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+    jwks = createServer((_req, res) => {
+      if (answer === 'keys') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+      else if (answer === 'garbage') res.writeHead(200, { 'content-type': 'application/json' }).end('<html>maintenance</html>');
+      else res.writeHead(502).end();
+    });
+    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+    const port = (jwks.address() as AddressInfo).port;
+    jwksApp = await startTestApp({ env: { JWT_JWKS_URL: `http://127.0.0.1:${port}/jwks.json`, JWT_AUDIENCE: 'specwright', JWT_ISSUER: 'https://idp.test' } });
+  });
+  afterAll(async () => {
+    await jwksApp?.stop();
+    jwks?.close();
+  });
+
+  it('answers SERVICE_UNAVAILABLE, not UNAUTHORIZED: the token may be good, and signing in again would not help', async () => {
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject(jwksApp.bootstrap.userId).setIssuer('https://idp.test').setAudience('specwright').setExpirationTime('5m').sign(privateKey);
+    for (const failure of ['error', 'garbage'] as const) {
+      answer = failure;
+      const response = await call(jwksApp.url, '/api/me', { headers: bearer(token) });
+      expect([response.status, response.body.error?.code, response.headers.get('retry-after')], failure).toEqual([503, 'SERVICE_UNAVAILABLE', '2']);
+      expect(response.body.error.message).toBe("The identity provider's signing keys cannot be fetched; try again shortly");
+    }
+    // The operator reads what is away: the identity provider, not the database.
+    const faults = jwksApp.logLines.filter((line) => (line.level as number) >= 40 && /unavailable|identity provider/.test(String(line.msg)));
+    expect(faults.map((line) => [line.level, line.msg])).toEqual([
+      [40, "answered SERVICE_UNAVAILABLE: The identity provider's signing keys cannot be fetched; try again shortly"],
+      [40, "answered SERVICE_UNAVAILABLE: The identity provider's signing keys cannot be fetched; try again shortly"],
+    ]);
+    answer = 'keys';
+    expect((await call(jwksApp.url, '/api/me', { headers: bearer(token) })).status).toBe(200);
+  });
+});
+
 describe('E2E test mode', () => {
   it('ignores X-E2E-Test-Mode unless the server was started with E2E_TEST_MODE=true', async () => {
     const response = await call(app.url, '/api/me', { headers: { 'x-e2e-test-mode': 'true' } });
