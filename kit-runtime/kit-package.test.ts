@@ -168,6 +168,16 @@ describe('loadKitPackage', () => {
     expect(problems).toEqual([{ file: 'hooks/spec.js', line: 3, message: "hook is not valid JavaScript: Unexpected token '}'" }]);
   });
 
+  it('names a syntax error once in a hook file that several phases share, and a missing phase function for each phase', () => {
+    const shared = (m: any) => { m.hooks.VERIFY = 'hooks/spec.js'; };
+    expect(problemsOf((f) => { f['hooks/spec.js'] = 'function spec(context) {\n  return {\n}}}\n'; }, shared)).toEqual([
+      { file: 'hooks/spec.js', line: 3, message: "hook is not valid JavaScript: Unexpected token '}'" },
+    ]);
+    expect(problemsOf(() => {}, shared)).toEqual([
+      { file: 'hooks/spec.js', message: 'hook does not define function verify(context, kit), which the runtime calls for VERIFY' },
+    ]);
+  });
+
   it('names no line for a hook nested too deeply for V8 to parse, rather than a line of node itself', () => {
     const problems = problemsOf((f) => { f['hooks/spec.js'] = `function spec() { return ${'('.repeat(100_000)}1${')'.repeat(100_000)}; }`; });
     expect(problems).toEqual([{ file: 'hooks/spec.js', message: 'hook is not valid JavaScript: Maximum call stack size exceeded' }]);

@@ -152,11 +152,18 @@ export function loadKitPackage(input: {
   if (partialsByTemplate !== null && !expressions.overKitLimit && input.stored !== true) {
     problems.push(...checkPartialCalls(manifest, partialsByTemplate));
   }
+  // One file may hold several phases' hooks (CHECK and PLAN sharing helpers): its syntax error is
+  // one problem, however many phases name it.
+  const hookSyntax = new Map<string, KitPackageProblem[]>();
   for (const [phase, file] of Object.entries(manifest.hooks ?? {})) {
     const source = need(file, `${MANIFEST_FILE} hooks.${phase}`);
     if (source === undefined) continue;
-    const syntax = checkHookSyntax(file, source);
-    problems.push(...syntax);
+    let syntax = hookSyntax.get(file);
+    if (syntax === undefined) {
+      syntax = checkHookSyntax(file, source);
+      hookSyntax.set(file, syntax);
+      problems.push(...syntax);
+    }
     if (syntax.length === 0 && input.stored !== true) problems.push(...checkHookDefinesPhase(file, source, phase));
   }
   const discoveryPools: Record<string, unknown> = {};

@@ -15,9 +15,9 @@ describe('composite-bundle kit', () => {
     const result = await runKitForTest(kitDir, example);
     expect(result.status).toBe('completed');
     expect(result.components).toEqual([
-      { prefix: 'api', kitRef: 'openapi-api@1.0.6', status: 'completed', message: null },
-      { prefix: 'database', kitRef: 'postgres-schema@1.0.6', status: 'completed', message: null },
-      { prefix: 'documentation', kitRef: 'project-docs@1.0.3', status: 'completed', message: null },
+      { prefix: 'api', kitRef: 'openapi-api@1.0.7', status: 'completed', message: null },
+      { prefix: 'database', kitRef: 'postgres-schema@1.0.7', status: 'completed', message: null },
+      { prefix: 'documentation', kitRef: 'project-docs@1.0.4', status: 'completed', message: null },
     ]);
     expect(result.outputs.map((o) => [o.outputId, o.filename, o.status])).toEqual([
       ['index', 'INDEX.md', 'valid'],
@@ -55,7 +55,7 @@ describe('composite-bundle kit', () => {
     input.discoveryAnswers.entities[1].fields[1].entity = 'Ghost';
     const result = await runKitForTest(kitDir, input);
     expect(result.status).toBe('failed');
-    expect(result.message).toBe('COMPOSE: component "database" (postgres-schema@1.0.6) failed: CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"');
+    expect(result.message).toBe('COMPOSE: component "api" (openapi-api@1.0.7) failed: CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"');
   });
 
   // The components check their input each on its own; the bundle is only usable if they agree.
@@ -91,5 +91,36 @@ describe('composite-bundle kit', () => {
     expect(outcomes.map((o) => [o.field, o.database[1]])).toEqual(outcomes.map((o) => [o.field, o.api[1]]));
     expect(outcomes.map((o) => [o.field, ...o.api])).toEqual(cases.map(([field, problem]) =>
       [field, ...(problem === null ? ['completed', null] : ['failed', `CHECK: CHECK failed: field Item.code ${problem}`])]));
+  });
+
+  it('has openapi-api, postgres-schema and project-docs refuse the same field and entity of the wrong type at CHECK, with the same message', async () => {
+    const withField = (field: Record<string, unknown>, entity: Record<string, unknown> = {}) => ({
+      businessProfile: { company: { name: 'Acme', industry: 'Aerospace' } },
+      discoveryAnswers: { entities: [{ name: 'Item', ...entity, fields: [{ name: 'code', ...field }] }, 'Owner'] },
+    });
+    const at = 'discoveryAnswers.entities[0]';
+    const cases: Array<[Record<string, unknown>, Record<string, unknown>, string | null]> = [
+      [{ type: 'enum', values: ['a', 'b'] }, {}, null],
+      [{ type: 'reference', entity: 'owner' }, { description: 'An item.' }, null],
+      [{ type: 'string' }, { description: { text: 'An item.' } }, `${at}.description must be text, not an object`],
+      [{ type: 7 }, {}, `${at}.fields[0].type must be text, not a number`],
+      [{ type: 'string', description: ['a'] }, {}, `${at}.fields[0].description must be text, not a list`],
+      [{ type: 'enum', values: ['a', 2] }, {}, `${at}.fields[0].values[1] must be text, not a number`],
+      [{ type: 'enum', values: 'a,b' }, {}, 'field Item.code is an enum without values'],
+      [{ type: 'reference', entity: 'Ghost' }, {}, 'field Item.code references unknown entity "Ghost"'],
+      [{ type: 'reference' }, {}, `${at}.fields[0].entity is missing: a reference names the entity it points to`],
+      [{ type: 'reference', entity: ['Owner'] }, {}, `${at}.fields[0].entity must be text, not a list`],
+    ];
+    const outcomes = [];
+    for (const [field, entity] of cases) {
+      const outcome = [];
+      for (const kitId of ['openapi-api', 'postgres-schema', 'project-docs']) {
+        const run = await runKitForTest(componentDir(kitId), withField(field, entity), { dryRun: true });
+        outcome.push([kitId, run.status, run.message]);
+      }
+      outcomes.push(outcome);
+    }
+    expect(outcomes).toEqual(cases.map(([, , problem]) => ['openapi-api', 'postgres-schema', 'project-docs'].map((kitId) =>
+      [kitId, ...(problem === null ? ['completed', null] : ['failed', `CHECK: CHECK failed: ${problem}`])])));
   });
 });

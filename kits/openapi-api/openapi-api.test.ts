@@ -180,6 +180,55 @@ describe('openapi-api kit', () => {
     ].join('; '));
   });
 
+  it('fails CHECK, naming the input path, for descriptions, types and enum values that are not text and for references to no listed entity', async () => {
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 42 }, description: { text: 'Rockets' } },
+      discoveryAnswers: {
+        entities: [
+          { name: 'Rocket', description: ['Reusable', 'boosters'] },
+          {
+            name: 'Launch',
+            description: 7,
+            fields: [
+              { name: 'status', type: 'enum', values: ['planned', 3, null, { label: 'done' }] },
+              { name: 'note', type: ['string'], description: { en: 'A note' } },
+              { name: 'rocketId', type: 'reference', entity: 'rocket' },
+              { name: 'padId', type: 'reference', entity: 'Pad' },
+              { name: 'crewId', type: 'reference' },
+              { name: 'vehicleId', type: 'reference', entity: { name: 'Rocket' } },
+            ],
+          },
+        ],
+      },
+    });
+    expect([result.status, result.outputs]).toEqual(['failed', []]);
+    expect(result.message).toBe('CHECK: CHECK failed: ' + [
+      'businessProfile.company.name must be text, not a number',
+      'businessProfile.description must be text, not an object',
+      'discoveryAnswers.entities[0].description must be text, not a list',
+      'discoveryAnswers.entities[1].description must be text, not a number',
+      'discoveryAnswers.entities[1].fields[0].values[1] must be text, not a number',
+      'discoveryAnswers.entities[1].fields[0].values[2] must be text, not null',
+      'discoveryAnswers.entities[1].fields[0].values[3] must be text, not an object',
+      'discoveryAnswers.entities[1].fields[1].type must be text, not a list',
+      'discoveryAnswers.entities[1].fields[1].description must be text, not an object',
+      'field Launch.padId references unknown entity "Pad"',
+      'discoveryAnswers.entities[1].fields[4].entity is missing: a reference names the entity it points to',
+      'discoveryAnswers.entities[1].fields[5].entity must be text, not an object',
+    ].join('; '));
+  });
+
+  it('describes entities and the API with the text given, and references an entity in any letter case', async () => {
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' }, description: 'Small API.' },
+      discoveryAnswers: { entities: [{ name: 'Note', description: 'A note.', fields: [{ name: 'authorId', type: 'reference', entity: 'author' }] }, 'Author'] },
+    });
+    expect([result.status, result.message]).toEqual(['completed', null]);
+    const document = result.parsed('openapi') as any;
+    expect([document.info.description, document.tags]).toEqual(['Small API.', [{ name: 'Notes', description: 'A note.' }, { name: 'Authors', description: 'Author records.' }]]);
+    expect(document.components.schemas.Note.properties.authorId).toEqual({ type: 'string', format: 'uuid', description: 'Id of a Author.' });
+  });
+
   it('fails CHECK listing every missing input', async () => {
     const result = await runKitForTest(kitDir, { projectId: 'p', discoveryAnswers: {} });
     expect(result.status).toBe('failed');

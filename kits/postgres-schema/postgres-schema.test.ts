@@ -288,4 +288,36 @@ describe('postgres-schema kit', () => {
     const dangling = await runKitForTest(kitDir, { discoveryAnswers: { entities: [{ name: 'Launch', fields: [{ name: 'rocketId', type: 'reference', entity: 'Rocket' }] }] } });
     expect(dangling.message).toBe('CHECK: CHECK failed: field Launch.rocketId references unknown entity "Rocket"');
   });
+
+  it('fails CHECK, naming the input path, for descriptions, types, enum values and references that are not text', async () => {
+    const run = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: ['Acme'] } },
+      discoveryAnswers: {
+        entities: [
+          { name: 'Rocket', description: { text: 'Reusable' } },
+          {
+            name: 'Launch',
+            fields: [
+              { name: 'status', type: 'enum', values: ['planned', 3, null] },
+              { name: 'note', type: 5, description: ['A', 'note'] },
+              { name: 'crewId', type: 'reference' },
+              { name: 'vehicleId', type: 'reference', entity: ['Rocket'] },
+              { name: 'rocketId', type: 'reference', entity: 'rocket' },
+            ],
+          },
+        ],
+      },
+    });
+    expect([run.status, run.outputs]).toEqual(['failed', []]);
+    expect(run.message).toBe('CHECK: CHECK failed: ' + [
+      'businessProfile.company.name must be text, not a list',
+      'discoveryAnswers.entities[0].description must be text, not an object',
+      'discoveryAnswers.entities[1].fields[0].values[1] must be text, not a number',
+      'discoveryAnswers.entities[1].fields[0].values[2] must be text, not null',
+      'discoveryAnswers.entities[1].fields[1].type must be text, not a number',
+      'discoveryAnswers.entities[1].fields[1].description must be text, not a list',
+      'discoveryAnswers.entities[1].fields[2].entity is missing: a reference names the entity it points to',
+      'discoveryAnswers.entities[1].fields[3].entity must be text, not a list',
+    ].join('; '));
+  });
 });

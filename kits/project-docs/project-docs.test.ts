@@ -61,19 +61,28 @@ describe('project-docs kit', () => {
     expect(result.output('adr-index').content).toContain('| 0003 | [Expose a REST API described by OpenAPI 3.1](0003-expose-a-rest-api-described-by-openapi-3-1.md) | Accepted |');
   });
 
-  it('keeps Mermaid labels intact when answers contain quotes, and flags an ER line naming an unknown entity', async () => {
+  it('keeps Mermaid labels intact when answers contain quotes', async () => {
     const quoted = structuredClone(example);
     quoted.discoveryAnswers.architecture.integrations = [{ name: 'Bank "Prime"', purpose: 'pay\nouts' }];
     const run = await runKitForTest(kitDir, quoted);
     expect(run.output('architecture').status).toBe('valid');
     expect(mermaidBlocks(run.output('architecture').content)[0]).toContain('  ext1["Bank #quot;Prime#quot;"]\n');
     expect(mermaidBlocks(run.output('architecture').content)[0]).toContain('  app -- "pay outs" --> ext1');
+  });
 
+  it('fails CHECK for a reference to an entity that is not listed, instead of drawing it', async () => {
     const dangling = structuredClone(example);
     dangling.discoveryAnswers.entities[1].fields[1].entity = 'Ghost';
-    const broken = await runKitForTest(kitDir, dangling);
-    expect(broken.status).toBe('partial');
-    expect(broken.output('architecture')).toMatchObject({ status: 'invalid', validationErrors: ['ER relationship names an unknown entity: "Ghost" ||--o{ "Launch" : "rocketId"'] });
+    dangling.discoveryAnswers.entities[2].fields.push({ name: 'padId', type: 'reference' });
+    const run = await runKitForTest(kitDir, dangling);
+    expect([run.status, run.outputs]).toEqual(['failed', []]);
+    expect(run.message).toBe('CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"; discoveryAnswers.entities[2].fields[5].entity is missing: a reference names the entity it points to');
+    // A reference to an entity listed later, in another spelling of the name the diagram draws, is one.
+    const forward = structuredClone(example);
+    forward.discoveryAnswers.entities[0].fields.push({ name: 'lastLaunchId', type: 'reference', entity: 'launch' });
+    const drawn = await runKitForTest(kitDir, forward);
+    expect([drawn.status, drawn.message]).toEqual(['completed', null]);
+    expect(mermaidBlocks(drawn.output('architecture').content)[1]).toContain('\n  "Launch" ||--o{ "Rocket" : "lastLaunchId"\n');
   });
 
   it('keeps Markdown table rows intact when answers contain "|" or line breaks', async () => {
@@ -194,6 +203,64 @@ describe('project-docs kit', () => {
     ].join('; '));
     const nulls = await runKitForTest(kitDir, { ...example, discoveryAnswers: { ...example.discoveryAnswers, decisions: [null] } });
     expect(nulls.message).toBe('CHECK: CHECK failed: discoveryAnswers.decisions[0] must be an object with a title');
+  });
+
+  it('keeps a goal or a company name that starts with ```, ~~~, # or > as text, not a code block, heading or quote', async () => {
+    const input = structuredClone(example);
+    input.businessProfile.company.name = '```';
+    delete input.businessProfile.description;
+    input.businessProfile.goals = ['```', '~~~ tildes', '# Not a heading', '> not a quote', '`npm` everywhere', '```js inline```', 'Land'];
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    expect(run.outputs.map((o) => [o.outputId, o.status, o.validationWarnings])).toEqual(run.outputs.map((o) => [o.outputId, 'valid', []]));
+    const readme = run.output('readme').content.split('\n');
+    expect(readme.slice(0, 3)).toEqual(['# \\```', '', '\\``` (aerospace).']);
+    const goals = readme.slice(readme.indexOf('## Goals') + 2, readme.indexOf('## Domain') - 1);
+    expect(goals).toEqual(['- \\```', '- \\~~~ tildes', '- \\# Not a heading', '- \\> not a quote', '- `npm` everywhere', '- ```js inline```', '- Land']);
+    // No line outside the Mermaid blocks opens a code block.
+    expect(readme.filter((line) => /^\s*(```|~~~)/.test(line))).toEqual([]);
+    const architecture = run.output('architecture').content.split('\n');
+    expect(architecture[2]).toBe('\\``` is built as a modular monolith on Node.js, with');
+    expect(architecture.filter((line) => /^\s*(```|~~~)/.test(line))).toEqual(['```mermaid', '```', '```mermaid', '```']);
+  });
+
+  it('draws a field of a type no table knows, even one JavaScript objects carry (constructor), as a string', async () => {
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities = [{ name: 'Part', fields: [{ name: 'maker', type: 'constructor' }, { name: 'label', type: 'toString' }, { name: 'size', type: 'integer' }] }];
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    expect(mermaidBlocks(run.output('architecture').content)[1]!.split('\n')).toEqual(['erDiagram', '  "Part" {', '    string maker', '    string label', '    int size', '  }']);
+  });
+
+  it('fails CHECK, naming the input path, for text that is not text and lists that are not lists', async () => {
+    const input = structuredClone(example);
+    input.businessProfile.company.industry = 7;
+    input.businessProfile.description = { text: 'Rockets' };
+    input.businessProfile.goals = 'Fly far';
+    input.businessProfile.audience = ['crews', 3];
+    input.discoveryAnswers.architecture = { style: ['monolith'], integrations: [{ name: 'Stripe', purpose: 4 }] };
+    input.discoveryAnswers.decisions = [{ title: 'Use X', context: { why: 'because' } }];
+    input.discoveryAnswers.entities = [
+      { name: 'Rocket', description: 12, fields: [{ name: 'status', type: 'enum', values: 'a,b' }, { name: 'kind', type: 'enum', values: ['a', false] }, { name: 'note', type: 5, description: ['x'] }] },
+    ];
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.outputs]).toEqual(['failed', []]);
+    expect(run.message).toBe('CHECK: CHECK failed: ' + [
+      'businessProfile.company.industry must be text, not a number',
+      'businessProfile.description must be text, not an object',
+      'businessProfile.goals must be a list',
+      'businessProfile.audience[1] must be text, not a number',
+      'discoveryAnswers.entities[0].description must be text, not a number',
+      'field Rocket.status is an enum without values',
+      'discoveryAnswers.entities[0].fields[1].values[1] must be text, not a boolean',
+      'discoveryAnswers.entities[0].fields[2].type must be text, not a number',
+      'discoveryAnswers.entities[0].fields[2].description must be text, not a list',
+      'discoveryAnswers.architecture.style must be text, not a list',
+      'discoveryAnswers.architecture.integrations[0].purpose must be text, not a number',
+      'discoveryAnswers.decisions[0].context must be text, not an object',
+    ].join('; '));
+    const architecture = await runKitForTest(kitDir, { ...example, discoveryAnswers: { ...example.discoveryAnswers, architecture: 'microservices' } });
+    expect(architecture.message).toBe('CHECK: CHECK failed: discoveryAnswers.architecture must be an object, not a string');
   });
 
   it('fails CHECK listing every missing input', async () => {

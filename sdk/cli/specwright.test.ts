@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runKitForTest } from '../kit/index.ts';
 import { main } from './specwright.ts';
 import { startKitPublishServer, type KitPublishServer } from './test-support/kit-publish-server.ts';
 
@@ -127,7 +128,54 @@ describe('specwright kit init / validate / test', () => {
     expect(result.out).toContain('  FAIL summary → summary.json: invalid');
     expect(result.out).toContain('       error: schema: /entities/0/slug: must match pattern "^[a-z]+$"');
     expect(result.out.join('\n')).toContain('examples/missing.json: failed — CHECK: missing required inputs: businessProfile.company.name, discoveryAnswers.entities');
-    expect(result.err).toEqual(['strict-summary@0.1.0: FAILED (0 problems, 2 of 3 example runs not completed)']);
+    expect(result.err).toEqual([`strict-summary@0.1.0 (${dir}): FAILED — 2 of 3 examples did not complete`]);
+  });
+
+  it('names the folder, and the kit when kit.json says which, in the summary of kit test on a kit that does not load', async () => {
+    const dir = await newKit('does-not-load');
+    await writeFile(join(dir, 'templates/summary.json.hbs'), '{\n  "a": {{#if x}}1\n}\n');
+    await rm(join(dir, 'templates/readme.md.hbs'));
+    const result = await cli(['kit', 'test', dir]);
+    expect(result).toMatchObject({ code: 1, out: ['templates/readme.md.hbs: missing file (referenced by kit.json outputs[0].template)', expect.stringMatching(/^templates\/summary\.json\.hbs:4: template does not compile/)] });
+    expect(result.err).toEqual([`does-not-load@0.1.0 (${dir}): FAILED — 2 problems; the kit does not load, so no example ran`]);
+
+    await writeFile(join(dir, 'kit.json'), '{\n  "metadata": {\n');
+    expect((await cli(['kit', 'test', dir])).err).toEqual([`${dir}: FAILED — 1 problem; the kit does not load, so no example ran`]);
+    const nowhere = join(work, 'no-kit-here');
+    expect(await cli(['kit', 'test', nowhere])).toEqual({ code: 1, out: [`kit.json: no kit.json in ${nowhere}`], err: [`${nowhere}: FAILED — 1 problem; the kit does not load, so no example ran`] });
+  });
+
+  it('scaffolds a CHECK that refuses, naming each, entities the PLAN hook cannot take, instead of failing with a JavaScript error', async () => {
+    const dir = await newKit('careful-summary');
+    await writeFile(join(dir, 'examples/odd.json'), JSON.stringify({
+      businessProfile: { company: { name: 'Acme' } },
+      discoveryAnswers: { entities: [{ description: 'no name' }, '日本', 'Order', null, 'order!', 42, { name: '  ' }] },
+    }));
+    await writeFile(join(dir, 'examples/words.json'), JSON.stringify({
+      businessProfile: { company: { name: 'Acme' } },
+      discoveryAnswers: { entities: [{ name: 'Größe Ding' }, 'toString', 'constructor', '-Launch pad-'] },
+    }));
+    await writeFile(join(dir, 'examples/not-a-list.json'), JSON.stringify({ businessProfile: { company: { name: 'Acme' } }, discoveryAnswers: { entities: 'Rocket' } }));
+    const result = await cli(['kit', 'test', dir]);
+    expect(result.code).toBe(1);
+    expect(result.out.filter((line) => line.startsWith('examples/')).map((line) => line.replace(/ \(\d+ ms\)$/, ''))).toEqual([
+      'examples/acme.json: completed',
+      'examples/not-a-list.json: failed — CHECK: CHECK failed: discoveryAnswers.entities must be a list of names',
+      'examples/odd.json: failed — CHECK: CHECK failed: ' + [
+        'discoveryAnswers.entities[0] must be a name or an object with a name',
+        'discoveryAnswers.entities[1] ("日本") needs Latin letters or digits for its slug',
+        'discoveryAnswers.entities[3] must be a name or an object with a name',
+        'discoveryAnswers.entities[4] ("order!") and discoveryAnswers.entities[2] ("Order") both have the slug "order"',
+        'discoveryAnswers.entities[5] must be a name or an object with a name',
+        'discoveryAnswers.entities[6] must be a name or an object with a name',
+      ].join('; '),
+      'examples/words.json: completed',
+    ]);
+    expect(result.err).toEqual([`careful-summary@0.1.0 (${dir}): FAILED — 2 of 4 examples did not complete`]);
+    const run = await runKitForTest(dir, JSON.parse(await readFile(join(dir, 'examples/words.json'), 'utf8')));
+    expect((run.parsed('summary') as { entities: unknown }).entities).toEqual([
+      { name: 'Größe Ding', slug: 'grosse-ding' }, { name: 'toString', slug: 'tostring' }, { name: 'constructor', slug: 'constructor' }, { name: '-Launch pad-', slug: 'launch-pad' },
+    ]);
   });
 
   it('answers usage errors with exit code 2 and one line', async () => {
@@ -193,7 +241,7 @@ describe('files a kit may not hold', () => {
     expect(result.code).toBe(1);
     expect(result.out[0]).toBe('examples/dir.json: not a regular file');
     expect(result.out).toContain('  ok   readme → README.md: valid');
-    expect(result.err).toEqual(['example-dir@0.1.0: FAILED (1 problem, 0 of 1 example runs not completed)']);
+    expect(result.err).toEqual([`example-dir@0.1.0 (${dir}): FAILED — 1 problem`]);
   });
 
   it('reads an example saved with a UTF-8 byte order mark, as it reads kit.json', async () => {

@@ -18,7 +18,8 @@ import {
 
 export type LoadedKitDirectory =
   | { ok: true; dir: string; manifest: KitManifest; files: Record<string, string>; kit: KitPackage }
-  | { ok: false; dir: string; problems: KitPackageProblem[] };
+  /** `kitRef` (id@version) when kit.json itself is readable, though the kit does not load. */
+  | { ok: false; dir: string; problems: KitPackageProblem[]; kitRef?: string };
 
 /** Every file a manifest names, each once, in manifest order. */
 export function referencedFiles(manifest: KitManifest): string[] {
@@ -69,7 +70,8 @@ export async function loadKitDirectory(dir: string): Promise<LoadedKitDirectory>
     // A file refused above is absent from `files`; loadKitPackage would call it missing as well.
     const refused = new Set(problems.map((p) => p.file));
     const located = loaded.ok ? [] : loaded.problems.filter((p) => !refused.has(p.file)).map((p) => locateProblem(p, source, files));
-    return { ok: false, dir, problems: [...problems, ...located] };
+    const { id, version } = parsed.manifest.metadata;
+    return { ok: false, dir, problems: [...problems, ...located], kitRef: `${id}@${version}` };
   }
   return { ok: true, dir, manifest: loaded.kit.manifest, files, kit: loaded.kit };
 }

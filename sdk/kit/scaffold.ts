@@ -1,7 +1,9 @@
 /**
- * `specwright kit init`: a small, working file kit — a CHECK on required inputs, a PLAN hook that
- * shapes the input for templates, a markdown and a schema-checked JSON output, an example input and
- * a README — that passes `kit validate` and `kit test` as generated.
+ * `specwright kit init`: a small, working file kit — a CHECK on required inputs and on what PLAN
+ * reads of them, a PLAN hook that shapes the input for templates, a markdown and a schema-checked
+ * JSON output, an example input and a README — that passes `kit validate` and `kit test` as
+ * generated. Authors copy it, so its hooks refuse what they cannot take with a message, never a
+ * JavaScript error.
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
@@ -29,16 +31,50 @@ export function scaffoldFiles(kitId: string, displayName = titleOf(kitId)): Reco
       { id: 'summary', filename: 'summary.json', template: 'templates/summary.json.hbs', outputType: 'json', schema: 'schemas/summary.schema.json' },
     ],
     discovery: { pools: [] },
-    hooks: { PLAN: 'hooks/plan.js' },
+    hooks: { CHECK: 'hooks/plan.js', PLAN: 'hooks/plan.js' },
   };
   return {
     'kit.json': `${JSON.stringify(manifest, null, 2)}\n`,
-    'hooks/plan.js': `// Runs in the sandbox: plain JavaScript, no imports. PLAN runs after CHECK has made sure the
-// required inputs are there; what it returns as \`data\` the templates read as @plan.
+    'hooks/plan.js': `// Runs in the sandbox: plain JavaScript, no imports. CHECK and PLAN both read the entities, so both
+// live here and share slug(): CHECK refuses, with a message, every entity PLAN could not take.
+
+// An entity is a name or an object with a name.
+function entityName(entity) {
+  return typeof entity === 'string' ? entity : entity !== null && typeof entity === 'object' ? entity.name : undefined;
+}
+
+// \`Größe Ding\` → \`grosse-ding\`: accented letters keep their base letter; other characters join words with
+// a hyphen. A name without Latin letters or digits (\`日本\`) has no slug: '' (CHECK refuses it).
+function slug(name) {
+  return name.normalize('NFD').replace(/[\\u0300-\\u036f]/g, '').replace(/ß/g, 'ss').toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}
+
+// The default CHECK has made sure the required inputs are there (not empty); this one checks what
+// PLAN reads of them. Each error is one line of the run's message.
+function check(context) {
+  const entities = context.input.discoveryAnswers.entities;
+  if (!Array.isArray(entities)) return { errors: ['discoveryAnswers.entities must be a list of names'] };
+  const errors = [];
+  // Keyed by slugs the names give: with no prototype, \`constructor\` is a slug like any other.
+  const slugs = Object.create(null);
+  entities.forEach(function (entity, index) {
+    const name = entityName(entity);
+    const where = 'discoveryAnswers.entities[' + index + ']';
+    if (typeof name !== 'string' || name.trim() === '') { errors.push(where + ' must be a name or an object with a name'); return; }
+    const id = slug(name);
+    if (id === '') errors.push(where + ' (' + JSON.stringify(name) + ') needs Latin letters or digits for its slug');
+    else if (slugs[id] !== undefined) errors.push(where + ' (' + JSON.stringify(name) + ') and ' + slugs[id] + ' both have the slug "' + id + '"');
+    else slugs[id] = where + ' (' + JSON.stringify(name) + ')';
+  });
+  return { errors: errors };
+}
+
+// PLAN runs after CHECK; what it returns as \`data\` the templates read as @plan.
 function plan(context, kit) {
   const entities = context.input.discoveryAnswers.entities.map(function (entity) {
-    const name = typeof entity === 'string' ? entity : entity.name;
-    return { name: name, slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-') };
+    const name = entityName(entity);
+    return { name: name, slug: slug(name) };
   });
   kit.log('info', 'summarising', entities.length, 'entities');
   return { data: { entities: entities } };
@@ -90,7 +126,9 @@ function plan(context, kit) {
     'README.md': `# ${displayName}
 
 A Specwright kit. It needs \`businessProfile.company.name\` and \`discoveryAnswers.entities\` and
-produces \`README.md\` and \`summary.json\`.
+produces \`README.md\` and \`summary.json\`. Each entity is a name or an object with a name that has
+Latin letters or digits for its slug (\`Größe Ding\` → \`grosse-ding\`); CHECK (\`hooks/plan.js\`)
+refuses, naming each, any other and two names with one slug.
 
 \`\`\`sh
 npx specwright kit validate .    # manifest, templates, schemas, hooks

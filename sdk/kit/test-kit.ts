@@ -16,11 +16,12 @@ export type KitExampleRun = {
   outputs: Array<{ outputId: string; filename: string; status: KitOutputStatus; errors: string[]; warnings: string[] }>;
   verifyWarnings: string[];
 };
-export type KitTestReport = { ok: boolean; kitRef: string | null; problems: KitPackageProblem[]; runs: KitExampleRun[] };
+/** `kitRef` is null when kit.json cannot be read; `loaded` is false when the kit does not load (no example runs then). */
+export type KitTestReport = { ok: boolean; dir: string; kitRef: string | null; loaded: boolean; problems: KitPackageProblem[]; runs: KitExampleRun[] };
 
 export async function testKitDirectory(dir: string, options: { kitsDir?: string; runtime?: KitRuntime } = {}): Promise<KitTestReport> {
   const loaded = await loadKitDirectory(dir);
-  if (!loaded.ok) return { ok: false, kitRef: null, problems: loaded.problems, runs: [] };
+  if (!loaded.ok) return { ok: false, dir, kitRef: loaded.kitRef ?? null, loaded: false, problems: loaded.problems, runs: [] };
   const { examples, problems } = await readKitExamples(dir);
   if (examples.length === 0 && problems.length === 0) {
     problems.push({ file: 'examples', message: 'no example inputs: add examples/<name>.json holding a run input' });
@@ -39,7 +40,7 @@ export async function testKitDirectory(dir: string, options: { kitsDir?: string;
     });
   }
   const ok = problems.length === 0 && runs.every((run) => run.status === 'completed');
-  return { ok, kitRef: loaded.kit.ref, problems, runs };
+  return { ok, dir, kitRef: loaded.kit.ref, loaded: true, problems, runs };
 }
 
 /** Human-readable lines: one per example, one per output, one per finding. */
@@ -55,11 +56,24 @@ export function formatTestReport(report: KitTestReport): string[] {
     }
     for (const warning of run.verifyWarnings) lines.push(`  verify warning: ${warning}`);
   }
-  const failed = report.runs.filter((run) => run.status !== 'completed').length;
-  lines.push(
-    report.ok
-      ? `${report.kitRef}: ${report.runs.length} example${report.runs.length === 1 ? '' : 's'} passed`
-      : `${report.kitRef ?? 'kit'}: FAILED (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, ${failed} of ${report.runs.length} example runs not completed)`,
-  );
+  lines.push(report.ok ? `${report.kitRef}: ${plural(report.runs.length, 'example')} passed` : failureSummary(report));
   return lines;
+}
+
+/**
+ * `acme@0.1.0 (kits/acme): FAILED — 2 problems; the kit does not load, so no example ran`: the kit
+ * by id when kit.json says it, always by folder (several kits may be tested in one log), and only
+ * the counts that say something.
+ */
+function failureSummary(report: KitTestReport): string {
+  const kit = report.kitRef === null ? report.dir : `${report.kitRef} (${report.dir})`;
+  const parts = report.problems.length > 0 ? [plural(report.problems.length, 'problem')] : [];
+  if (!report.loaded) parts.push('the kit does not load, so no example ran');
+  const failed = report.runs.filter((run) => run.status !== 'completed').length;
+  if (failed > 0) parts.push(`${failed} of ${plural(report.runs.length, 'example')} did not complete`);
+  return `${kit}: FAILED — ${parts.join('; ')}`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }

@@ -50,6 +50,13 @@ describe('built-in kits', () => {
     expect(done.outputsFailed).toBe(0);
   });
 
+  it('refuse at CHECK, through the worker, a reference to an entity that is not listed (not a partial run)', async () => {
+    const body = await example('project-docs');
+    (body.discoveryAnswers as Record<string, any>).entities[1].fields[1].entity = 'Ghost';
+    const done = await run('project-docs', body);
+    expect([done.status, done.errorMessage, done.outputs]).toEqual(['failed', 'CHECK: CHECK failed: field Launch.rocketId references unknown entity "Ghost"', []]);
+  });
+
   it('compose: the composite resolves its components from the registry and bundles them together', async () => {
     const done = await run('composite-bundle', await example('composite-bundle'));
     expect(done.status, done.errorMessage).toBe('completed');

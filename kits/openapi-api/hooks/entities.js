@@ -106,7 +106,9 @@ function plan(context, kit) {
 
 // The default CHECK has already made sure the required inputs are there; this one checks what the
 // document depends on: every entity and field has a name that survives being reduced to letters
-// and digits, no two names become the same schema, path or property, and operations are known.
+// and digits, no two names become the same schema, path or property, operations are known, text
+// is text (a description that is an object would make the document invalid), and a reference
+// names a listed entity.
 // A look-up table keyed by names the user chose: with no prototype, `constructor` or `toString`
 // is an ordinary key, not a property every object already has.
 function byName(entries) { return Object.assign(Object.create(null), entries); }
@@ -125,10 +127,30 @@ function maxLengthProblem(field) {
   return null;
 }
 
+// What a value is, for a message such as `… must be text, not a number`.
+function kindOf(value) {
+  if (Array.isArray(value)) return 'a list';
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'an object' : 'a ' + typeof value;
+}
+
 function check(context) {
   var entities = context.input.discoveryAnswers.entities;
   if (!Array.isArray(entities)) return { errors: ['discoveryAnswers.entities must be a list'] };
   var errors = [];
+  // An optional text: absent (undefined or null) or a string; the message names the input path.
+  function text(value, path) {
+    if (value !== undefined && value !== null && typeof value !== 'string') errors.push(path + ' must be text, not ' + kindOf(value));
+  }
+  var profile = context.input.businessProfile;
+  text(profile.company.name, 'businessProfile.company.name');
+  text(profile.description, 'businessProfile.description');
+  // References may point forward, so every entity name is known before any field is checked.
+  var known = byName({});
+  entities.forEach(function (raw) {
+    var name = typeof raw === 'string' ? raw : raw && raw.name;
+    if (typeof name === 'string') known[name.toLowerCase()] = true;
+  });
   var schemas = byName({ Error: 'the error model' });
   var paths = byName({});
   function claim(table, key, owner, what) {
@@ -143,6 +165,8 @@ function check(context) {
     }
     var owner = 'entity ' + JSON.stringify(entity.name);
     var name = pascal(entity.name);
+    var at = 'discoveryAnswers.entities[' + index + ']';
+    text(entity.description, at + '.description');
     claim(schemas, name, owner, 'schema');
     claim(schemas, name + 'Input', owner, 'schema');
     claim(schemas, name + 'Patch', owner, 'schema');
@@ -162,7 +186,10 @@ function check(context) {
         return;
       }
       var label = 'field ' + name + '.' + field.name;
+      var path = at + '.fields[' + fieldIndex + ']';
       claim(properties, camel(field.name), label, 'property');
+      text(field.type, path + '.type');
+      text(field.description, path + '.description');
       // The rules postgres-schema applies, so one input passes both kits or neither.
       if (field.required !== undefined && field.required !== null && typeof field.required !== 'boolean') {
         errors.push(label + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
@@ -170,6 +197,17 @@ function check(context) {
       var lengthProblem = maxLengthProblem(field);
       if (lengthProblem) errors.push(label + lengthProblem);
       if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push('field ' + name + '.' + field.name + ' is an enum without values');
+      else if (field.type === 'enum') {
+        field.values.forEach(function (value, valueIndex) {
+          if (typeof value !== 'string') errors.push(path + '.values[' + valueIndex + '] must be text, not ' + kindOf(value));
+        });
+      }
+      // As in postgres-schema: a reference names a listed entity, in any letter case.
+      if (field.type === 'reference') {
+        if (field.entity === undefined || field.entity === null) errors.push(path + '.entity is missing: a reference names the entity it points to');
+        else if (typeof field.entity !== 'string') errors.push(path + '.entity must be text, not ' + kindOf(field.entity));
+        else if (!known[field.entity.toLowerCase()]) errors.push(label + ' references unknown entity ' + JSON.stringify(field.entity));
+      }
     });
   });
   return { errors: errors };

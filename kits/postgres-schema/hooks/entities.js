@@ -136,8 +136,9 @@ function plan(context, kit) {
 
 // The default CHECK has already made sure discoveryAnswers.entities is there; this one checks what
 // the DDL depends on: every entity and field has a usable name, no two names become the same table,
-// column or property once reduced to identifiers, enums have values, lengths fit PostgreSQL, and
-// references name entities that exist.
+// column or property once reduced to identifiers, enums have values, lengths fit PostgreSQL,
+// references name entities that exist, and text is text (a description that is an object would make
+// the entity's JSON Schema invalid).
 var MAX_LENGTH = 10485760; // PostgreSQL's limit for varchar(n)
 
 // A maxLength becomes varchar(n), so only a `string` field takes one, a whole number up to
@@ -153,10 +154,23 @@ function maxLengthProblem(field) {
   return null;
 }
 
+// What a value is, for a message such as `… must be text, not a number`.
+function kindOf(value) {
+  if (Array.isArray(value)) return 'a list';
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'an object' : 'a ' + typeof value;
+}
+
 function check(context) {
   var entities = context.input.discoveryAnswers.entities;
   var errors = [];
   if (!Array.isArray(entities) || entities.length === 0) return { errors: ['discoveryAnswers.entities must be a non-empty list'] };
+  // An optional text: absent (undefined or null) or a string; the message names the input path.
+  function text(value, path) {
+    if (value !== undefined && value !== null && typeof value !== 'string') errors.push(path + ' must be text, not ' + kindOf(value));
+  }
+  var company = context.input.businessProfile && context.input.businessProfile.company;
+  if (company) text(company.name, 'businessProfile.company.name');
   var names = byName({});
   var tables = byName({ schema_migrations: 'the migration table' });
   var valid = [];
@@ -168,10 +182,13 @@ function check(context) {
     var table = tableName(name);
     if (tables[table]) errors.push('entity ' + JSON.stringify(name) + ' and ' + tables[table] + ' both become table "' + table + '"');
     else tables[table] = 'entity ' + JSON.stringify(name);
-    valid.push(entity);
+    valid.push({ entity: entity, at: 'discoveryAnswers.entities[' + index + ']' });
   });
-  valid.forEach(function (entity) {
-    if (typeof entity === 'string' || entity.fields === undefined || entity.fields === null) return;
+  valid.forEach(function (listed) {
+    var entity = listed.entity;
+    if (typeof entity === 'string') return;
+    text(entity.description, listed.at + '.description');
+    if (entity.fields === undefined || entity.fields === null) return;
     if (!Array.isArray(entity.fields)) { errors.push('entity ' + entity.name + ': fields must be a list'); return; }
     var columns = byName({ id: 'the primary key', created_at: 'the timestamp created_at', updated_at: 'the timestamp updated_at' });
     var properties = byName({ createdAt: 'the timestamp createdAt', updatedAt: 'the timestamp updatedAt' });
@@ -182,6 +199,7 @@ function check(context) {
         return;
       }
       var label = 'field ' + entity.name + '.' + field.name;
+      var path = listed.at + '.fields[' + index + ']';
       var column = snake(field.name);
       // `id`, `ID` and `Id` all name the primary key, which the kit writes itself.
       if (column === 'id') {
@@ -198,11 +216,20 @@ function check(context) {
       if (field.required !== undefined && field.required !== null && typeof field.required !== 'boolean') {
         errors.push(label + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
       }
+      text(field.type, path + '.type');
+      text(field.description, path + '.description');
       if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push(label + ' is an enum without values');
+      else if (field.type === 'enum') {
+        field.values.forEach(function (value, valueIndex) {
+          if (typeof value !== 'string') errors.push(path + '.values[' + valueIndex + '] must be text, not ' + kindOf(value));
+        });
+      }
       var lengthProblem = maxLengthProblem(field);
       if (lengthProblem) errors.push(label + lengthProblem);
-      if (field.type === 'reference' && !names[String(field.entity || '').toLowerCase()]) {
-        errors.push(label + ' references unknown entity ' + JSON.stringify(field.entity));
+      if (field.type === 'reference') {
+        if (field.entity === undefined || field.entity === null) errors.push(path + '.entity is missing: a reference names the entity it points to');
+        else if (typeof field.entity !== 'string') errors.push(path + '.entity must be text, not ' + kindOf(field.entity));
+        else if (!names[field.entity.toLowerCase()]) errors.push(label + ' references unknown entity ' + JSON.stringify(field.entity));
       }
     });
   });

@@ -13,6 +13,11 @@ function label(text) { return String(text).replace(/"/g, '#quot;').replace(/[\r\
 function cell(text) { return String(text).replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' '); }
 // A heading or a line such as `Status: …`: a line break would start a heading or a paragraph of its own.
 function oneLine(text) { return String(text).replace(/[\r\n]+/g, ' '); }
+// One line of text that starts a list item or a paragraph: a leading ``` (with no backtick after
+// it) or ~~~ would open a code block in place of the text, one that runs on to the end of the
+// document for many readers; `#` would start a heading and `>` a quote. A backslash before the first
+// character keeps it literal.
+function lineStart(text) { return oneLine(text).replace(/^( {0,3})(?=`{3,}[^`]*$|~{3}|#|>)/, '$1\\'); }
 // A code span holding any text: its fence is one backtick longer than the longest run inside, and a
 // text that starts or ends with a backtick is padded, so a backtick in a name cannot end it early.
 function code(value) {
@@ -29,7 +34,8 @@ function attributeName(name) {
 }
 function isKey(name) { return words(name).join('_').toLowerCase() === 'id'; }
 function pad(n) { return ('000' + n).slice(-4); }
-var ER_TYPES = { uuid: 'uuid', string: 'string', text: 'text', integer: 'int', number: 'decimal', boolean: 'boolean', date: 'date', datetime: 'timestamp', email: 'string', enum: 'string', reference: 'uuid' };
+// Keyed by the field's type, which the user chose: with no prototype, `constructor` is no type.
+var ER_TYPES = Object.assign(Object.create(null), { uuid: 'uuid', string: 'string', text: 'text', integer: 'int', number: 'decimal', boolean: 'boolean', date: 'date', datetime: 'timestamp', email: 'string', enum: 'string', reference: 'uuid' });
 
 function plan(context) {
   var profile = context.input.businessProfile;
@@ -79,10 +85,11 @@ function plan(context) {
   return {
     data: {
       // Printed in headings and list items, where a line break would start a block of its own.
-      name: oneLine(profile.company.name),
+      // The name also starts the architecture overview's first line.
+      name: lineStart(profile.company.name),
       industry: oneLine(profile.company.industry),
-      description: profile.description || oneLine(profile.company.name + ' (' + profile.company.industry + ').'),
-      goals: (profile.goals || []).map(oneLine),
+      description: profile.description || lineStart(profile.company.name + ' (' + profile.company.industry + ').'),
+      goals: (profile.goals || []).map(lineStart),
       audience: audience,
       entities: entities,
       relationships: relationships,
@@ -103,19 +110,39 @@ function plan(context) {
 // The default CHECK made sure the required inputs are there; this one checks what PLAN and the
 // templates read from them: every entity, field, integration and decision is an object with a name
 // or title (a null entry would fail PLAN with a JavaScript error, an untitled decision would be
-// `0003-undefined.md`), no two entities become one in the diagram (`user`, `User`), and `required`
-// is true or false, as the other kits read it.
+// `0003-undefined.md`), no two entities become one in the diagram (`user`, `User`), `required`
+// is true or false, as the other kits read it, an enum has text values, a reference names a listed
+// entity (the ER diagram would draw one that does not exist), and what the documents print as text
+// is text and what they list is a list (goals that are one string would fail PLAN).
 function check(context) {
+  var profile = context.input.businessProfile;
   var answers = context.input.discoveryAnswers;
   var errors = [];
   function text(value) { return typeof value === 'string' && value.trim() !== ''; }
   function isObject(value) { return value !== null && typeof value === 'object' && !Array.isArray(value); }
+  function kindOf(value) { return Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value === 'object' ? 'an object' : 'a ' + typeof value; }
+  // Text the documents print, when given: a number or an object would print as `42` or `[object Object]`.
+  function optionalText(value, where) {
+    if (value !== undefined && value !== null && typeof value !== 'string') errors.push(where + ' must be text, not ' + kindOf(value));
+  }
   function list(value, where, each) {
     if (value === undefined || value === null) return;
     if (!Array.isArray(value)) { errors.push(where + ' must be a list'); return; }
-    value.forEach(function (item, index) { each(item, where + '[' + index + ']'); });
+    value.forEach(function (item, index) { each(item, where + '[' + index + ']', index); });
   }
 
+  optionalText(profile.company.name, 'businessProfile.company.name');
+  optionalText(profile.company.industry, 'businessProfile.company.industry');
+  optionalText(profile.description, 'businessProfile.description');
+  list(profile.goals, 'businessProfile.goals', function (goal, where) { if (typeof goal !== 'string') errors.push(where + ' must be text, not ' + kindOf(goal)); });
+  list(profile.audience, 'businessProfile.audience', function (who, where) { if (typeof who !== 'string') errors.push(where + ' must be text, not ' + kindOf(who)); });
+
+  // The names the diagram draws, all of them first: a reference may point to a later entity.
+  var listed = Object.create(null);
+  list(answers.entities, 'discoveryAnswers.entities', function (raw) {
+    var name = typeof raw === 'string' ? raw : isObject(raw) ? raw.name : null;
+    if (text(name)) listed[pascal(name)] = true;
+  });
   var diagramNames = Object.create(null);
   list(answers.entities, 'discoveryAnswers.entities', function (raw, where) {
     var entity = typeof raw === 'string' ? { name: raw } : raw;
@@ -125,22 +152,46 @@ function check(context) {
     var name = pascal(entity.name);
     if (diagramNames[name]) errors.push('entity ' + JSON.stringify(entity.name) + ' and entity ' + JSON.stringify(diagramNames[name]) + ' both become entity "' + name + '"');
     else diagramNames[name] = entity.name;
-    list(entity.fields, 'entity ' + JSON.stringify(entity.name) + ': fields', function (field, at) {
+    optionalText(entity.description, where + '.description');
+    list(entity.fields, 'entity ' + JSON.stringify(entity.name) + ': fields', function (field, at, index) {
       if (!isObject(field) || !text(field.name)) { errors.push(at + ' must be an object with a name'); return; }
+      var label = 'field ' + entity.name + '.' + field.name;
+      var path = where + '.fields[' + index + ']';
       if (field.required !== undefined && field.required !== null && typeof field.required !== 'boolean') {
-        errors.push('field ' + entity.name + '.' + field.name + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
+        errors.push(label + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
+      }
+      optionalText(field.type, path + '.type');
+      optionalText(field.description, path + '.description');
+      if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push(label + ' is an enum without values');
+      else if (field.type === 'enum') {
+        field.values.forEach(function (value, valueIndex) {
+          if (typeof value !== 'string') errors.push(path + '.values[' + valueIndex + '] must be text, not ' + kindOf(value));
+        });
+      }
+      if (field.type === 'reference') {
+        if (field.entity === undefined || field.entity === null) errors.push(path + '.entity is missing: a reference names the entity it points to');
+        else if (typeof field.entity !== 'string') errors.push(path + '.entity must be text, not ' + kindOf(field.entity));
+        else if (!listed[pascal(field.entity)]) errors.push(label + ' references unknown entity ' + JSON.stringify(field.entity));
       }
     });
   });
+  if (answers.architecture !== undefined && answers.architecture !== null && !isObject(answers.architecture)) {
+    errors.push('discoveryAnswers.architecture must be an object, not ' + kindOf(answers.architecture));
+  }
   if (isObject(answers.architecture)) {
+    ['style', 'runtime', 'database', 'deployment'].forEach(function (key) {
+      optionalText(answers.architecture[key], 'discoveryAnswers.architecture.' + key);
+    });
     list(answers.architecture.integrations, 'discoveryAnswers.architecture.integrations', function (item, where) {
       if (!text(item) && !(isObject(item) && text(item.name))) errors.push(where + ' must be a name or an object with a name');
+      else if (isObject(item)) optionalText(item.purpose, where + '.purpose');
     });
   }
   list(answers.decisions, 'discoveryAnswers.decisions', function (decision, where) {
     if (!isObject(decision)) { errors.push(where + ' must be an object with a title'); return; }
     if (!text(decision.title)) errors.push(where + ' has no title');
     if (decision.status !== undefined && decision.status !== null && typeof decision.status !== 'string') errors.push(where + ': status must be text');
+    ['context', 'decision', 'consequences'].forEach(function (key) { optionalText(decision[key], where + '.' + key); });
   });
   return { errors: errors };
 }
