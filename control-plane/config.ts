@@ -50,6 +50,47 @@ export const SHUTDOWN_CLOSE_MARGIN_MS = 5_000;
 const MAX_SHUTDOWN_GRACE_MS = MAX_TIMER_MS - SHUTDOWN_CLOSE_MARGIN_MS;
 const shutdownGrace = wholeNumber(1, MAX_SHUTDOWN_GRACE_MS, `must be at most ${MAX_SHUTDOWN_GRACE_MS}: shutdown adds ${SHUTDOWN_CLOSE_MARGIN_MS} ms to close connections, and a timer waits at most ${MAX_TIMER_MS} ms`).default(15_000);
 
+/** The JWS algorithms jose 6 verifies (names are case-sensitive). */
+const JWS_ALGORITHMS = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'ML-DSA-44', 'ML-DSA-65', 'ML-DSA-87'];
+
+/**
+ * The bearer tokens' algorithm allow-list; `none` is always dropped. A name jose does not know (a
+ * typo, `hs256`) or a list left empty would refuse every token, each with a bare 401: refused here.
+ */
+const jwtAlgorithms = z
+  .string()
+  .optional()
+  .transform((value, ctx): string[] | undefined => {
+    if (value === undefined) return undefined;
+    const algorithms = value.split(',').map((alg) => alg.trim()).filter((alg) => alg && alg !== 'none');
+    const unknown = algorithms.filter((alg) => !JWS_ALGORITHMS.includes(alg));
+    const problem =
+      unknown.length > 0 ? `not a JWS algorithm: ${unknown.join(', ')} (one of ${JWS_ALGORITHMS.join(', ')})`
+      : algorithms.length === 0 ? 'names no algorithm (none is never accepted), so every bearer token would be refused'
+      : undefined;
+    if (problem === undefined) return algorithms;
+    ctx.addIssue({ code: 'custom', message: problem });
+    return z.NEVER;
+  });
+
+/**
+ * URL prefixes (comma-separated) platform kits may push to. Each must be an http(s) URL: a remote
+ * is matched on its origin, then its path. Entries are named by position, not echoed: one may carry
+ * a token.
+ */
+const gitRemotePrefixes = z
+  .string()
+  .optional()
+  .transform((value, ctx): string[] => {
+    const prefixes = (value ?? '').split(',').map((prefix) => prefix.trim()).filter(Boolean);
+    const wrong = prefixes.flatMap((prefix, index) => (/^https?:$/.test(URL.parse(prefix)?.protocol ?? '') ? [] : [index + 1]));
+    if (wrong.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `each entry must be an http(s) URL prefix, like https://git.example.com/team/; not one: entry ${wrong.join(', ')}` });
+      return z.NEVER;
+    }
+    return prefixes;
+  });
+
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const environmentSchema = z.object({
   PORT: wholeNumber(0, 65_535).default(3000),
@@ -60,10 +101,10 @@ const environmentSchema = z.object({
   DATA_DIR: z.string().default('./.specwright'),
   SERVER_SECRET: z.string().min(32, 'SERVER_SECRET must be at least 32 characters').optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
-  JWT_JWKS_URL: z.url().optional(),
+  JWT_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   JWT_ISSUER: z.string().optional(),
   JWT_AUDIENCE: z.string().optional(),
-  JWT_ALGORITHMS: z.string().optional(),
+  JWT_ALGORITHMS: jwtAlgorithms,
   E2E_TEST_MODE: booleanFlag,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RATE_LIMIT_GENERAL_PER_MINUTE: positiveInt(100),
@@ -79,7 +120,7 @@ const environmentSchema = z.object({
   UPLOAD_LIMIT_BYTES: positiveInt(10 * 1024 * 1024),
   WORKER_CONCURRENCY: positiveInt(2),
   WORKER_HEARTBEAT_MS: milliseconds(10_000),
-  KIT_GIT_ALLOWED_REMOTES: z.string().optional(),
+  KIT_GIT_ALLOWED_REMOTES: gitRemotePrefixes,
   WORKER_STALE_AFTER_MS: milliseconds(30_000),
   SHUTDOWN_GRACE_MS: shutdownGrace,
   HTTP_HEADERS_TIMEOUT_MS: milliseconds(20_000),
@@ -165,9 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       jwksUrl: e.JWT_JWKS_URL,
       issuer: e.JWT_ISSUER,
       audience: e.JWT_AUDIENCE,
-      algorithms: e.JWT_ALGORITHMS
-        ? e.JWT_ALGORITHMS.split(',').map((alg) => alg.trim()).filter((alg) => alg && alg !== 'none')
-        : defaultAlgorithms,
+      algorithms: e.JWT_ALGORITHMS ?? defaultAlgorithms,
     },
     e2eTestMode: e.E2E_TEST_MODE,
     logLevel: e.LOG_LEVEL,
@@ -188,7 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadLimitBytes: e.UPLOAD_LIMIT_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerHeartbeatMs: e.WORKER_HEARTBEAT_MS,
-    kitGitAllowedRemotes: (e.KIT_GIT_ALLOWED_REMOTES ?? '').split(',').map((prefix) => prefix.trim()).filter(Boolean),
+    kitGitAllowedRemotes: e.KIT_GIT_ALLOWED_REMOTES,
     workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpTimeouts: { headersMs: e.HTTP_HEADERS_TIMEOUT_MS, requestMs: e.HTTP_REQUEST_TIMEOUT_MS, idleMs: e.HTTP_IDLE_TIMEOUT_MS },

@@ -1,21 +1,16 @@
 import { ConfigError, loadConfig } from './config.ts';
-import type { EmbeddedDatabase } from './db/embedded-postgres.ts';
 import { createLogger } from './logger.ts';
 import { ShutdownTimeoutError, startService, type RunningService, type ServiceMode } from './service.ts';
 
 const modes: ServiceMode[] = ['all', 'api', 'worker'];
 const REPEAT_WINDOW_MS = 1000;
 
-/** The embedded PostgreSQL, once it runs: an exit that does not wait for shutdown must stop it. */
-let embedded: EmbeddedDatabase | undefined;
-
 /**
  * Exits at once, without waiting for running work. The embedded PostgreSQL runs in its own process
- * group and would outlive this process, holding DATA_DIR until the next start: it is told to stop
- * first (its own stop, part of an orderly shutdown, is what this exit does not wait for).
+ * group and would outlive this process, holding DATA_DIR until the next start: on the way out it is
+ * told to stop (embedded-postgres.ts does, on `process.exit`), also while it is still starting.
  */
 function exitNow(code: number): never {
-  embedded?.abandon();
   process.exit(code);
 }
 
@@ -75,7 +70,7 @@ async function main(): Promise<void> {
     log.error({ err: error }, service ? 'a failure nothing handled' : 'a failure nothing handled, during start');
     onFatal('a failure nothing handled');
   });
-  service = await startService(config, { mode, log, announce: true, onFatal, onEmbeddedStarted: (database) => (embedded = database) });
+  service = await startService(config, { mode, log, announce: true, onFatal });
   if (stopSignal) {
     const signal = stopSignal;
     stopSignal = undefined;

@@ -41,11 +41,6 @@ export interface StartServiceOptions {
    * process should shut down and exit non-zero, so that whatever supervises it starts it again.
    */
   onFatal?: (reason: string) => void;
-  /**
-   * Handed the embedded database as soon as it runs, boot not yet done: a process that exits without
-   * waiting (a second signal during a long migration) can still stop it (`abandon`).
-   */
-  onEmbeddedStarted?: (database: EmbeddedDatabase) => void;
 }
 
 export interface RunningService {
@@ -77,7 +72,6 @@ export async function startService(config: Config, options: StartServiceOptions 
     if (!ownerUrl) {
       const embedded: EmbeddedDatabase = await startEmbeddedPostgres(config.dataDir);
       cleanups.push({ what: 'the embedded PostgreSQL', run: () => embedded.stop() });
-      options.onEmbeddedStarted?.(embedded);
       ownerUrl = embedded.ownerUrl;
       log.info({ port: embedded.port, dataDir: config.dataDir }, 'embedded PostgreSQL started');
       void embedded.lostUnexpectedly.then((why) => options.onFatal?.(`the embedded PostgreSQL stopped unexpectedly (${why})`));

@@ -1,4 +1,4 @@
-import { chmod, link, mkdir, open, readdir, readFile, rename, rm, rmdir, unlink } from 'node:fs/promises';
+import { chmod, link, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -16,14 +16,22 @@ export interface EmbeddedDatabase {
   port: number;
   /** Settles when PostgreSQL exits without being asked to (killed, crashed), with what it last said. */
   lostUnexpectedly: Promise<string>;
-  stop(): Promise<void>;
   /**
-   * For a process about to exit without waiting (a second signal, a shutdown that timed out): tells
-   * the postmaster to stop and gives back the claim on DATA_DIR, synchronously, since nothing after
-   * `process.exit` runs. Left running, the postmaster would hold the data directory until the next
-   * start. Does nothing once the cluster stopped.
+   * Stops the postmaster and gives back the claim on DATA_DIR. A process that exits without calling
+   * it (a second signal, a shutdown past its limit, even while this still starts the cluster) tells
+   * the postmaster to stop and gives the claim back on its way out (see `onExit`): left running, the
+   * postmaster would hold the data directory until the next start.
    */
-  abandon(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `action` if this process exits (`process.exit`, a fatal error) before it is cancelled:
+ * synchronously, since nothing asynchronous runs once the process exits.
+ */
+function onExit(action: () => void): { cancel(): void } {
+  process.once('exit', action);
+  return { cancel: () => void process.off('exit', action) };
 }
 
 export async function findFreePort(): Promise<number> {
@@ -125,10 +133,7 @@ async function removeStaleClaim(file: string, recorded: string): Promise<void> {
   await unlink(aside).catch(() => {});
 }
 
-/**
- * Gives the claim back if it is still this process's. Synchronous, so a process exiting in this very
- * tick (`abandon`) gives it back too.
- */
+/** Gives the claim back if it is still this process's. Synchronous, so an exiting process gives it back too. */
 function releaseDataDir(root: string): void {
   const file = join(root, OWNER_FILE);
   try {
@@ -141,16 +146,36 @@ function releaseDataDir(root: string): void {
 /** Whether `pid` is a postgres serving `databaseDir` (where /proc cannot tell, assume so). */
 async function isPostmasterOf(pid: number, databaseDir: string): Promise<boolean> {
   const commandLine = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
-  return commandLine === undefined || commandLine.split('\0').includes(databaseDir);
+  if (commandLine === undefined || commandLine.split('\0').includes(databaseDir)) return true;
+  // One started by hand with a relative -D: a postmaster works in its data directory. (Unreadable:
+  // another OS user's process, which cannot serve a cluster only PostgreSQL's user may enter.)
+  const workingDir = await readlink(`/proc/${pid}/cwd`).catch(() => undefined);
+  return workingDir !== undefined && (workingDir === databaseDir || workingDir === (await realpath(databaseDir).catch(() => databaseDir)));
+}
+
+/** The live process the cluster's lock file names, if any (none: no lock file, or a stale one PostgreSQL replaces itself). */
+async function lockFilePid(databaseDir: string): Promise<number | undefined> {
+  const lockFile = await readFile(join(databaseDir, 'postmaster.pid'), 'utf8').catch(() => '');
+  const pid = Number(lockFile.split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 && isRunning(pid) ? pid : undefined;
 }
 
 /** The pid of the postmaster serving `databaseDir`, if one runs. */
 async function runningPostmaster(databaseDir: string): Promise<number | undefined> {
-  const lockFile = await readFile(join(databaseDir, 'postmaster.pid'), 'utf8').catch(() => '');
-  const pid = Number(lockFile.split('\n')[0]);
-  // No lock file, or a stale one (PostgreSQL replaces that itself), or a reused pid (left alone).
-  if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid)) return undefined;
-  return (await isPostmasterOf(pid, databaseDir)) ? pid : undefined;
+  const pid = await lockFilePid(databaseDir);
+  return pid !== undefined && (await isPostmasterOf(pid, databaseDir)) ? pid : undefined;
+}
+
+/**
+ * A lock file naming a live process that serves no cluster here: its pid was reused (after a
+ * reboot, in a new container) since the postmaster that wrote it was killed. PostgreSQL refuses to
+ * start beside it ("lock file already exists") for as long as that process lives, when it runs as
+ * the same OS user. This process holds the data directory's claim and no postmaster serves it: the
+ * lock file is stale.
+ */
+async function removeStaleLockFile(databaseDir: string): Promise<void> {
+  const pid = await lockFilePid(databaseDir);
+  if (pid !== undefined && !(await isPostmasterOf(pid, databaseDir))) await unlink(join(databaseDir, 'postmaster.pid')).catch(() => {});
 }
 
 /**
@@ -203,8 +228,6 @@ const HALF_MADE_ADVICE = 'a first start of an earlier version killed while creat
 interface Postmaster {
   lostUnexpectedly: Promise<string>;
   stop(): Promise<void>;
-  /** Asks it to stop without waiting for it (see EmbeddedDatabase.abandon). */
-  abandon(): void;
 }
 
 /**
@@ -224,6 +247,18 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
   });
   const recentLog: string[] = [];
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  let stopping = false;
+  const askToStop = () => {
+    stopping = true;
+    // Fast shutdown: it ends the connections left open (none once the service finished with them)
+    // and writes a checkpoint, so the next start needs no crash recovery. A postmaster still
+    // starting (recovering, say) stops too.
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+  };
+  // From the moment it runs, not only once it is ready: in its own process group, it would outlive
+  // a process that exits while waiting for it (a second signal during a slow start).
+  const stopOnExit = onExit(askToStop);
+  void exited.then(() => stopOnExit.cancel());
   await new Promise<void>((ready, failed) => {
     child.stderr!.on('data', (chunk: Buffer) => {
       // Kept reading for the life of the process, or PostgreSQL would block on a full pipe.
@@ -234,13 +269,6 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
     child.once('error', failed);
     void exited.then(() => failed(new Error(recentLog.join(' ') || 'PostgreSQL exited before it was ready')));
   });
-  let stopping = false;
-  const abandon = () => {
-    stopping = true;
-    // Fast shutdown: it ends the connections left open (none once the service finished with them)
-    // and writes a checkpoint, so the next start needs no crash recovery.
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
-  };
   return {
     lostUnexpectedly: new Promise((lost) => {
       void exited.then(() => {
@@ -248,10 +276,9 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
       });
     }),
     async stop() {
-      abandon();
+      askToStop();
       await exited;
     },
-    abandon,
   };
 }
 
@@ -267,10 +294,12 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
   await chmod(root, 0o755);
   const databaseDir = join(root, 'postgres');
   await claimDataDir(root, databaseDir);
+  const releaseOnExit = onExit(() => releaseDataDir(root));
   let running: { stop(): Promise<void> } | undefined;
   try {
     const password = await readOrCreatePassword(join(root, 'postgres-password'));
     await stopOrphanedPostmaster(databaseDir);
+    await removeStaleLockFile(databaseDir);
     const port = await findFreePort();
     const user = await postgresOsUser();
     // An empty directory is what an earlier version left when killed before initdb began.
@@ -305,15 +334,13 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
       port,
       stop: async () => {
         await postmaster.stop();
-        releaseDataDir(root);
-      },
-      abandon: () => {
-        postmaster.abandon();
+        releaseOnExit.cancel();
         releaseDataDir(root);
       },
     };
   } catch (error) {
     await running?.stop().catch(() => {});
+    releaseOnExit.cancel();
     releaseDataDir(root);
     throw error;
   }

@@ -81,7 +81,12 @@ export async function initdb(workDir: string, password: string, user: OsUser): P
   const dataDir = join(workDir, 'data');
   try {
     const args = [`--pgdata=${dataDir}`, `--username=${POSTGRES_USER}`, `--pwfile=${passwordFile}`, ...CLUSTER_FLAGS];
-    await execFileAsync(initdbBinary, args, { ...user, env: { ...process.env, LC_MESSAGES: 'C' } }).catch((error: { code?: number; signal?: string; stderr?: string }) => {
+    const running = execFileAsync(initdbBinary, args, { ...user, env: { ...process.env, LC_MESSAGES: 'C' } });
+    // A process that exits meanwhile (a second signal) would leave initdb filling a directory the
+    // next start removes under it: told to stop, initdb removes what it made.
+    const stopOnExit = () => void running.child.kill('SIGTERM');
+    process.once('exit', stopOnExit);
+    await running.finally(() => process.off('exit', stopOnExit)).catch((error: { code?: number; signal?: string; stderr?: string }) => {
       const how = error.signal ? `killed by ${error.signal}` : `exit code ${error.code}`;
       throw new Error(`initdb failed (${how}): ${error.stderr?.trim() || 'it said nothing'}`);
     });

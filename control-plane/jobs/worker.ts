@@ -39,9 +39,15 @@ export interface StartWorkerOptions {
   gitAllowedRemotes?: string[];
 }
 
-function gitRemotePolicy(prefixes: string[]): (url: URL) => boolean {
+/**
+ * KIT_GIT_ALLOWED_REMOTES: a remote is allowed when it has a prefix's origin (scheme, host, port)
+ * and its path starts with the prefix's. Compared as text, `https://git.example.com` also let
+ * through https://git.example.com.attacker.net/ (and the credential pushed there with it).
+ */
+export function gitRemotePolicy(prefixes: string[]): (url: URL) => boolean {
   if (prefixes.length === 0) return isPublicHttpsRemote;
-  return (url) => prefixes.some((prefix) => url.href.startsWith(prefix));
+  const allowed = prefixes.map((prefix) => new URL(prefix));
+  return (url) => allowed.some((prefix) => url.origin === prefix.origin && url.pathname.startsWith(prefix.pathname));
 }
 
 /**

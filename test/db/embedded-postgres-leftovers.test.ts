@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../control-plane/db/embedded-postgres.ts';
+import { postgresOsUser } from '../../control-plane/db/initdb.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
 
 /** Above any pid the kernel hands out (pid_max is at most 2^22), so never a running process. */
@@ -35,6 +37,30 @@ describe('the embedded cluster after an earlier start was killed', () => {
     await cluster.stop();
 
     expect((await readdir(dataDir)).sort()).toEqual(['postgres', 'postgres-password']); // claim given back, leftovers gone
+  }, 60_000);
+
+  it('starts although its lock file names a pid that now belongs to another process of PostgreSQL\'s OS user (reused after a reboot)', async () => {
+    const dataDir = await scratchDir('reused-pid');
+    const first = await startEmbeddedPostgres(dataDir);
+    const lockFile = join(dataDir, 'postgres', 'postmaster.pid');
+    const lock = await readFile(lockFile, 'utf8');
+    await first.stop();
+    // What a killed postmaster leaves, its pid now another process's that PostgreSQL may signal.
+    const other = spawn('sleep', ['60'], { ...(await postgresOsUser()), stdio: 'ignore' });
+    try {
+      await writeFile(lockFile, lock.replace(/^\d+/, String(other.pid)));
+
+      // PostgreSQL refused: lock file "postmaster.pid" already exists ... Is another postmaster (PID …) running?
+      const cluster = await startEmbeddedPostgres(dataDir);
+      const client = new pg.Client({ connectionString: cluster.ownerUrl });
+      await client.connect();
+      expect((await client.query('select current_database() as name')).rows).toEqual([{ name: 'specwright' }]);
+      await client.end();
+      await cluster.stop();
+      expect(other.exitCode).toBeNull(); // left alone
+    } finally {
+      other.kill();
+    }
   }, 60_000);
 
   it('is refused, creating nothing, while the process that holds the claim runs', async () => {

@@ -33,6 +33,19 @@ describe('configuration', () => {
     }
   });
 
+  it.each([
+    ['JWT_ALGORITHMS', 'none', /^Invalid configuration:\n {2}JWT_ALGORITHMS: names no algorithm \(none is never accepted\), so every bearer token would be refused$/],
+    ['JWT_ALGORITHMS', 'hs256', /^Invalid configuration:\n {2}JWT_ALGORITHMS: not a JWS algorithm: hs256 \(one of HS256, /],
+    ['JWT_JWKS_URL', 'ftp://idp.example.com/jwks.json', /^Invalid configuration:\n {2}JWT_JWKS_URL: must be an http\(s\) URL$/],
+  ])('refuses %s=%s, which refused every bearer token with a bare 401 once running', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('keeps the algorithms named, dropping none', () => {
+    expect(loadConfig({ JWT_SECRET: 'x'.repeat(32), JWT_ALGORITHMS: ' HS512 , none,HS256' }).jwt.algorithms).toEqual(['HS512', 'HS256']);
+    expect(loadConfig({ JWT_JWKS_URL: 'https://idp.example.com/jwks.json' }).jwt.algorithms).toEqual(['RS256', 'ES256', 'EdDSA']);
+  });
+
   it('refuses a heartbeat that is not well inside the stale threshold (a live worker would read as dead)', () => {
     expect(() => loadConfig({ WORKER_HEARTBEAT_MS: '20000', WORKER_STALE_AFTER_MS: '3000' })).toThrow(/WORKER_HEARTBEAT_MS: .*WORKER_STALE_AFTER_MS/);
     expect(() => loadConfig({ WORKER_HEARTBEAT_MS: '16000' })).toThrow(/WORKER_HEARTBEAT_MS/);
