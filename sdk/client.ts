@@ -1,5 +1,7 @@
-import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, httpLink, splitLink, type TRPCClientError } from '@trpc/client';
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '../control-plane/router.ts';
+import { originOf, serviceAnswersOnly } from './service-fetch.ts';
 
 export interface SpecwrightClientOptions {
   /** Where the service runs, e.g. http://127.0.0.1:3000 (no trailing /trpc). */
@@ -11,20 +13,31 @@ export interface SpecwrightClientOptions {
   fetch?: typeof globalThis.fetch;
 }
 
+/** Every procedure's input, e.g. `RouterInputs['projects']['create']`. */
+export type RouterInputs = inferRouterInputs<AppRouter>;
+/** Every procedure's output as it arrives (times are ISO strings), e.g. `RouterOutputs['projects']['get']`. */
+export type RouterOutputs = inferRouterOutputs<AppRouter>;
+
+/** The catalog code of a failure the service answered: `NOT_FOUND`, `VALIDATION_ERROR`, `RATE_LIMITED`, … */
+export type SpecwrightErrorCode = NonNullable<TRPCClientError<AppRouter>['data']>['code'];
+
 const MAX_BATCH_URL_LENGTH = 8_000;
 const MAX_BATCH_ITEMS = 50;
 
 /**
  * A client whose procedures, inputs and outputs are inferred from the server's router type; no
  * code generation. `client.me.get.query()`, `client.apiKeys.create.mutate({ name })`, …
+ * A call sends its own X-Request-ID, to trace it end to end, with
+ * `client.projects.get.query(input, { context: { requestId: 'deploy-42' } })` (1–128 of
+ * `A-Z a-z 0-9 . _ : -`); a failure's `serviceErrorOf(error).requestId` names it either way.
  */
 export function createSpecwrightClient(options: SpecwrightClientOptions) {
   const headers: Record<string, string> = {};
-  if (options.apiKey) headers['x-api-key'] = options.apiKey;
-  if (options.bearerToken) headers.authorization = `Bearer ${options.bearerToken}`;
-  if (options.tenantId) headers['x-tenant-id'] = options.tenantId;
+  if (options.apiKey) headers['x-api-key'] = headerSafe(options.apiKey, 'apiKey');
+  if (options.bearerToken) headers.authorization = `Bearer ${headerSafe(options.bearerToken, 'bearerToken')}`;
+  if (options.tenantId) headers['x-tenant-id'] = headerSafe(options.tenantId, 'tenantId');
   const url = `${options.url.replace(/\/+$/, '')}/trpc`;
-  const fetchOption = options.fetch ? { fetch: options.fetch } : {};
+  const fetchOption = { fetch: serviceAnswersOnly(options.fetch, originOf(options.url)) };
   return createTRPCClient<AppRouter>({
     links: [
       splitLink({
@@ -32,8 +45,9 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
         // server reads a body whole up to its limit: four calls each well under it would, together,
         // all fail PAYLOAD_TOO_LARGE. Alone, each keeps the limit it has (and `kits.publish` the
         // upload limit the server grants it only when called on its own).
-        condition: (operation) => operation.type === 'mutation',
-        true: httpLink({ url, headers, ...fetchOption }),
+        // A call with its own request id goes alone too: a batch carries one X-Request-ID.
+        condition: (operation) => operation.type === 'mutation' || operation.context.requestId !== undefined,
+        true: httpLink({ url, headers: ({ op }) => withRequestId(headers, op.context.requestId), ...fetchOption }),
         false: httpBatchLink({
           url,
           headers,
@@ -50,11 +64,28 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
 
 export type SpecwrightClient = ReturnType<typeof createSpecwrightClient>;
 
-/** The catalog code (NOT_FOUND, VALIDATION_ERROR, …) of a failed call, if it is one of ours. */
-export function errorCodeOf(error: unknown): string | undefined {
-  if (!(error instanceof TRPCClientError)) return undefined;
-  const data = (error as TRPCClientError<AppRouter>).data as { code?: string } | undefined;
-  return data?.code;
+/**
+ * A credential as it can travel in a header. Surrounding whitespace is dropped, as fetch does (a key
+ * read from a CRLF .env file ends in \r); any other control or non-ASCII character would make fetch
+ * refuse the header with an error quoting it, so it is refused here, in words that do not show it.
+ */
+function headerSafe(value: string, option: string): string {
+  const trimmed = value.trim();
+  if (/[^\x20-\x7e]/.test(trimmed)) {
+    throw new TypeError(`${option} contains a control or non-ASCII character, which no credential has (the value is not shown); check how it was copied`);
+  }
+  return trimmed;
+}
+
+/** What the service takes as a caller's X-Request-ID; it replaces anything else with one of its own. */
+const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function withRequestId(headers: Record<string, string>, requestId: unknown): Record<string, string> {
+  if (requestId === undefined) return headers;
+  if (typeof requestId !== 'string' || !ACCEPTABLE_REQUEST_ID.test(requestId)) {
+    throw new TypeError('context.requestId must be 1–128 of A-Z a-z 0-9 . _ : - (the service would replace it with one of its own)');
+  }
+  return { ...headers, 'x-request-id': requestId };
 }
 
 export type { AppRouter };

@@ -1,1 +1,10 @@
-export { createSpecwrightClient, errorCodeOf, type SpecwrightClient, type SpecwrightClientOptions, type AppRouter } from './client.ts';
+export {
+  createSpecwrightClient,
+  type SpecwrightClient,
+  type SpecwrightClientOptions,
+  type SpecwrightErrorCode,
+  type RouterInputs,
+  type RouterOutputs,
+  type AppRouter,
+} from './client.ts';
+export { errorCodeOf, serviceErrorOf, SpecwrightTransportError, type SpecwrightServiceError } from './client-errors.ts';

@@ -1,6 +1,6 @@
 // Compiled by test/sdk/typed-client.test.ts with `tsc --noEmit`. Each @ts-expect-error must be a
 // real error: if the client stopped rejecting the call, tsc would report the unused directive.
-import { createSpecwrightClient } from '../client.ts';
+import { createSpecwrightClient, errorCodeOf, serviceErrorOf, type RouterInputs, type RouterOutputs, type SpecwrightErrorCode } from '../index.ts';
 
 const client = createSpecwrightClient({ url: 'http://127.0.0.1:3000', apiKey: 'swk_x' });
 
@@ -32,4 +32,31 @@ export async function unknownProcedures(): Promise<void> {
   await client.projects.destroyEverything.mutate();
   // @ts-expect-error queries cannot be called as mutations
   await client.me.get.mutate();
+}
+
+export function typedFailures(error: unknown): void {
+  const code: SpecwrightErrorCode | undefined = errorCodeOf(error);
+  // @ts-expect-error a misspelt code is no catalog code, so the comparison cannot be true
+  if (code === 'NOT_FOUNDD') return;
+  const failure = serviceErrorOf(error);
+  if (failure?.code === 'RATE_LIMITED' || failure?.code === 'SERVICE_UNAVAILABLE') {
+    const waitSeconds: number | undefined = failure.retryAfterSeconds;
+    void waitSeconds;
+  }
+  const fields: string[] = failure?.issues.map((issue) => issue.field) ?? [];
+  const requestId: string | undefined = failure?.requestId;
+  void [fields, requestId];
+}
+
+export function namedInputsAndOutputs(project: RouterOutputs['projects']['get'], input: RouterInputs['projects']['create']): void {
+  const name: string = project.name;
+  // @ts-expect-error a description may be null
+  const description: string = project.description;
+  // @ts-expect-error times arrive as ISO strings, not Dates
+  const created: Date = project.createdAt;
+  const createdAt: string = project.createdAt;
+  const wanted: string = input.name;
+  // @ts-expect-error an input names its fields
+  void input.phase;
+  void [name, description, created, createdAt, wanted];
 }
