@@ -130,6 +130,12 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/api', jsonBody({ limit: deps.config.bodyLimitBytes }), refuseMisshapenBodies);
   app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes, document: openApiDocument }));
 
+  // The adapter takes the procedure from the path's last segment, so `/trpc/anything/me.get` would
+  // call me.get: a path under /trpc names procedures, or nothing.
+  app.use('/trpc', (req, res, next) => {
+    if (!req.path.slice(1).includes('/')) return next();
+    sendSurfaceError(req, res, { code: 'NOT_FOUND', message: `No route for ${req.method} ${req.baseUrl}${req.path}` });
+  });
   // tRPC reads a body that express has parsed (and treats one without a content type as JSON).
   app.use('/trpc', refuseOtherMediaTypes(deps.config.bodyLimitBytes), jsonBody({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
   app.use(

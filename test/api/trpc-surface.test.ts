@@ -21,6 +21,9 @@ describe('errors raised before a procedure runs', () => {
     ['malformed input', 'GET', '/trpc/projects.list?input=%7Bnot-json', 400, 'VALIDATION_ERROR'],
     ['a query and a mutation in one batch', 'GET', `/trpc/me.get,projects.create?batch=1&input=${input({})}`, 400, 'VALIDATION_ERROR'],
     ['a batch larger than 50 calls', 'GET', `/trpc/${Array(51).fill('me.get').join(',')}?batch=1&input=${input({})}`, 400, 'VALIDATION_ERROR'],
+    // The adapter reads the procedure from the last segment only: these named me.get.
+    ['a procedure under a further path', 'GET', '/trpc/trpc/me.get', 404, 'NOT_FOUND'],
+    ['a procedure under a further path, batched', 'GET', `/trpc/anything/me.get?batch=1&input=${input({})}`, 404, 'NOT_FOUND'],
   ])('%s answers its catalog status, with the request id', async (_case, method, path, status, code) => {
     const response = await call(app.url, path, { method, apiKey: key, ...(method === 'POST' ? { body: {} } : {}) });
     expect(response.status, response.text).toBe(status);
