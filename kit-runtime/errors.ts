@@ -44,11 +44,13 @@ export function normaliseGuestText(text: string): string {
 
 /**
  * Makes untrusted text safe for a message: bounded, single line, no control characters. Text that
- * may carry a secret is redacted first (`redact`), while the secret still reads as it was sent.
+ * may carry a secret is redacted (`redact`) while the secret still reads as it was sent, and again
+ * once cleaned: dropping control characters and collapsing line breaks can join what a kit split
+ * (`ghp_\u0001…`, a passphrase a word per line) into the secret whole.
  */
 export function cleanGuestMessage(text: unknown, redact: (text: string) => string = (same) => same): string {
   const raw = typeof text === 'string' ? redact(text) : 'unknown error';
-  const cleaned = normaliseGuestText(raw);
+  const cleaned = redact(normaliseGuestText(raw));
   if (cleaned === '') return 'unknown error';
   return cleaned.length > MAX_MESSAGE_LENGTH ? `${cleaned.slice(0, MAX_MESSAGE_LENGTH)}…` : cleaned;
 }

@@ -67,6 +67,36 @@ describe('secret redaction', () => {
     const result = await runtime.execute(kit, { tenantId: 't', input: exampleInput, openCredential: async () => ({ token: SECRET, pin: 987654 }) });
     expect(result.applyResult).toEqual({ pin: '[redacted]', asText: 'pin [redacted]', list: ['[redacted]', 1], port: 8080 });
   });
+
+  it('blanks a secret that cleaning a message would rejoin: split by a control character, or a word per line', async () => {
+    const kit = loadOrThrow(
+      {
+        metadata: { id: 'splitting', displayName: 'Splitting', version: '1.0.0', description: '', author: 'test', kitType: 'file' },
+        platform: { name: 'none', category: 'test' },
+        phases: ['APPLY', 'VERIFY'],
+        outputs: [{ id: 'out', filename: 'out.txt', template: 'out.txt.hbs', outputType: 'text' }],
+        discovery: { pools: [] },
+        hooks: { APPLY: 'hooks/apply.js', VERIFY: 'hooks/verify.js' },
+        credentials: [{ id: 'git', description: 'token', required: true }],
+      },
+      {
+        'out.txt.hbs': 'hello\n',
+        'hooks/apply.js': `var t;
+        function apply(context, kit) {
+          t = context.credentials.git.token;
+          kit.log('info', 'soh ' + t.slice(0, 5) + '\\u0001' + t.slice(5));
+          kit.log('info', 'words ' + context.credentials.git.passphrase.split(' ').join('\\n'));
+          return {};
+        }`,
+        'hooks/verify.js': `function verify() { return { warnings: ['del ' + t.slice(0, 5) + '\\u007f' + t.slice(5)], errors: ['nul ' + t.slice(0, 5) + '\\u0000' + t.slice(5)] }; }`,
+      },
+    );
+    const result = await runtime.execute(kit, { tenantId: 't', input: exampleInput, openCredential: async () => ({ token: 'ghp_SplitToken123', passphrase: 'correct horse battery staple' }) });
+
+    expect(result.logs.map((entry) => entry.message)).toEqual(['soh [redacted]', 'words [redacted]']);
+    expect(result.verifyWarnings).toEqual(['del [redacted]']);
+    expect(result.message).toBe('VERIFY: VERIFY failed: nul [redacted]');
+  });
 });
 
 describe('secret redaction of encoded and case-changed forms', () => {

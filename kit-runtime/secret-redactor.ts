@@ -2,6 +2,7 @@
  * Opened credentials enter a run only for APPLY, but a hook can still echo them into a log line or
  * an error message. Every text the run reports passes through `redact` before anything else touches
  * it (cleaning collapses line breaks and truncates, which would hide a secret from an exact match),
+ * and again once cleaned (dropping control characters can rejoin a secret a kit split with one),
  * and blanks any secret value the run has seen. Each secret is also remembered as the message
  * cleaner would render it and line by line, so a multi-line key (PEM) echoed one line at a time, or
  * text cleaned before it was redacted, is still caught. And each of those forms is remembered in

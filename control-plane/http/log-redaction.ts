@@ -5,6 +5,8 @@
  * Request log lines pass through here, so neither a URL nor a header takes a secret into the log:
  *
  * - the token segment of a secret-carrying path is blanked (routing ignores case, so the patterns do too);
+ * - anywhere else in a path, whatever is shaped like a secret the service issues is blanked: a
+ *   caller who pastes one where an id belongs reaches no route that reads it, but is logged all the same;
  * - a tRPC call's query string, which holds its input, is dropped whatever the procedure;
  * - a REST query keeps the parameters the API declares (`status`, `limit`, …) and blanks every
  *   other pair, name and value;
@@ -21,11 +23,23 @@ import { isTrpcPath } from './trpc-path.ts';
 const secretRoutes: RegExp = /(\/(?:customer-invitations|downloads))((?:\/[^/]*)+)/gi;
 const verbsAfterSecret = new Set(['accept', 'revoke']);
 
+/**
+ * Secrets by their shape, for those pasted where an id belongs (`DELETE /api/developer/api-keys/`
+ * followed by the key itself rather than its id, a misspelt invitation route): an API key
+ * (`swk_<prefix>_<secret>`), a JWT (a session or identity-provider token: three base64url parts,
+ * the first a JSON header), and a run of 43 or more base64url characters mixing upper case, lower
+ * case and digits (32 random bytes, as an invitation token is). The ids the API names — uuids, kit
+ * and output ids, slugs — are never such a run.
+ */
+const keyOrJwtShape = /swk_[A-Za-z0-9_-]+|eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+const longRun = /[A-Za-z0-9_-]{43,}/g;
+const looksRandom = (run: string) => /[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9]/.test(run);
+
 const REDACTED = '[redacted]';
 
 export function redactUrl(url: string, declaredQueryNames: ReadonlySet<string>): string {
   const queryStart = url.indexOf('?');
-  const path = blankSecretSegments(asRouted(queryStart === -1 ? url : url.slice(0, queryStart)));
+  const path = blankTokenShapes(blankSecretSegments(asRouted(queryStart === -1 ? url : url.slice(0, queryStart))));
   if (queryStart === -1) return path;
   if (isTrpcPath(path)) return `${path}?${REDACTED}`;
   return `${path}?${redactQuery(url.slice(queryStart + 1), declaredQueryNames)}`;
@@ -52,6 +66,10 @@ function blankSecretSegments(url: string): string {
     const segments = rest.split('/').map((segment) => (segment === '' || segment === '.' || segment === '..' || verbsAfterSecret.has(segment.toLowerCase()) ? segment : REDACTED));
     return route + segments.join('/');
   });
+}
+
+function blankTokenShapes(path: string): string {
+  return path.replace(keyOrJwtShape, REDACTED).replace(longRun, (run) => (looksRandom(run) ? REDACTED : run));
 }
 
 /**
