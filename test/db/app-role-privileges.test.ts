@@ -58,6 +58,21 @@ describe('the app role (least privilege: only what requests need)', () => {
     expect(await asAppRole('delete from blobs')).toBeUndefined();
   });
 
+  it('cannot delete a kit or kit version (a kit is deprecated, never removed), nor move, rename or re-hash an API key', async () => {
+    expect(await asAppRole('delete from kit_versions')).toBe('42501');
+    expect(await asAppRole('delete from kits')).toBe('42501');
+    const [key] = await ownerQuery(
+      database.ownerUrl,
+      `insert into api_keys (tenant_id, user_id, name, prefix, key_hash) values ($1, $2, 'ci', 'abcdefgh', 'hash') returning id`,
+      [tenantId, userId],
+    );
+    expect(await asAppRole('update api_keys set user_id = $1 where id = $2', [userId, key.id])).toBe('42501');
+    expect(await asAppRole(`update api_keys set key_hash = 'other' where id = $1`, [key.id])).toBe('42501');
+    expect(await asAppRole(`update api_keys set name = 'renamed' where id = $1`, [key.id])).toBe('42501');
+    // What requests do: revoke it.
+    expect(await asAppRole('update api_keys set revoked_at = now() where id = $1', [key.id])).toBeUndefined();
+  });
+
   it('still writes what requests write: rate-limit counters', async () => {
     expect(await asAppRole(`insert into rate_limits (key, points, expire) values ('k', 1, 0)`)).toBeUndefined();
     expect(await asAppRole(`delete from rate_limits where key = 'k'`)).toBeUndefined();
