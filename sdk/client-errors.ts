@@ -1,6 +1,8 @@
 import { TRPCClientError } from '@trpc/client';
 import type { AppRouter } from '../control-plane/router.ts';
-import type { SpecwrightErrorCode } from './client.ts';
+
+/** The catalog code of a failure the service answered: `NOT_FOUND`, `VALIDATION_ERROR`, `RATE_LIMITED`, … */
+export type SpecwrightErrorCode = NonNullable<TRPCClientError<AppRouter>['data']>['code'];
 
 /** What the service answered about a failed call (`error.data` of tRPC's error, typed, with the answer's Retry-After). */
 export interface SpecwrightServiceError {

@@ -1,4 +1,4 @@
-import { createTRPCClient, httpBatchLink, httpLink, splitLink, type TRPCClientError } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, httpLink, splitLink } from '@trpc/client';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '../control-plane/router.ts';
 import { originOf, serviceAnswersOnly } from './service-fetch.ts';
@@ -18,9 +18,6 @@ export type RouterInputs = inferRouterInputs<AppRouter>;
 /** Every procedure's output as it arrives (times are ISO strings), e.g. `RouterOutputs['projects']['get']`. */
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
 
-/** The catalog code of a failure the service answered: `NOT_FOUND`, `VALIDATION_ERROR`, `RATE_LIMITED`, … */
-export type SpecwrightErrorCode = NonNullable<TRPCClientError<AppRouter>['data']>['code'];
-
 const MAX_BATCH_URL_LENGTH = 8_000;
 const MAX_BATCH_ITEMS = 50;
 
@@ -37,7 +34,7 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
   if (options.bearerToken) headers.authorization = `Bearer ${headerSafe(options.bearerToken, 'bearerToken')}`;
   if (options.tenantId) headers['x-tenant-id'] = headerSafe(options.tenantId, 'tenantId');
   const url = `${options.url.replace(/\/+$/, '')}/trpc`;
-  const fetchOption = { fetch: serviceAnswersOnly(options.fetch, originOf(options.url)) };
+  const serviceFetch = serviceAnswersOnly(options.fetch, originOf(options.url));
   return createTRPCClient<AppRouter>({
     links: [
       splitLink({
@@ -47,7 +44,7 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
         // upload limit the server grants it only when called on its own).
         // A call with its own request id goes alone too: a batch carries one X-Request-ID.
         condition: (operation) => operation.type === 'mutation' || operation.context.requestId !== undefined,
-        true: httpLink({ url, headers: ({ op }) => withRequestId(headers, op.context.requestId), ...fetchOption }),
+        true: httpLink({ url, headers: ({ op }) => withRequestId(headers, op.context.requestId), fetch: serviceFetch }),
         false: httpBatchLink({
           url,
           headers,
@@ -55,7 +52,7 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
           // inputs travel in its URL, and Node refuses request heads over 16 KiB (431, no body).
           maxURLLength: MAX_BATCH_URL_LENGTH,
           maxItems: MAX_BATCH_ITEMS,
-          ...fetchOption,
+          fetch: serviceFetch,
         }),
       }),
     ],

@@ -208,7 +208,7 @@ describe('postgres-schema kit', () => {
     expect(rows).toEqual([{ n: 2 }]);
   });
 
-  it('gives long entity and field names that share their first 55 characters tables and columns of their own, within 63 characters', async () => {
+  it('gives long entity and field names that differ only past 63 characters tables and columns of their own, cut to 63 characters', async () => {
     const start = 'Very Long Name That Goes On And On For Ever And Ever And Ever Again ';
     const run = await runKitForTest(kitDir, {
       discoveryAnswers: {

@@ -18,7 +18,7 @@ import {
 
 export type LoadedKitDirectory =
   | { ok: true; dir: string; manifest: KitManifest; files: Record<string, string>; kit: KitPackage }
-  /** `kitRef` (id@version) when kit.json itself is readable, though the kit does not load. */
+  /** `kitRef` (id@version) when kit.json is a valid manifest, though the kit does not load. */
   | { ok: false; dir: string; problems: KitPackageProblem[]; kitRef?: string };
 
 /** Every file a manifest names, each once, in manifest order. */

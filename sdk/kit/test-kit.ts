@@ -16,7 +16,7 @@ export type KitExampleRun = {
   outputs: Array<{ outputId: string; filename: string; status: KitOutputStatus; errors: string[]; warnings: string[] }>;
   verifyWarnings: string[];
 };
-/** `kitRef` is null when kit.json cannot be read; `loaded` is false when the kit does not load (no example runs then). */
+/** `kitRef` is null when kit.json is missing or not a valid manifest; `loaded` is false when the kit does not load (no example runs then). */
 export type KitTestReport = { ok: boolean; dir: string; kitRef: string | null; loaded: boolean; problems: KitPackageProblem[]; runs: KitExampleRun[] };
 
 export async function testKitDirectory(dir: string, options: { kitsDir?: string; runtime?: KitRuntime } = {}): Promise<KitTestReport> {

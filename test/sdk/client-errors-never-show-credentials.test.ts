@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpecwrightClient } from '../../sdk/index.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { failureOf } from './failure-of.ts';
 
 /** A credential that cannot travel in a header is refused in words that do not show it. */
 let app: TestApp;
@@ -27,7 +28,7 @@ describe('credentials in the errors the client throws', () => {
     expect(`${error?.message} ${String(error?.cause)}`).not.toContain(app.bootstrap.apiKey.slice(20));
   });
 
-  it('so is a bearer token with a control character inside', async () => {
+  it('a bearer token with a control character inside is refused without showing it', async () => {
     const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0\u0007.c2lnbmF0dXJlLXNlY3JldA';
     const { error } = await outcomeOf({ url: app.url, bearerToken: token });
     expect(error?.message).toMatch(/^bearerToken contains a control or non-ASCII character/);
@@ -44,7 +45,7 @@ describe('a query whose input is a secret', () => {
   it('a failed call logged whole does not show the input its URL carried (an invitation token)', async () => {
     const client = createSpecwrightClient({ url: app.url });
     const token = 'tok3n-that-is-the-credential-of-an-invitation-0123456789';
-    const error = await client.customerInvitations.get.query({ token }).then(() => expect.unreachable('the call succeeded'), (failure: unknown) => failure);
+    const error = await failureOf(client.customerInvitations.get.query({ token }));
     // What console.error(error) prints.
     expect(inspect(error, { depth: 10 })).toContain('NOT_FOUND');
     expect(inspect(error, { depth: 10 })).not.toContain(token);

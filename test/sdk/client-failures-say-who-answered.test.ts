@@ -5,6 +5,7 @@ import { createSpecwrightClient, errorCodeOf, serviceErrorOf, SpecwrightTranspor
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { failureOf } from './failure-of.ts';
 
 /**
  * A failed call tells its caller who answered and what to do: the service's answer with its code,
@@ -32,8 +33,6 @@ afterAll(async () => {
   proxy?.close();
   await app?.stop();
 });
-
-const failureOf = (promise: Promise<unknown>) => promise.then(() => expect.unreachable('the call succeeded'), (error: unknown) => error as Error);
 
 describe('a call the service refused', () => {
   it('carries its code, status, field issues and request id, typed', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpecwrightClient, serviceErrorOf } from '../../sdk/index.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { failureOf } from './failure-of.ts';
 
 /** A call traced end to end: the X-Request-ID the caller picks is the one the service logs and answers with. */
 let app: TestApp;
@@ -9,7 +10,6 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-const failureOf = (promise: Promise<unknown>) => promise.then(() => expect.unreachable('the call succeeded'), (error: unknown) => error);
 const loggedRequestIds = () => app.logLines.map((line) => line.requestId);
 
 describe("a call's own request id", () => {
@@ -31,7 +31,7 @@ describe("a call's own request id", () => {
 
   it('is refused before sending when the service would replace it', async () => {
     const client = createSpecwrightClient({ url: app.url, apiKey: app.bootstrap.apiKey });
-    const refused = (await failureOf(client.me.get.query(undefined, { context: { requestId: 'has spaces' } }))) as Error;
+    const refused = await failureOf(client.me.get.query(undefined, { context: { requestId: 'has spaces' } }));
     expect(refused.message).toBe('context.requestId must be 1–128 of A-Z a-z 0-9 . _ : - (the service would replace it with one of its own)');
   });
 });

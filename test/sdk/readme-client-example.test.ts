@@ -32,8 +32,10 @@ afterAll(() => app?.stop());
 
 describe("the README's typed-client example", () => {
   it('type-checks as written', async () => {
-    const result = await run('npx', ['tsc', '--noEmit', '-p', join(dir, 'tsconfig.json')], { cwd: process.cwd() }).catch((error) => error);
+    // A failed run rejects with its exit code and tsc's findings on stdout; the exit code also catches a tsc that never ran.
+    const result = await run('npx', ['tsc', '--noEmit', '-p', join(dir, 'tsconfig.json')], { cwd: process.cwd() }).then((done) => ({ ...done, code: 0 }), (error) => error);
     expect(result.stdout).toBe('');
+    expect(result.code).toBe(0);
   }, 120_000);
 
   it('runs as written: the caller, then a new key shown once', async () => {

@@ -139,12 +139,12 @@ function check(context) {
   if (!Array.isArray(entities)) return { errors: ['discoveryAnswers.entities must be a list'] };
   var errors = [];
   // An optional text: absent (undefined or null) or a string; the message names the input path.
-  function text(value, path) {
+  function optionalText(value, path) {
     if (value !== undefined && value !== null && typeof value !== 'string') errors.push(path + ' must be text, not ' + kindOf(value));
   }
   var profile = context.input.businessProfile;
-  text(profile.company.name, 'businessProfile.company.name');
-  text(profile.description, 'businessProfile.description');
+  optionalText(profile.company.name, 'businessProfile.company.name');
+  optionalText(profile.description, 'businessProfile.description');
   // References may point forward, so every entity name is known before any field is checked.
   var known = byName({});
   entities.forEach(function (raw) {
@@ -166,7 +166,7 @@ function check(context) {
     var owner = 'entity ' + JSON.stringify(entity.name);
     var name = pascal(entity.name);
     var at = 'discoveryAnswers.entities[' + index + ']';
-    text(entity.description, at + '.description');
+    optionalText(entity.description, at + '.description');
     claim(schemas, name, owner, 'schema');
     claim(schemas, name + 'Input', owner, 'schema');
     claim(schemas, name + 'Patch', owner, 'schema');
@@ -188,15 +188,17 @@ function check(context) {
       var label = 'field ' + name + '.' + field.name;
       var path = at + '.fields[' + fieldIndex + ']';
       claim(properties, camel(field.name), label, 'property');
-      text(field.type, path + '.type');
-      text(field.description, path + '.description');
-      // The rules postgres-schema applies, so one input passes both kits or neither.
+      // From here, the field rules postgres-schema and project-docs apply too (project-docs all but
+      // maxLength), with the same messages: composite-bundle.test.ts runs the three on the same fields.
+      // Only `label` differs: it names the entity as its schema (`field LaunchPad.x`), they as given.
+      optionalText(field.type, path + '.type');
+      optionalText(field.description, path + '.description');
       if (field.required !== undefined && field.required !== null && typeof field.required !== 'boolean') {
         errors.push(label + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
       }
       var lengthProblem = maxLengthProblem(field);
       if (lengthProblem) errors.push(label + lengthProblem);
-      if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push('field ' + name + '.' + field.name + ' is an enum without values');
+      if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push(label + ' is an enum without values');
       else if (field.type === 'enum') {
         field.values.forEach(function (value, valueIndex) {
           if (typeof value !== 'string') errors.push(path + '.values[' + valueIndex + '] must be text, not ' + kindOf(value));

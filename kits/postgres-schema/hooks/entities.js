@@ -166,11 +166,11 @@ function check(context) {
   var errors = [];
   if (!Array.isArray(entities) || entities.length === 0) return { errors: ['discoveryAnswers.entities must be a non-empty list'] };
   // An optional text: absent (undefined or null) or a string; the message names the input path.
-  function text(value, path) {
+  function optionalText(value, path) {
     if (value !== undefined && value !== null && typeof value !== 'string') errors.push(path + ' must be text, not ' + kindOf(value));
   }
   var company = context.input.businessProfile && context.input.businessProfile.company;
-  if (company) text(company.name, 'businessProfile.company.name');
+  if (company) optionalText(company.name, 'businessProfile.company.name');
   var names = byName({});
   var tables = byName({ schema_migrations: 'the migration table' });
   var valid = [];
@@ -187,7 +187,7 @@ function check(context) {
   valid.forEach(function (listed) {
     var entity = listed.entity;
     if (typeof entity === 'string') return;
-    text(entity.description, listed.at + '.description');
+    optionalText(entity.description, listed.at + '.description');
     if (entity.fields === undefined || entity.fields === null) return;
     if (!Array.isArray(entity.fields)) { errors.push('entity ' + entity.name + ': fields must be a list'); return; }
     var columns = byName({ id: 'the primary key', created_at: 'the timestamp created_at', updated_at: 'the timestamp updated_at' });
@@ -212,12 +212,14 @@ function check(context) {
         if (properties[property]) errors.push(label + ' and ' + properties[property] + ' both become property "' + property + '"');
         else properties[property] = 'field ' + entity.name + '.' + field.name;
       }
+      // From here, the field rules openapi-api and project-docs apply too (project-docs all but
+      // maxLength), with the same messages: composite-bundle.test.ts runs the three on the same fields.
       // Other kits read `required` as `=== true`; "yes" must not mean NOT NULL here and optional there.
       if (field.required !== undefined && field.required !== null && typeof field.required !== 'boolean') {
         errors.push(label + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
       }
-      text(field.type, path + '.type');
-      text(field.description, path + '.description');
+      optionalText(field.type, path + '.type');
+      optionalText(field.description, path + '.description');
       if (field.type === 'enum' && (!Array.isArray(field.values) || field.values.length === 0)) errors.push(label + ' is an enum without values');
       else if (field.type === 'enum') {
         field.values.forEach(function (value, valueIndex) {

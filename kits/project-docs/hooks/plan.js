@@ -107,6 +107,13 @@ function plan(context) {
   };
 }
 
+// What a value is, for a message such as `… must be text, not a number`.
+function kindOf(value) {
+  if (Array.isArray(value)) return 'a list';
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'an object' : 'a ' + typeof value;
+}
+
 // The default CHECK made sure the required inputs are there; this one checks what PLAN and the
 // templates read from them: every entity, field, integration and decision is an object with a name
 // or title (a null entry would fail PLAN with a JavaScript error, an untitled decision would be
@@ -120,10 +127,10 @@ function check(context) {
   var errors = [];
   function text(value) { return typeof value === 'string' && value.trim() !== ''; }
   function isObject(value) { return value !== null && typeof value === 'object' && !Array.isArray(value); }
-  function kindOf(value) { return Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value === 'object' ? 'an object' : 'a ' + typeof value; }
-  // Text the documents print, when given: a number or an object would print as `42` or `[object Object]`.
-  function optionalText(value, where) {
-    if (value !== undefined && value !== null && typeof value !== 'string') errors.push(where + ' must be text, not ' + kindOf(value));
+  // An optional text: absent (undefined or null) or a string; the message names the input path.
+  // The documents print it: a number or an object would print as `42` or `[object Object]`.
+  function optionalText(value, path) {
+    if (value !== undefined && value !== null && typeof value !== 'string') errors.push(path + ' must be text, not ' + kindOf(value));
   }
   function list(value, where, each) {
     if (value === undefined || value === null) return;
@@ -157,6 +164,9 @@ function check(context) {
       if (!isObject(field) || !text(field.name)) { errors.push(at + ' must be an object with a name'); return; }
       var label = 'field ' + entity.name + '.' + field.name;
       var path = where + '.fields[' + index + ']';
+      // The field rules openapi-api and postgres-schema apply too, with the same messages
+      // (composite-bundle.test.ts runs the three on the same fields); but a reference here finds any
+      // name drawn as the same entity, where they match the name in any letter case.
       if (field.required !== undefined && field.required !== null && typeof field.required !== 'boolean') {
         errors.push(label + ' has required ' + JSON.stringify(field.required) + '; it must be true or false');
       }
