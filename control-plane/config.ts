@@ -6,6 +6,9 @@ const booleanFlag = z
   .optional()
   .transform((value) => value === 'true' || value === '1');
 
+/** `a, b,,c` → `['a', 'b', 'c']`: the entries of a comma-separated variable, blanks dropped. */
+const commaSeparated = (value: string) => value.split(',').map((entry) => entry.trim()).filter(Boolean);
+
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
 /**
@@ -20,7 +23,7 @@ const trustProxy = z
     const text = value?.trim() ?? '';
     if (text === '' || text === 'false') return false;
     if (/^\d+$/.test(text)) return Number(text);
-    const entries = text.split(',').map((entry) => entry.trim()).filter(Boolean);
+    const entries = commaSeparated(text);
     const wrong = entries.filter((entry) => !PROXY_NAMES.includes(entry) && !ipaddr.isValid(entry) && !ipaddr.isValidCIDR(entry));
     if (text === 'true' || wrong.length > 0) {
       ctx.addIssue({ code: 'custom', message: `name the proxies (addresses, CIDR ranges, ${PROXY_NAMES.join(', ')}) or a hop count${wrong.length > 0 ? `; not understood: ${wrong.join(', ')}` : ''}` });
@@ -62,7 +65,7 @@ const jwtAlgorithms = z
   .optional()
   .transform((value, ctx): string[] | undefined => {
     if (value === undefined) return undefined;
-    const algorithms = value.split(',').map((alg) => alg.trim()).filter((alg) => alg && alg !== 'none');
+    const algorithms = commaSeparated(value).filter((alg) => alg !== 'none');
     const unknown = algorithms.filter((alg) => !JWS_ALGORITHMS.includes(alg));
     const problem =
       unknown.length > 0 ? `not a JWS algorithm: ${unknown.join(', ')} (one of ${JWS_ALGORITHMS.join(', ')})`
@@ -82,7 +85,7 @@ const gitRemotePrefixes = z
   .string()
   .optional()
   .transform((value, ctx): string[] => {
-    const prefixes = (value ?? '').split(',').map((prefix) => prefix.trim()).filter(Boolean);
+    const prefixes = commaSeparated(value ?? '');
     const wrong = prefixes.flatMap((prefix, index) => (/^https?:$/.test(URL.parse(prefix)?.protocol ?? '') ? [] : [index + 1]));
     if (wrong.length > 0) {
       ctx.addIssue({ code: 'custom', message: `each entry must be an http(s) URL prefix, like https://git.example.com/team/; not one: entry ${wrong.join(', ')}` });

@@ -8,7 +8,8 @@ const REPEAT_WINDOW_MS = 1000;
 /**
  * Exits at once, without waiting for running work. The embedded PostgreSQL runs in its own process
  * group and would outlive this process, holding DATA_DIR until the next start: on the way out it is
- * told to stop (embedded-postgres.ts does, on `process.exit`), also while it is still starting.
+ * told to stop, also while it is still starting, as is an initdb still building it
+ * (`onProcessExit`, in db/).
  */
 function exitNow(code: number): never {
   process.exit(code);

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createSecretFile, replaceSecretFile } from '../bootstrap/secret-file.ts';
 import { initdb, postgresOsUser, unreachableAdvice, type OsUser } from './initdb.ts';
+import { onProcessExit } from './on-process-exit.ts';
 import { pgErrorCodes } from './postgres-errors.ts';
 
 export interface EmbeddedDatabase {
@@ -19,19 +20,10 @@ export interface EmbeddedDatabase {
   /**
    * Stops the postmaster and gives back the claim on DATA_DIR. A process that exits without calling
    * it (a second signal, a shutdown past its limit, even while this still starts the cluster) tells
-   * the postmaster to stop and gives the claim back on its way out (see `onExit`): left running, the
-   * postmaster would hold the data directory until the next start.
+   * the postmaster to stop and gives the claim back on its way out (`onProcessExit`): left running,
+   * the postmaster would hold the data directory until the next start.
    */
   stop(): Promise<void>;
-}
-
-/**
- * Runs `action` if this process exits (`process.exit`, a fatal error) before it is cancelled:
- * synchronously, since nothing asynchronous runs once the process exits.
- */
-function onExit(action: () => void): { cancel(): void } {
-  process.once('exit', action);
-  return { cancel: () => void process.off('exit', action) };
 }
 
 export async function findFreePort(): Promise<number> {
@@ -257,7 +249,7 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
   };
   // From the moment it runs, not only once it is ready: in its own process group, it would outlive
   // a process that exits while waiting for it (a second signal during a slow start).
-  const stopOnExit = onExit(askToStop);
+  const stopOnExit = onProcessExit(askToStop);
   void exited.then(() => stopOnExit.cancel());
   await new Promise<void>((ready, failed) => {
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -294,7 +286,7 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
   await chmod(root, 0o755);
   const databaseDir = join(root, 'postgres');
   await claimDataDir(root, databaseDir);
-  const releaseOnExit = onExit(() => releaseDataDir(root));
+  const releaseOnExit = onProcessExit(() => releaseDataDir(root));
   let running: { stop(): Promise<void> } | undefined;
   try {
     const password = await readOrCreatePassword(join(root, 'postgres-password'));

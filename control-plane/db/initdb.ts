@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { chown, mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { onProcessExit } from './on-process-exit.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -84,9 +85,8 @@ export async function initdb(workDir: string, password: string, user: OsUser): P
     const running = execFileAsync(initdbBinary, args, { ...user, env: { ...process.env, LC_MESSAGES: 'C' } });
     // A process that exits meanwhile (a second signal) would leave initdb filling a directory the
     // next start removes under it: told to stop, initdb removes what it made.
-    const stopOnExit = () => void running.child.kill('SIGTERM');
-    process.once('exit', stopOnExit);
-    await running.finally(() => process.off('exit', stopOnExit)).catch((error: { code?: number; signal?: string; stderr?: string }) => {
+    const stopOnExit = onProcessExit(() => void running.child.kill('SIGTERM'));
+    await running.finally(() => stopOnExit.cancel()).catch((error: { code?: number; signal?: string; stderr?: string }) => {
       const how = error.signal ? `killed by ${error.signal}` : `exit code ${error.code}`;
       throw new Error(`initdb failed (${how}): ${error.stderr?.trim() || 'it said nothing'}`);
     });

@@ -41,7 +41,8 @@ export function httpStatusFor(code: ErrorCode): number {
 /**
  * How long a caller should wait before trying again after a SERVICE_UNAVAILABLE (its Retry-After):
  * every cause of one passes quickly (a conflict with a concurrent request, a busy checker, a
- * database that is restarting or a key ring not loaded yet). A RATE_LIMITED answer says its own.
+ * database that is restarting, a key ring not loaded yet or an identity provider whose keys could
+ * not be fetched). A RATE_LIMITED answer says its own.
  */
 const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 

@@ -23,7 +23,7 @@ import { bodyReadFailure } from './body-read-errors.ts';
 import { refuseMisshapenBodies } from './body-shape.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { createDownloadHandler } from './downloads.ts';
-import { failureAnswerFor } from './failure-meta.ts';
+import { failureAnswerFor } from './failure-answer.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
 import { createRequestCounter, rateLimitCallerAfter, rateLimitCallerKey } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';

@@ -2,8 +2,8 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { errorCodes } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import { SERVICE_VERSION } from '../version.ts';
+import { AUTHENTICATION_CHALLENGE } from './failure-answer.ts';
 import { bodyOptionalProcedurePaths, credentialsOptionalProcedurePaths, errorResponsesByProcedurePath, strictInputProcedurePaths, successStatusByProcedurePath } from './procedure-meta.ts';
-import { AUTHENTICATION_CHALLENGE } from './failure-meta.ts';
 import { ACCEPTABLE_REQUEST_ID } from './request-id.ts';
 
 const DESCRIPTION = [
@@ -118,12 +118,14 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
   const generatedSchemas = Object.entries(document.components?.schemas ?? {}).filter(([name]) => !name.startsWith('error.'));
   document.components = { ...document.components, schemas: { ...Object.fromEntries(generatedSchemas), ErrorEnvelope: errorEnvelopeSchema } };
   // trpc-to-openapi names each operation after its procedure path, dots turned to dashes.
-  const byOperationId = <T>(byPath: Map<string, T>) => new Map([...byPath].map(([path, value]) => [path.replace(/\./g, '-'), value]));
+  const operationIdOf = (path: string) => path.replace(/\./g, '-');
+  const byOperationId = <T>(byPath: Map<string, T>) => new Map([...byPath].map(([path, value]) => [operationIdOf(path), value]));
+  const operationIds = (paths: Set<string>) => new Set([...paths].map(operationIdOf));
   const statusByOperation = byOperationId(successStatusByProcedurePath(router));
   const errorsByOperation = byOperationId(errorResponsesByProcedurePath(router));
-  const strictOperations = new Set([...strictInputProcedurePaths(router)].map((path) => path.replace(/\./g, '-')));
-  const optionalOperations = new Set([...credentialsOptionalProcedurePaths(router)].map((path) => path.replace(/\./g, '-')));
-  const bodyOptionalOperations = new Set([...bodyOptionalProcedurePaths(router)].map((path) => path.replace(/\./g, '-')));
+  const strictOperations = operationIds(strictInputProcedurePaths(router));
+  const optionalOperations = operationIds(credentialsOptionalProcedurePaths(router));
+  const bodyOptionalOperations = operationIds(bodyOptionalProcedurePaths(router));
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       if (!operation?.responses) continue;

@@ -1,6 +1,6 @@
 import type { AnyRouter } from '@trpc/server';
 
-type MetaOf = { _def: { meta?: { successStatus?: number; credentialsOptional?: true; openapi?: { errorResponses?: number[] | Record<number, string> } } } };
+type MetaOf = { _def: { meta?: { successStatus?: number; credentialsOptional?: true; openapi?: { path?: string; errorResponses?: number[] | Record<number, string> } } } };
 
 /** Procedure path → the HTTP status its REST projection answers with on success (201, 202 …). */
 export function successStatusByProcedurePath(router: AnyRouter): Map<string, number> {
@@ -36,7 +36,7 @@ export function errorResponsesByProcedurePath(router: AnyRouter): Map<string, Ma
 }
 
 type ZodInternals = { _zod?: { def?: { type?: string; catchall?: ZodInternals } } };
-type InputsOf = { _def: { inputs?: ZodInternals[] } };
+type InputsOf = { _def: { inputs?: Array<ZodInternals & { safeParse(value: unknown): { success: boolean } }> } };
 
 /**
  * Procedure paths whose input is a strict object (unknown fields refused). trpc-to-openapi rebuilds
@@ -52,11 +52,9 @@ export function strictInputProcedurePaths(router: AnyRouter): Set<string> {
   return strict;
 }
 
-type ParsedInputsOf = { _def: { inputs?: Array<{ safeParse(value: unknown): { success: boolean } }>; meta?: { openapi?: { path?: string } } } };
-
 /**
  * A value every path parameter of the API takes (a uuid, a token, a kit id). Should one not take
- * it, its operation's body is merely documented as required, as it was before this was read.
+ * it, its input does not parse and its body stays documented as required (the generator's default).
  */
 const ANY_PATH_VALUE = '00000000-0000-0000-0000-000000000000';
 
@@ -68,7 +66,7 @@ const ANY_PATH_VALUE = '00000000-0000-0000-0000-000000000000';
 export function bodyOptionalProcedurePaths(router: AnyRouter): Set<string> {
   const optional = new Set<string>();
   for (const [path, procedure] of Object.entries(router._def.procedures)) {
-    const { inputs = [], meta } = (procedure as ParsedInputsOf)._def;
+    const { inputs = [], meta } = (procedure as InputsOf & MetaOf)._def;
     if (inputs.length !== 1 || !meta?.openapi?.path) continue;
     const pathOnly = Object.fromEntries([...meta.openapi.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name, ANY_PATH_VALUE]));
     if (inputs[0]!.safeParse(pathOnly).success) optional.add(path);

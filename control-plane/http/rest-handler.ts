@@ -5,8 +5,8 @@ import { logServerFault, toWireError, type WireError } from '../errors/coerce-er
 import type { AppRouter } from '../router.ts';
 import type { Context } from '../trpc/context.ts';
 import { errorEnvelope, successEnvelopeJson } from './envelope.ts';
-import { failureAnswerFor } from './failure-meta.ts';
 import { queryParameterRefusal } from './declared-query.ts';
+import { failureAnswerFor } from './failure-answer.ts';
 import { readsBody, unsupportedContentType } from './json-body.ts';
 import { successStatusByProcedurePath } from './procedure-meta.ts';
 import { sendSurfaceError } from './surface-errors.ts';

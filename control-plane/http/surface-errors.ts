@@ -3,7 +3,7 @@ import type { WireError } from '../errors/coerce-error.ts';
 import { trpcErrorShape } from '../trpc/error-mapping.ts';
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { errorEnvelope } from './envelope.ts';
-import { failureAnswerFor } from './failure-meta.ts';
+import { failureAnswerFor } from './failure-answer.ts';
 import { isTrpcPath, trpcProceduresOf } from './trpc-path.ts';
 
 /**

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentedOperations } from '../helpers/documented-operations.ts';
 import { call } from '../helpers/http.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -34,14 +35,11 @@ describe('a query parameter given more than once', () => {
     const { body: document } = await call(app.url, '/api/openapi.json');
     const problems: string[] = [];
     let checked = 0;
-    for (const [template, operations] of Object.entries(document.paths as Record<string, Record<string, { parameters?: Array<{ in: string; name: string }> }>>)) {
-      for (const [method, operation] of Object.entries(operations)) {
-        for (const { name } of (operation.parameters ?? []).filter((parameter) => parameter.in === 'query')) {
-          const path = template.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000');
-          const response = await call(app.url, `/api${path}?${name}=1&${name}=1`, { method: method.toUpperCase(), apiKey: key });
-          checked += 1;
-          if (JSON.stringify(outcomeOf(response)) !== JSON.stringify(givenTwice(name))) problems.push(`${method} ${template} ?${name}: ${response.text}`);
-        }
+    for (const { method, template, path, operation } of documentedOperations<{ parameters?: Array<{ in: string; name: string }> }>(document)) {
+      for (const { name } of (operation.parameters ?? []).filter((parameter) => parameter.in === 'query')) {
+        const response = await call(app.url, `${path}?${name}=1&${name}=1`, { method, apiKey: key });
+        checked += 1;
+        if (JSON.stringify(outcomeOf(response)) !== JSON.stringify(givenTwice(name))) problems.push(`${method} ${template} ?${name}: ${response.text}`);
       }
     }
     expect(checked).toBeGreaterThan(20);

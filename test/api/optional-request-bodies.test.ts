@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentedOperations } from '../helpers/documented-operations.ts';
 import { call } from '../helpers/http.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -23,18 +24,15 @@ describe('an operation called without a body', () => {
     const { body: document } = await call(app.url, '/api/openapi.json');
     const mismatches: string[] = [];
     let checked = 0;
-    for (const [template, operations] of Object.entries(document.paths as Record<string, Record<string, Operation>>)) {
-      for (const [method, operation] of Object.entries(operations)) {
-        if (!operation.requestBody) continue;
-        const fields = Object.keys(operation.requestBody.content['application/json']?.schema.properties ?? {});
-        const path = template.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000');
-        const response = await call(app.url, `/api${path}`, { method: method.toUpperCase(), apiKey: key });
-        checked += 1;
-        const named: string[] = (response.body?.error?.details?.issues ?? []).map((issue: { field: string }) => issue.field);
-        const refusedForAField = response.status === 400 && named.some((field) => fields.includes(field));
-        if (refusedForAField !== (operation.requestBody.required === true)) {
-          mismatches.push(`${method.toUpperCase()} ${template}: documented required ${operation.requestBody.required}, answered ${response.status} ${response.text.slice(0, 160)}`);
-        }
+    for (const { method, template, path, operation } of documentedOperations<Operation>(document)) {
+      if (!operation.requestBody) continue;
+      const fields = Object.keys(operation.requestBody.content['application/json']?.schema.properties ?? {});
+      const response = await call(app.url, path, { method, apiKey: key });
+      checked += 1;
+      const named: string[] = (response.body?.error?.details?.issues ?? []).map((issue: { field: string }) => issue.field);
+      const refusedForAField = response.status === 400 && named.some((field) => fields.includes(field));
+      if (refusedForAField !== (operation.requestBody.required === true)) {
+        mismatches.push(`${method} ${template}: documented required ${operation.requestBody.required}, answered ${response.status} ${response.text.slice(0, 160)}`);
       }
     }
     expect(checked).toBeGreaterThan(15);

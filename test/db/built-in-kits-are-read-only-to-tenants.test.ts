@@ -1,13 +1,14 @@
-import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { asAppRoleInTenant } from '../helpers/app-role-sql.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
 /**
  * Built-in kits (tenant_id null) are read by every tenant and written only by the owner role at boot.
- * Row-level security must hold that line itself: a tenant that could delete a built-in kit or its
- * version would take every other tenant's executions of it along (ON DELETE CASCADE runs past row-level
- * security); one that could update it could take it over (set its tenant to its own).
+ * Row-level security must hold that line itself: a tenant that could update a built-in kit could take
+ * it over (set its tenant to its own). One that could delete it or its version would take every other
+ * tenant's executions of it along (ON DELETE CASCADE runs past row-level security): no request deletes
+ * a kit or a version at all (the app role may not, since 0020; a kit is deprecated instead).
  */
 let database: TestDatabase;
 let mine: { tenantId: string; organizationId: string; kitId: string };
@@ -44,21 +45,8 @@ beforeAll(async () => {
   theirs = { tenantId: b.tenantId, executionId: execution.id };
 });
 
-/** Runs `text` as the app role in a transaction for my tenant, rolled back: the rows it reached, or the SQLSTATE it failed with. */
-async function asMyTenant(text: string, values: unknown[] = []): Promise<number | string> {
-  const client = new pg.Client({ connectionString: database.appUrl });
-  await client.connect();
-  try {
-    await client.query('begin');
-    await client.query(`select set_config('app.tenant_id', $1, true)`, [mine.tenantId]);
-    return (await client.query(text, values)).rowCount ?? 0;
-  } catch (error) {
-    return (error as { code: string }).code;
-  } finally {
-    await client.query('rollback').catch(() => {});
-    await client.end();
-  }
-}
+/** `text` as a request of my tenant runs it, rolled back: the rows it reached, or the SQLSTATE it failed with. */
+const asMyTenant = (text: string, values: unknown[] = []) => asAppRoleInTenant(database.appUrl, mine.tenantId, text, values);
 
 describe('a built-in kit, to a tenant', () => {
   it('is readable, with its versions', async () => {
@@ -67,8 +55,8 @@ describe('a built-in kit, to a tenant', () => {
   });
 
   it('cannot be deleted, nor its version: the cascade would take other tenants’ executions with it', async () => {
-    expect(await asMyTenant('delete from kits where id = $1', [builtIn.kitId])).toBe(0);
-    expect(await asMyTenant('delete from kit_versions where id = $1', [builtIn.versionId])).toBe(0);
+    expect(await asMyTenant('delete from kits where id = $1', [builtIn.kitId])).toBe('42501');
+    expect(await asMyTenant('delete from kit_versions where id = $1', [builtIn.versionId])).toBe('42501');
     expect(await sql('select id from kit_executions where id = $1', [theirs.executionId])).toHaveLength(1);
   });
 
@@ -83,24 +71,16 @@ describe('a built-in kit, to a tenant', () => {
 });
 
 describe("a tenant's own kit, to that tenant", () => {
-  it('can still be changed, given versions and deleted', async () => {
+  it('can still be changed and given versions, but not deleted (a kit is deprecated instead)', async () => {
     expect(await asMyTenant(`update kits set status = 'deprecated' where id = $1`, [mine.kitId])).toBe(1);
     expect(await asMyTenant(`insert into kit_versions (tenant_id, kit_row_id, version, manifest, files, checksum) values ($1, $2, '1.0.0', '{}', '{}', 'x')`, [mine.tenantId, mine.kitId])).toBe(1);
-    expect(await asMyTenant('delete from kits where id = $1', [mine.kitId])).toBe(1);
+    expect(await asMyTenant('delete from kits where id = $1', [mine.kitId])).toBe('42501');
   });
 
   it("is out of another tenant's sight and reach", async () => {
-    const client = new pg.Client({ connectionString: database.appUrl });
-    await client.connect();
-    try {
-      await client.query('begin');
-      await client.query(`select set_config('app.tenant_id', $1, true)`, [theirs.tenantId]);
-      expect((await client.query('select id from kits where id = $1', [mine.kitId])).rowCount).toBe(0);
-      expect((await client.query(`update kits set status = 'draft' where id = $1`, [mine.kitId])).rowCount).toBe(0);
-      expect((await client.query('delete from kits where id = $1', [mine.kitId])).rowCount).toBe(0);
-    } finally {
-      await client.query('rollback');
-      await client.end();
-    }
+    const asTheirTenant = (text: string, values: unknown[]) => asAppRoleInTenant(database.appUrl, theirs.tenantId, text, values);
+    expect(await asTheirTenant('select id from kits where id = $1', [mine.kitId])).toBe(0);
+    expect(await asTheirTenant(`update kits set status = 'draft' where id = $1`, [mine.kitId])).toBe(0);
+    expect(await asTheirTenant('delete from kits where id = $1', [mine.kitId])).toBe('42501');
   });
 });

@@ -1,6 +1,6 @@
-import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { down as keysAcrossTenants, up as keysWithinATenant } from '../../migrations/0019_foreign_keys_stay_within_a_tenant.ts';
+import { asAppRoleInTenant } from '../helpers/app-role-sql.ts';
 import { ownerQuery, withOwnerKysely } from '../helpers/owner-sql.ts';
 import { describeSchema } from '../helpers/schema-snapshot.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
@@ -61,21 +61,8 @@ beforeAll(async () => {
   builtIn = { kitId: kit.id, versionId: version.id };
 });
 
-/** Runs `text` as the app role in a transaction for tenant A, rolled back: the rows it reached, or the SQLSTATE it failed with. */
-async function asTenantA(text: string, values: unknown[] = []): Promise<number | string> {
-  const client = new pg.Client({ connectionString: database.appUrl });
-  await client.connect();
-  try {
-    await client.query('begin');
-    await client.query(`select set_config('app.tenant_id', $1, true)`, [a.tenantId]);
-    return (await client.query(text, values)).rowCount ?? 0;
-  } catch (error) {
-    return (error as { code: string }).code;
-  } finally {
-    await client.query('rollback').catch(() => {});
-    await client.end();
-  }
-}
+/** `text` as a request of tenant A runs it, rolled back: the rows it reached, or the SQLSTATE it failed with. */
+const asTenantA = (text: string, values: unknown[] = []) => asAppRoleInTenant(database.appUrl, a.tenantId, text, values);
 
 interface ForeignKey {
   name: string;

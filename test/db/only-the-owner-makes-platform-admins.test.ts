@@ -1,5 +1,5 @@
-import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { asAppRoleInTenant } from '../helpers/app-role-sql.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
@@ -18,21 +18,8 @@ beforeAll(async () => {
   userId = (await ownerQuery(database.ownerUrl, `insert into users (tenant_id, email, name) values ($1, 'u@example.test', 'u') returning id`, [tenantId]))[0].id;
 });
 
-/** Runs `text` as the app role in a transaction for the tenant, rolled back: the rows it reached, or the SQLSTATE it failed with. */
-async function asAppRole(text: string, values: unknown[] = []): Promise<number | string> {
-  const client = new pg.Client({ connectionString: database.appUrl });
-  await client.connect();
-  try {
-    await client.query('begin');
-    await client.query(`select set_config('app.tenant_id', $1, true)`, [tenantId]);
-    return (await client.query(text, values)).rowCount ?? 0;
-  } catch (error) {
-    return (error as { code: string }).code;
-  } finally {
-    await client.query('rollback').catch(() => {});
-    await client.end();
-  }
-}
+/** `text` as a request of the tenant runs it, rolled back: the rows it reached, or the SQLSTATE it failed with. */
+const asAppRole = (text: string, values: unknown[] = []) => asAppRoleInTenant(database.appUrl, tenantId, text, values);
 
 describe('the platform admin flag, to the app role', () => {
   it('cannot be set on a user of the tenant', async () => {
