@@ -49,8 +49,10 @@ export function createJwtVerifier(settings: JwtSettings): JwtVerifier {
  * Every failure about the token itself is a JOSEError with a code of its own.
  */
 function keysCouldNotBeFetched(error: unknown): boolean {
-  if (error instanceof AppError) return false;
-  if (!(error instanceof errors.JOSEError)) return true;
+  // fetch's own failure (refused, reset, no such host): a TypeError it names so. Any other error is
+  // a fault of this service, and stays one.
+  if (error instanceof TypeError) return error.message === 'fetch failed';
+  if (!(error instanceof errors.JOSEError)) return false;
   return error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || error.code === errors.JOSEError.code;
 }
 

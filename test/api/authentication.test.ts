@@ -212,7 +212,7 @@ describe('JWT bearer tokens when the identity provider cannot be reached', () =>
   let jwks: Server;
   let jwksApp: TestApp;
   let privateKey: SigningKey;
-  let answer: 'keys' | 'error' | 'garbage' = 'error';
+  let answer: 'keys' | 'error' | 'garbage' | 'hang-up' = 'error';
 
   beforeAll(async () => {
     const pair = await generateKeyPair('RS256');
@@ -221,6 +221,7 @@ describe('JWT bearer tokens when the identity provider cannot be reached', () =>
     jwks = createServer((_req, res) => {
       if (answer === 'keys') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
       else if (answer === 'garbage') res.writeHead(200, { 'content-type': 'application/json' }).end('<html>maintenance</html>');
+      else if (answer === 'hang-up') res.socket?.destroy();
       else res.writeHead(502).end();
     });
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
@@ -234,7 +235,7 @@ describe('JWT bearer tokens when the identity provider cannot be reached', () =>
 
   it('answers SERVICE_UNAVAILABLE, not UNAUTHORIZED: the token may be good, and signing in again would not help', async () => {
     const token = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject(jwksApp.bootstrap.userId).setIssuer('https://idp.test').setAudience('specwright').setExpirationTime('5m').sign(privateKey);
-    for (const failure of ['error', 'garbage'] as const) {
+    for (const failure of ['error', 'garbage', 'hang-up'] as const) {
       answer = failure;
       const response = await call(jwksApp.url, '/api/me', { headers: bearer(token) });
       expect([response.status, response.body.error?.code, response.headers.get('retry-after')], failure).toEqual([503, 'SERVICE_UNAVAILABLE', '2']);
@@ -243,6 +244,7 @@ describe('JWT bearer tokens when the identity provider cannot be reached', () =>
     // The operator reads what is away: the identity provider, not the database.
     const faults = jwksApp.logLines.filter((line) => (line.level as number) >= 40 && /unavailable|identity provider/.test(String(line.msg)));
     expect(faults.map((line) => [line.level, line.msg])).toEqual([
+      [40, "answered SERVICE_UNAVAILABLE: The identity provider's signing keys cannot be fetched; try again shortly"],
       [40, "answered SERVICE_UNAVAILABLE: The identity provider's signing keys cannot be fetched; try again shortly"],
       [40, "answered SERVICE_UNAVAILABLE: The identity provider's signing keys cannot be fetched; try again shortly"],
     ]);
