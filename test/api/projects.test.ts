@@ -184,7 +184,18 @@ describe('PATCH /api/projects/{projectId}', () => {
 
   it('refuses phase and read-only fields by name and changes nothing', async () => {
     const project = await createProject({ name: 'Frozen' });
-    for (const body of [{ phase: 'SPECIFICATION' }, { name: 'X', createdAt: '2020-01-01T00:00:00Z' }, { status: 'completed' }, { progress: { overall: 1 } }]) {
+    const readOnly = [
+      { id: '00000000-0000-4000-8000-000000000000' },
+      { updatedAt: '2020-01-01T00:00:00Z' },
+      { organizationId: '00000000-0000-4000-8000-000000000000' },
+      { template: 'other' },
+      { discoveryStartedAt: '2020-01-01T00:00:00Z' },
+      { planGenerationStartedAt: '2020-01-01T00:00:00Z' },
+      { discoveryOutput: {} },
+      { selectedFeatures: [] },
+      { ontologyCoverage: 1 },
+    ].map((field) => ({ name: 'X', ...field }));
+    for (const body of [{ phase: 'SPECIFICATION' }, { name: 'X', createdAt: '2020-01-01T00:00:00Z' }, { status: 'completed' }, { progress: { overall: 1 } }, ...readOnly]) {
       const response = await call(app.url, `/api/projects/${project.id}`, { method: 'PATCH', apiKey: key, body });
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.error.code).toBe('VALIDATION_ERROR');
