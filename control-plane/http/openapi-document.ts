@@ -3,7 +3,7 @@ import { errorCodes } from '../errors/error-catalog.ts';
 import type { AppRouter } from '../router.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { AUTHENTICATION_CHALLENGE } from './failure-answer.ts';
-import { bodyOptionalProcedurePaths, credentialsOptionalProcedurePaths, errorResponsesByProcedurePath, strictInputProcedurePaths, successStatusByProcedurePath } from './procedure-meta.ts';
+import { bodyOptionalProcedurePaths, credentialsOptionalProcedurePaths, errorResponsesByProcedurePath, inputDefaultsByProcedurePath, strictInputProcedurePaths, successStatusByProcedurePath } from './procedure-meta.ts';
 import { ACCEPTABLE_REQUEST_ID } from './request-id.ts';
 
 const DESCRIPTION = [
@@ -126,6 +126,7 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
   const strictOperations = operationIds(strictInputProcedurePaths(router));
   const optionalOperations = operationIds(credentialsOptionalProcedurePaths(router));
   const bodyOptionalOperations = operationIds(bodyOptionalProcedurePaths(router));
+  const defaultsByOperation = byOperationId(inputDefaultsByProcedurePath(router));
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       if (!operation?.responses) continue;
@@ -138,12 +139,23 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
       if (body?.type === 'object' && strictOperations.has(operationId)) body.additionalProperties = false;
       // The generator calls every body required; one whose fields are all optional may be left out.
       if (requestBody && bodyOptionalOperations.has(operationId)) requestBody.required = false;
+      documentQueryDefaults(operation, defaultsByOperation.get(operationId) ?? {});
       wrapResponses(operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, declaredErrors));
       operation.parameters = [...(operation.parameters ?? []), ...(operation.security ? [tenantParameter] : []), requestIdParameter];
     }
   }
   document.paths = { ...document.paths, '/downloads/{token}': { get: downloadOperation() } };
   return document;
+}
+
+/** Gives each query parameter whose field has a default (`limit` 50) that default, where the generator left it out. */
+function documentQueryDefaults(operation: Operation, defaults: Record<string, unknown>): void {
+  for (const parameter of operation.parameters ?? []) {
+    const name = 'in' in parameter && parameter.in === 'query' ? parameter.name : undefined;
+    if (name === undefined || !(name in defaults)) continue;
+    const schema = (parameter.schema ?? {}) as { default?: unknown };
+    if (schema.default === undefined) parameter.schema = { ...schema, default: defaults[name] };
+  }
 }
 
 /** The one route outside the router: the bytes behind a signed download link (http/downloads.ts). */

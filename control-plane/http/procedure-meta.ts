@@ -73,3 +73,31 @@ export function bodyOptionalProcedurePaths(router: AnyRouter): Set<string> {
   }
   return optional;
 }
+
+type FieldInternals = { _zod?: { def?: { type?: string; defaultValue?: unknown } } };
+type InputInternals = { _zod?: { def?: { type?: string; shape?: Record<string, FieldInternals>; innerType?: InputInternals } } };
+type ObjectInputsOf = { _def: { inputs?: InputInternals[] } };
+
+/** The object inside an input that may be left out whole (`.prefault({})`, `.optional()`). */
+function objectDefOf(input: InputInternals | undefined) {
+  let def = input?._zod?.def;
+  while (def && ['prefault', 'default', 'optional'].includes(def.type ?? '')) def = def.innerType?._zod?.def;
+  return def?.type === 'object' ? def : undefined;
+}
+
+/**
+ * Procedure path → the defaults of its input's fields (`limit` 50, `offset` 0). The generator drops
+ * a default it cannot see through a preprocessing step (`queryInteger`); the document puts it back,
+ * so a caller reads what leaving a parameter out means.
+ */
+export function inputDefaultsByProcedurePath(router: AnyRouter): Map<string, Record<string, unknown>> {
+  const byPath = new Map<string, Record<string, unknown>>();
+  for (const [path, procedure] of Object.entries(router._def.procedures)) {
+    const inputs = (procedure as ObjectInputsOf)._def.inputs ?? [];
+    const def = inputs.length === 1 ? objectDefOf(inputs[0]) : undefined;
+    if (!def?.shape) continue;
+    const defaults = Object.entries(def.shape).flatMap(([name, field]) => (field._zod?.def?.type === 'default' ? [[name, field._zod.def.defaultValue] as const] : []));
+    if (defaults.length > 0) byPath.set(path, Object.fromEntries(defaults));
+  }
+  return byPath;
+}

@@ -69,6 +69,9 @@ describe('GET /api/openapi.json', () => {
       if (arrays.length === 0 || isOneResource(path)) continue;
       const query = new Set((operation.parameters ?? []).filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name));
       if (!query.has('limit') || !query.has('offset') || !data.properties.total) unpaged.push(`GET ${path} (${arrays.map(([name]) => name)})`);
+      // What leaving them out means: the first 50.
+      const defaults = Object.fromEntries((operation.parameters ?? []).filter((p: { name: string }) => p.name === 'limit' || p.name === 'offset').map((p: { name: string; schema: { default?: number } }) => [p.name, p.schema.default]));
+      if (defaults.limit !== 50 || defaults.offset !== 0) unpaged.push(`GET ${path} documents limit ${defaults.limit} and offset ${defaults.offset} by default`);
     }
     expect(unpaged).toEqual([]);
   });
