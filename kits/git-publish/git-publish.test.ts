@@ -39,7 +39,7 @@ describe('git-publish kit', () => {
     expect(await server.git('spec', 'rev-parse', 'main')).toBe(applied.commit);
     expect(await server.git('spec', 'ls-tree', '-r', '--name-only', 'main')).toBe('README.md\nspecwright/README.md\nspecwright/project.json');
     expect(JSON.parse(await server.git('spec', 'show', 'main:specwright/project.json'))).toEqual(result.parsed('project'));
-    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.1.2)');
+    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.1.3)');
     expect(result.verifyWarnings).toEqual([]);
     expect(result.logs.map((l) => l.message)).toEqual([`committed ${applied.commit} to main`]);
 
@@ -89,6 +89,10 @@ describe('git-publish kit', () => {
     expect(result.message).toBe('CHECK: missing required inputs: businessProfile.company.name, discoveryAnswers.repository.url');
     const bad = await runKitForTest(kitDir, { businessProfile: { company: { name: 'A' } }, discoveryAnswers: { repository: { url: 'https://user:pw@host/x.git' } } });
     expect(bad.message).toBe('CHECK: CHECK failed: discoveryAnswers.repository.url must be an http(s) URL without credentials');
+    for (const url of ['https://git.example/x.git?private_token=glpat-secret', 'https://git.example/x.git#glpat-secret']) {
+      const inQuery = await runKitForTest(kitDir, { businessProfile: { company: { name: 'A' } }, discoveryAnswers: { repository: { url } } }, { dryRun: true });
+      expect(inQuery.message).toBe("CHECK: CHECK failed: discoveryAnswers.repository.url must not carry a query or fragment: a token goes in the kit's credential");
+    }
   });
 
   it('fails CHECK, already in a dry run, for branch names git refuses and for a directory that is .git in any spelling or lies outside the repository', async () => {

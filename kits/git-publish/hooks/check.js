@@ -4,6 +4,8 @@ function check(context) {
   var repository = context.input.discoveryAnswers.repository;
   var errors = [];
   if (!/^https?:\/\/[^\s@]+$/.test(String(repository.url))) errors.push('discoveryAnswers.repository.url must be an http(s) URL without credentials');
+  // A token in the query (`?private_token=…`) would be stored, and shown, with the run's input.
+  else if (/[?#]/.test(String(repository.url))) errors.push('discoveryAnswers.repository.url must not carry a query or fragment: a token goes in the kit\'s credential');
   if (repository.branch !== undefined) {
     var problem = branchProblem(String(repository.branch));
     if (problem) errors.push('discoveryAnswers.repository.branch is not a valid branch name: ' + problem);
