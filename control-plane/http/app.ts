@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/postgres-errors.ts';
 import type { StatementBatches } from '../db/statement-batches.ts';
+import { HealthWaitOutlasted, withinHealthWait } from '../domains/health/health-wait.ts';
 import { createLoginThrottle } from '../domains/users/login-throttle.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import { retryAfterFor } from '../errors/error-catalog.ts';
@@ -89,25 +90,31 @@ export function createApp(deps: AppDeps): express.Express {
   // Authentication and rate counting are independent round trips: run them side by side, except
   // for a bearer token, which counts against its user and so waits for authentication.
   const countRequest = createRequestCounter(deps.batches, deps.config.rateLimits);
+  const admit = async (req: express.Request) => {
+    const callerKey = rateLimitCallerKey(req);
+    const [auth, verdictForCredential] = await Promise.all([
+      deps.authenticator.authenticate({
+        authorization: header(req, 'authorization'),
+        apiKey: header(req, 'x-api-key'),
+        tenantId: header(req, 'x-tenant-id'),
+        e2eTestMode: header(req, 'x-e2e-test-mode'),
+      }),
+      callerKey === undefined ? undefined : countRequest(req, callerKey),
+    ]);
+    const countedAs = rateLimitCallerAfter(req, auth, callerKey);
+    const applyRateVerdict = countedAs === callerKey && verdictForCredential ? verdictForCredential : await countRequest(req, countedAs);
+    return { auth, applyRateVerdict };
+  };
   app.use(async (req, res, next) => {
     try {
-      const callerKey = rateLimitCallerKey(req);
-      const [auth, verdictForCredential] = await Promise.all([
-        deps.authenticator.authenticate({
-          authorization: header(req, 'authorization'),
-          apiKey: header(req, 'x-api-key'),
-          tenantId: header(req, 'x-tenant-id'),
-          e2eTestMode: header(req, 'x-e2e-test-mode'),
-        }),
-        callerKey === undefined ? undefined : countRequest(req, callerKey),
-      ]);
-      const countedAs = rateLimitCallerAfter(req, auth, callerKey);
-      const applyRateVerdict = countedAs === callerKey && verdictForCredential ? verdictForCredential : await countRequest(req, countedAs);
+      const isHealth = HEALTH_PATHS.includes(req.path);
+      const { auth, applyRateVerdict } = await (isHealth ? withinHealthWait(admit(req)) : admit(req));
       res.locals.auth = auth;
       applyRateVerdict(res, next);
     } catch (error) {
-      // Health must answer most when the database does not: unauthenticated and uncounted then.
-      if (isDatabaseUnavailable(error) && HEALTH_PATHS.includes(req.path)) {
+      // Health must answer most when the database does not (refuses, or does not answer in time):
+      // unauthenticated and uncounted then, and its own check reports the database.
+      if ((isDatabaseUnavailable(error) || error instanceof HealthWaitOutlasted) && HEALTH_PATHS.includes(req.path)) {
         res.locals.auth = { kind: 'anonymous' } satisfies AuthOutcome;
         return next();
       }

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -17,4 +18,23 @@ describe('GET /api/health', () => {
     expect(response.body.data.worker).toEqual({ status: 'down', lastHeartbeatAt: null });
     expect(response.body.data.status).toBe('degraded');
   });
+});
+
+describe('GET /api/health while the rate count cannot be taken', () => {
+  it('still answers: a probe is not held by a statement that waits (here on a locked table)', async () => {
+    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table rate_limits in access exclusive mode');
+      const answer = await Promise.race([
+        call(app.url, '/api/health'),
+        new Promise<string>((resolve) => setTimeout(() => resolve('no answer after 10 s'), 10_000)),
+      ]);
+      expect(answer).toMatchObject({ status: 200, body: { data: { database: { status: 'up' } } } });
+    } finally {
+      await holder.query('rollback');
+      await holder.end();
+    }
+  }, 20_000);
 });
