@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { withTenant } from '../db/tenant-transaction.ts';
 import { AppError } from '../errors/app-error.ts';
-import { toWireError } from '../errors/coerce-error.ts';
+import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { clientAddressOf } from './client-address.ts';
 import { createDownloadSlots, DOWNLOAD_SLOTS } from './download-slots.ts';
@@ -43,8 +43,9 @@ export function createDownloadHandler(db: Kysely<Database>, links: DownloadLinks
       res.setHeader('Cache-Control', 'private, no-store');
       res.end(blob.content);
     } catch (error) {
-      if (!(error instanceof AppError)) req.log.error({ err: error }, 'unexpected error');
-      sendSurfaceError(req, res, toWireError(error));
+      const wire = toWireError(error);
+      logServerFault(req.log, error, wire);
+      sendSurfaceError(req, res, wire);
     }
   };
 }

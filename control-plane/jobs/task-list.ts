@@ -30,11 +30,14 @@ export function createTaskList(deps: JobDeps): TaskList {
     tasks[definition.name] = async (rawPayload, helpers) => {
       const parsed = definition.payload.safeParse(rawPayload ?? {});
       if (!parsed.success) {
-        // The handler never sees a payload that does not parse; the attempt fails with a clear error.
-        helpers.logger.error(`Job ${definition.name} has an invalid payload: ${z.prettifyError(parsed.error)}`);
-        throw new Error(`Invalid payload for ${definition.name}`);
+        // The handler never sees a payload that does not parse; the attempt fails with a clear error,
+        // which graphile-worker logs (once) with the job's fields.
+        throw new Error(`Invalid payload for ${definition.name}: ${z.prettifyError(parsed.error)}`);
       }
-      await definition.run(parsed.data, { ...deps, log: deps.log.child({ job: definition.name, jobId: helpers.job.id }) }, helpers);
+      // The fields graphile-worker's own lines carry for the job (worker-logger.ts), so one run reads as one.
+      const { id: jobId, attempts: attempt, max_attempts: maxAttempts } = helpers.job;
+      const log = deps.log.child({ component: 'worker', task: definition.name, jobId, attempt, maxAttempts });
+      await definition.run(parsed.data, { ...deps, log }, helpers);
     };
   }
   return tasks;

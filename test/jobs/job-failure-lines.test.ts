@@ -33,11 +33,13 @@ describe('a job that fails', () => {
     ]);
     for (const line of lines) {
       expect(String(line.jobId)).toBe(String(job.id));
-      expect(line).toMatchObject({ task: 'kits.execute', executionId: 'not-a-uuid', tenantId, err: { message: 'Invalid payload for kits.execute' } });
+      expect(line).toMatchObject({ task: 'kits.execute', executionId: 'not-a-uuid', tenantId, err: { message: expect.stringMatching(/^Invalid payload for kits.execute: .*executionId/s) } });
       expect(String((line.err as { stack?: string }).stack)).toContain('task-list.ts');
       // The job row (payload, last error, lock) is not written, and the stack only once, in `err`.
       expect(line).not.toHaveProperty('job');
       expect(String(line.msg)).not.toContain('\n');
     }
+    // Said once per attempt, in those lines: the task does not log it a second time.
+    expect(app.logLines.filter((line) => String(line.msg).includes('invalid payload'))).toEqual([]);
   }, 30_000);
 });
