@@ -132,6 +132,29 @@ describe('executing a kit', () => {
     expect((await waitForExecution(app.url, key, orgId, executionId)).status).toBe('completed');
   });
 
+  it("builds its bundle in a job of 8 attempts (about half an hour), not graphile-worker's 25 (days of \"building\")", async () => {
+    // While no blob can be written the bundle job waits, holding its row where it can be read.
+    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
+    await holder.connect();
+    let started: { executionId: string } | undefined;
+    try {
+      await holder.query('begin');
+      await holder.query('lock table blobs in share mode');
+      started = (await execute('service-starter', sampleExecutionBody(projectId))).body.data;
+      const deadline = Date.now() + 20_000;
+      let job: { max_attempts: number } | undefined;
+      while (!job && Date.now() < deadline) {
+        [job] = await sqlAsOwner('select max_attempts from graphile_worker.jobs where key = $1', [`kit-bundle:${started!.executionId}`]);
+        if (!job) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(job).toEqual({ max_attempts: 8 });
+    } finally {
+      await holder.query('rollback');
+      await holder.end();
+    }
+    expect((await waitForBundle(app.url, key, orgId, started!.executionId)).bundleStatus).toBe('ready');
+  });
+
   it('still runs a deprecated kit: deprecation tells callers to move on, it breaks nothing built on it', async () => {
     expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit({ id: 'on-its-way-out' }) })).status).toBe(201);
     const deprecated = await call(app.url, `/api/${orgId}/kits/on-its-way-out`, { method: 'PATCH', apiKey: key, body: { status: 'deprecated' } });

@@ -1,26 +1,38 @@
 import { z } from 'zod';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
 import { forceUnlockJobPools, takeJobPoolsOfDeadWorkers } from '../../jobs/worker-heartbeat.repository.ts';
-import { failExecutionsOfDeadWorkers } from './kit-execution-worker.repository.ts';
+import { failExecutionsNoJobWillFinish, failExecutionsOfDeadWorkers, ownHeartbeatIsFresh } from './kit-execution-worker.repository.ts';
 
 /**
  * Deals with workers that died (SIGKILL, crash, lost machine): executions they were running end as
  * failed, and every job they had locked — an execution not yet claimed, a bundle being built, any
  * other — is unlocked so another worker takes it now instead of after graphile-worker's 4-hour
- * lock timeout. A released job whose execution already ended does nothing. Every worker runs it at
- * start and then every stale period; the job form lets an operator trigger it by hand.
+ * lock timeout. A released job whose execution already ended does nothing. An execution whose job
+ * used its last attempt without recording even its failure ends failed too, whoever is alive. Every
+ * worker runs it at start and then every stale period; the job form lets an operator trigger it by hand.
  */
-export async function reapInterruptedExecutions(deps: Pick<JobDeps, 'ownerDb' | 'log' | 'workerStaleAfterMs'>): Promise<number> {
+export async function reapInterruptedExecutions(deps: Pick<JobDeps, 'ownerDb' | 'log' | 'workerStaleAfterMs'> & Partial<Pick<JobDeps, 'workerProcessId'>>): Promise<number> {
   // One transaction: no worker can take a released job before the failed executions are visible.
-  const { failed, deadPools } = await deps.ownerDb.transaction().execute(async (trx) => {
+  const { failed, deadPools, unfinishable, postponed } = await deps.ownerDb.transaction().execute(async (trx) => {
+    // A reaper whose own worker could not beat lately (the database restarted, or was out of reach)
+    // sees every heartbeat stale, live workers' and its own alike: silence is no sign of death
+    // then. It judges at its next turn, once every live worker has had a stale period to beat
+    // again. (Half the period: a live worker beats at least that often, so the outage that left
+    // another's beat stale left this one's older than that.)
+    if (deps.workerProcessId !== undefined && !(await ownHeartbeatIsFresh(trx, deps.workerProcessId, deps.workerStaleAfterMs / 2))) {
+      return { failed: [], deadPools: [], unfinishable: [], postponed: true };
+    }
+    const unfinishable = await failExecutionsNoJobWillFinish(trx);
     const failed = await failExecutionsOfDeadWorkers(trx, deps.workerStaleAfterMs);
     const deadPools = await takeJobPoolsOfDeadWorkers(trx, deps.workerStaleAfterMs);
     // A failed execution names its job's pool too, which covers a heartbeat already pruned.
     const lockedBy = failed.map((row) => row.locked_by).filter((id): id is string => id !== null);
     await forceUnlockJobPools(trx, [...new Set([...deadPools, ...lockedBy])]);
-    return { failed, deadPools };
+    return { failed, deadPools, unfinishable, postponed: false };
   });
+  if (postponed) deps.log.info({ workerId: deps.workerProcessId }, 'this worker has not reached the database lately; judging other workers at the next turn');
   for (const jobPoolId of deadPools) deps.log.warn({ jobPoolId }, 'released the jobs of a dead worker');
+  for (const row of unfinishable) deps.log.warn({ executionId: row.id }, 'execution left running after its job\'s last attempt; marked failed');
   for (const row of failed) deps.log.warn({ executionId: row.id }, 'execution interrupted by a dead worker; marked failed');
   return failed.length;
 }

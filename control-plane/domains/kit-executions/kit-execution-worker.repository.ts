@@ -189,9 +189,21 @@ export async function finishExecution(db: Kysely<Database>, executionId: string,
   return Number(result.numUpdatedRows) === 1;
 }
 
+/** Whether this worker's own heartbeat is younger than `withinMs`: whether it has reached the database lately. */
+export async function ownHeartbeatIsFresh(db: Kysely<Database>, workerId: string, withinMs: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('worker_heartbeats')
+    .select(sql<boolean>`last_seen_at > now() - make_interval(secs => ${withinMs / 1000})`.as('fresh'))
+    .where('worker_id', '=', workerId)
+    .executeTakeFirst();
+  return row?.fresh === true;
+}
+
 /**
  * Executions whose worker stopped beating (killed, crashed, lost): they end as failed, with a
- * message that says so, instead of staying "running" for ever.
+ * message that says so, instead of staying "running" for ever. Not one whose job waits, unlocked,
+ * for its next attempt (its outcome could not be recorded): that attempt runs it again, on any
+ * worker, whether or not the worker of the last one is still there.
  */
 export async function failExecutionsOfDeadWorkers(db: Kysely<Database>, staleAfterMs: number) {
   return db
@@ -212,6 +224,38 @@ export async function failExecutionsOfDeadWorkers(db: Kysely<Database>, staleAft
         ),
       ),
     )
+    .where(
+      sql<boolean>`not exists (
+        select 1 from graphile_worker.jobs as j
+        where j.id = (case when e.worker_run_id ~ '^[0-9]{1,18}$' then e.worker_run_id::bigint end) and j.locked_at is null and j.attempts < j.max_attempts
+      )`,
+    )
     .returning(['e.id', 'e.locked_by', 'e.tenant_id'])
+    .execute();
+}
+
+/**
+ * Executions left "running" with nothing to finish them: their job used its last attempt (it could
+ * record neither the outcome nor, the database still failing it, the failure) or is gone. A live
+ * worker's heartbeat does not help them; they end as the last attempt would have ended them.
+ */
+export async function failExecutionsNoJobWillFinish(db: Kysely<Database>) {
+  return db
+    .updateTable('kit_executions as e')
+    .set({
+      status: 'failed',
+      completed_at: new Date(),
+      error_message: 'This execution could not be recorded: recording it failed on each of its attempts. No outputs were kept; start a new execution.',
+    })
+    .where('e.status', '=', 'running')
+    .where(sql<boolean>`e.worker_run_id ~ '^[0-9]{1,18}$'`)
+    .where(
+      sql<boolean>`not exists (
+        select 1 from graphile_worker.jobs as j
+        where j.id = (case when e.worker_run_id ~ '^[0-9]{1,18}$' then e.worker_run_id::bigint end)
+          and (j.locked_at is not null or j.attempts < j.max_attempts)
+      )`,
+    )
+    .returning(['e.id'])
     .execute();
 }

@@ -48,10 +48,10 @@ function outcomeOf(result: KitExecutionResult): ExecutionOutcome {
 }
 
 /**
- * Attempts an execution's job gets. A kit's own failure ends the run at once; these are for the
- * service's trouble (the database away while recording). graphile-worker waits e^n seconds after
- * the n-th failed attempt, so 8 attempts span about half an hour; its default of 25 would leave the
- * execution reading `running` for days before it ends failed.
+ * Attempts an execution's job, and its bundle's, get. A kit's own failure ends the run at once;
+ * these are for the service's trouble (the database away while recording). graphile-worker waits
+ * e^n seconds after the n-th failed attempt, so 8 attempts span about half an hour; its default of
+ * 25 would leave the execution reading `running`, or its bundle `building`, for days.
  */
 export const EXECUTION_JOB_ATTEMPTS = 8;
 
@@ -136,7 +136,7 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
     if (!stored) throw new ExecutionTakenAway();
     // The bundle is built by its own job, so zipping never holds up (or fails) the execution.
     if (getsBundle(outcome.counts)) {
-      await addJob(trx, 'kits.bundle_execution', { executionId, tenantId, kitRef: result.kitRef }, { jobKey: `kit-bundle:${executionId}` });
+      await addJob(trx, 'kits.bundle_execution', { executionId, tenantId, kitRef: result.kitRef }, { jobKey: `kit-bundle:${executionId}`, maxAttempts: EXECUTION_JOB_ATTEMPTS });
     }
     return stored;
   }).catch((error) => {

@@ -1,0 +1,145 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/**
+ * A worker is judged dead when its heartbeat stops, and its execution then ends "failed … stopped
+ * unexpectedly". Silence is not always death: after the database was away every heartbeat is
+ * stale, and an execution whose outcome could not be recorded waits for its next attempt whether
+ * or not the worker of the last one is still there. Neither may end as "stopped unexpectedly".
+ */
+let api: TestApp;
+let worker: TestApp | undefined;
+let key: string;
+let orgId: string;
+let projectId: string;
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(api.database.ownerUrl, sql, values);
+// Beats every 200 ms, judged dead after 1 s of silence; the reaper looks every second.
+const workerEnv = { WORKER_HEARTBEAT_MS: '200', WORKER_STALE_AFTER_MS: '1000', RATE_LIMIT_GENERAL_PER_MINUTE: '10000' };
+
+beforeAll(async () => {
+  api = await startTestApp({ mode: 'api', env: { RATE_LIMIT_GENERAL_PER_MINUTE: '10000' } });
+  key = api.bootstrap.apiKey;
+  orgId = api.bootstrap.organizationId;
+  // PLAN takes 3 s of busy work: several of the reaper's turns.
+  const kit = sampleKit({ id: 'slow-kit' });
+  kit.manifest.hooks.PLAN = 'hooks/plan.js';
+  kit.files['hooks/plan.js'] = 'function plan() { var until = Date.now() + 3000; while (Date.now() < until) {} return {}; }';
+  expect((await call(api.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+  projectId = (await call(api.url, '/api/projects', { apiKey: key, body: { name: 'Heartbeats' } })).body.data.id;
+});
+afterAll(async () => {
+  await worker?.stop();
+  await api?.stop();
+});
+
+const execute = async () => {
+  const started = await call(api.url, `/api/${orgId}/kits/slow-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+  expect(started.status, started.text).toBe(201);
+  return started.body.data.executionId as string;
+};
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await sleep(50);
+  }
+}
+
+const statusOf = async (executionId: string) => (await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status;
+
+describe('a live worker whose heartbeats did not land for a while (the database was away)', () => {
+  it('keeps its execution: it completes with its outputs instead of ending "stopped unexpectedly"', async () => {
+    worker = await startTestApp({ mode: 'worker', database: api.database, env: workerEnv });
+    const executionId = await execute();
+    await until('the execution runs', async () => (await statusOf(executionId)) === 'running');
+    // What an outage leaves: every heartbeat older than the stale period, this worker's own too,
+    // and (here for as long as the test needs) its beats not landing.
+    await sqlAsOwner(`
+      begin;
+      update worker_heartbeats set last_seen_at = now() - interval '1 minute';
+      create function test_heartbeats_frozen() returns trigger language plpgsql as $$ begin new.last_seen_at := old.last_seen_at; return new; end $$;
+      create trigger test_heartbeats_frozen before update on worker_heartbeats for each row execute function test_heartbeats_frozen();
+      commit;
+    `);
+    try {
+      const done = await waitForExecution(api.url, key, orgId, executionId, 20_000);
+      expect(done.errorMessage).toBeNull();
+      expect(done).toMatchObject({ status: 'completed', outputCount: 3 });
+      expect(done.outputs).toHaveLength(3);
+    } finally {
+      await sqlAsOwner('drop trigger test_heartbeats_frozen on worker_heartbeats; drop function test_heartbeats_frozen()');
+    }
+    await worker.stop();
+    worker = undefined;
+  }, 60_000);
+});
+
+describe('an execution waiting for another attempt (its outcome could not be recorded) when its worker stops', () => {
+  it('is run again by the next worker and completes, instead of ending "stopped unexpectedly"', async () => {
+    worker = await startTestApp({ mode: 'worker', database: api.database, env: workerEnv });
+    // Storing the outcome fails as a conflict would (a failure that may pass): the job tries again later.
+    await sqlAsOwner(`
+      create function test_outputs_conflict() returns trigger language plpgsql as $$ begin raise exception 'conflict' using errcode = '40001'; end $$;
+      create trigger test_outputs_conflict before insert on kit_outputs for each row execute function test_outputs_conflict();
+    `);
+    let executionId: string;
+    try {
+      executionId = await execute();
+      await until('the first attempt has failed', async () => {
+        const [job] = await sqlAsOwner(`select attempts, last_error from graphile_worker.jobs where task_identifier = 'kits.execute'`);
+        return job?.attempts === 1 && job.last_error !== null;
+      });
+      // The worker stops in order (a deploy, a restart) while the job waits for its next attempt.
+      await worker.stop();
+      worker = undefined;
+    } finally {
+      await sqlAsOwner('drop trigger test_outputs_conflict on kit_outputs; drop function test_outputs_conflict()');
+    }
+    expect(await statusOf(executionId)).toBe('running');
+
+    worker = await startTestApp({ mode: 'worker', database: api.database, env: workerEnv });
+    const done = await waitForExecution(api.url, key, orgId, executionId, 30_000);
+    expect(done.errorMessage).toBeNull();
+    expect(done).toMatchObject({ status: 'completed', outputCount: 3 });
+    expect(done.phases.filter((p: { phase: string }) => p.phase === 'PLAN')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('an execution whose last attempt could record neither its outcome nor its failure', () => {
+  it('ends failed, saying it could not be recorded, although its worker is alive — not "running" for good', async () => {
+    await worker?.stop();
+    worker = undefined;
+    const executionId = await execute();
+    // Its last attempt: the first (8 attempts would take half an hour).
+    await sqlAsOwner(`update graphile_worker._private_jobs set max_attempts = 1 where key = $1`, [`kit-execution:${executionId}`]);
+    // The database keeps failing the run as a conflict would: its outcome, then its failure.
+    await sqlAsOwner(`
+      create function test_refuse_for_now() returns trigger language plpgsql as $$ begin raise exception 'conflict' using errcode = '40001'; end $$;
+      create trigger test_outputs_refused before insert on kit_outputs for each row execute function test_refuse_for_now();
+      create trigger test_failure_refused before update on kit_executions for each row when (new.status = 'failed') execute function test_refuse_for_now();
+    `);
+    try {
+      worker = await startTestApp({ mode: 'worker', database: api.database, env: workerEnv });
+      await until('the last attempt has failed', async () => {
+        const [job] = await sqlAsOwner(`select attempts, locked_at, last_error from graphile_worker.jobs where key = $1`, [`kit-execution:${executionId}`]);
+        return job?.attempts === 1 && job.locked_at === null && job.last_error !== null;
+      });
+      expect(await statusOf(executionId)).toBe('running');
+    } finally {
+      await sqlAsOwner('drop trigger test_outputs_refused on kit_outputs; drop trigger test_failure_refused on kit_executions; drop function test_refuse_for_now()');
+    }
+    // The database is well again, the worker alive: nothing will run the execution any more.
+    const done = await waitForExecution(api.url, key, orgId, executionId, 10_000);
+    expect(done).toMatchObject({
+      status: 'failed',
+      errorMessage: 'This execution could not be recorded: recording it failed on each of its attempts. No outputs were kept; start a new execution.',
+      outputs: [],
+      bundleStatus: 'none',
+    });
+  }, 60_000);
+});
