@@ -129,6 +129,7 @@ const environmentSchema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: milliseconds(20_000),
   HTTP_REQUEST_TIMEOUT_MS: milliseconds(120_000),
   HTTP_IDLE_TIMEOUT_MS: milliseconds(70_000),
+  DATABASE_CONNECT_TIMEOUT_MS: milliseconds(10_000),
 }).superRefine((e, ctx) => {
   // A worker beats every WORKER_HEARTBEAT_MS and is dead after WORKER_STALE_AFTER_MS of silence:
   // without room for a late beat or two, a live worker's executions would be failed under it.
@@ -171,6 +172,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** How long a client may take to send its headers, its whole request, or to move any data at all. */
   httpTimeouts: { headersMs: number; requestMs: number; idleMs: number };
+  /** How long a database connection may take to be had, opened or freed (DATABASE_CONNECT_TIMEOUT_MS). */
+  databaseConnectTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -234,5 +237,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpTimeouts: { headersMs: e.HTTP_HEADERS_TIMEOUT_MS, requestMs: e.HTTP_REQUEST_TIMEOUT_MS, idleMs: e.HTTP_IDLE_TIMEOUT_MS },
+    databaseConnectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
   };
 }

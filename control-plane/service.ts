@@ -77,14 +77,15 @@ export async function startService(config: Config, options: StartServiceOptions 
       void embedded.lostUnexpectedly.then((why) => options.onFatal?.(`the embedded PostgreSQL stopped unexpectedly (${why})`));
     }
     // The owner connections serve the worker: they wait out a database that is briefly away.
-    const owner = createDatabase(ownerUrl, { max: 4, applicationName: 'specwright-owner', patientConnectMs: OWNER_CONNECT_PATIENCE_MS });
+    const connectTimeoutMs = config.databaseConnectTimeoutMs;
+    const owner = createDatabase(ownerUrl, { max: 4, applicationName: 'specwright-owner', patientConnectMs: OWNER_CONNECT_PATIENCE_MS, connectTimeoutMs });
     cleanups.push(poolStep('the owner database connections', owner));
     // Before anything lands in DATA_DIR: a start that cannot reach its database leaves nothing behind.
     if (config.databaseUrl) await assertReachable(owner.pool, 'DATABASE_URL', config.databaseUrl);
     // The requests' connection too, when the operator gives it: a wrong one would answer 503 to every request.
     // (The one derived from SERVER_SECRET is set up under the boot lock, and checked there.)
     const openAppDatabase = (url: string) => {
-      const database = createDatabase(url, { max: 10, applicationName: 'specwright-api', prepareStatements: true });
+      const database = createDatabase(url, { max: 10, applicationName: 'specwright-api', prepareStatements: true, connectTimeoutMs });
       cleanups.push(poolStep('the API database connections', database));
       return database;
     };

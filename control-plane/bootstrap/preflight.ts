@@ -56,7 +56,7 @@ export async function assertReachable(pool: pg.Pool, variable: string, url: stri
   try {
     await pool.query('select 1');
   } catch (error) {
-    throw cannotConnect(variable, url, error);
+    throw cannotConnect(variable, url, error, pool);
   }
 }
 
@@ -70,13 +70,22 @@ export async function assertAppDatabaseAccepts(pool: pg.Pool, url: string, log: 
   try {
     await pool.query('select 1');
   } catch (error) {
-    if (isLoginOrDatabaseRefusal(error)) throw cannotConnect('APP_DATABASE_URL', url, error);
-    log.warn({ database: describeDatabaseUrl(url) }, `the database in APP_DATABASE_URL cannot be reached yet (${(error as Error).message}); requests answer 503 until it can`);
+    if (isLoginOrDatabaseRefusal(error)) throw cannotConnect('APP_DATABASE_URL', url, error, pool);
+    log.warn({ database: describeDatabaseUrl(url) }, `the database in APP_DATABASE_URL cannot be reached yet (${whatWentWrong(error, pool)}); requests answer 503 until it can`);
   }
 }
 
-function cannotConnect(variable: string, url: string, error: unknown): Error {
-  return new Error(`cannot connect to the database in ${variable} (${describeDatabaseUrl(url)}): ${(error as Error).message}`);
+function cannotConnect(variable: string, url: string, error: unknown, pool: pg.Pool): Error {
+  return new Error(`cannot connect to the database in ${variable} (${describeDatabaseUrl(url)}): ${whatWentWrong(error, pool)}`);
+}
+
+// pg's words for a connection not had in time, opened or freed ("Connection terminated due to
+// connection timeout", "timeout exceeded when trying to connect") name no setting: say which.
+const CONNECT_TIMEOUT = /due to connection timeout|timeout exceeded when trying to connect/;
+
+function whatWentWrong(error: unknown, pool: pg.Pool): string {
+  const message = (error as Error).message;
+  return CONNECT_TIMEOUT.test(message) ? `no answer within DATABASE_CONNECT_TIMEOUT_MS (${pool.options.connectionTimeoutMillis} ms)` : message;
 }
 
 /** Where a database URL points (user, host, database), without its password. */

@@ -30,10 +30,25 @@ export interface DatabaseOptions {
   prepareStatements?: boolean;
   /** New connections wait this long for a database that is briefly away (see patient-pool.ts). */
   patientConnectMs?: number;
+  /**
+   * How long a connection may take to be had (DATABASE_CONNECT_TIMEOUT_MS): opened, or freed by
+   * another user of a full pool. pg waits for ever by default, so a database that accepts
+   * connections and never answers held every request, and a boot, with it.
+   */
+  connectTimeoutMs?: number;
 }
 
+/** DATABASE_CONNECT_TIMEOUT_MS's default. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
 export function createDatabase(connectionString: string, options: DatabaseOptions = {}): DatabaseHandle {
-  const config = { connectionString, max: options.max ?? 10, application_name: options.applicationName ?? 'specwright', pipeline: options.prepareStatements === true };
+  const config = {
+    connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'specwright',
+    pipeline: options.prepareStatements === true,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+  };
   const pool = options.patientConnectMs === undefined ? new pg.Pool(config) : new PatientPool({ ...config, patienceMs: options.patientConnectMs });
   // An idle client losing its connection must not take the process down; the pool replaces it.
   pool.on('error', () => {});

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { mainProcessesStoppedAfterAll } from '../helpers/main-process.ts';
@@ -36,6 +37,29 @@ describe('a DATABASE_URL the service cannot use at boot', () => {
     expect(refused.lines[0]).toMatch(/^Specwright failed to start: cannot connect to the database in DATABASE_URL \(postgres@127\.0\.0\.1:\d+\/postgres\): password authentication failed for user "postgres"$/);
     expect(refused.lines[0]).not.toContain(PASSWORD);
     expect(existsSync(refused.dataDir)).toBe(false);
+  }, 30_000);
+});
+
+describe('a DATABASE_URL whose server accepts connections and never answers', () => {
+  it('fails the start once DATABASE_CONNECT_TIMEOUT_MS has passed, saying so, instead of waiting for ever', async () => {
+    const held: Socket[] = [];
+    const silent = createServer((socket) => void held.push(socket.on('error', () => {})));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as { port: number };
+      const refused = await Promise.race([
+        failedStart(`postgres://owner:${PASSWORD}@127.0.0.1:${port}/specwright`, { DATABASE_CONNECT_TIMEOUT_MS: '500' }),
+        new Promise<string>((resolve) => setTimeout(() => resolve('still starting after 20 s'), 20_000)),
+      ]);
+      expect(refused).toEqual({
+        code: 1,
+        lines: [`Specwright failed to start: cannot connect to the database in DATABASE_URL (owner@127.0.0.1:${port}/specwright): no answer within DATABASE_CONNECT_TIMEOUT_MS (500 ms)`],
+        dataDir: expect.any(String),
+      });
+    } finally {
+      for (const socket of held) socket.destroy();
+      silent.close();
+    }
   }, 30_000);
 });
 
