@@ -1,5 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../control-plane/db/kysely-client.ts';
+import { reapInterruptedExecutions } from '../../control-plane/domains/kit-executions/kit-execution-reaper.job.ts';
+import { createLogger } from '../../control-plane/logger.ts';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
@@ -142,4 +145,37 @@ describe('an execution whose last attempt could record neither its outcome nor i
       bundleStatus: 'none',
     });
   }, 60_000);
+});
+
+describe('an execution whose next attempt another worker has taken but not yet begun, when the reaper looks', () => {
+  it('is left to that attempt; only a job still held by the dead worker that ran it ends it "stopped unexpectedly"', async () => {
+    await worker?.stop();
+    worker = undefined;
+    const executionId = await execute();
+    const [job] = await sqlAsOwner(`select id::text as id from graphile_worker.jobs where key = $1`, [`kit-execution:${executionId}`]);
+    // Its first attempt ran on a worker that has since stopped (its heartbeat is gone) and could not
+    // record its outcome; a live worker has just locked the job for the second, and not yet claimed the run.
+    await sqlAsOwner(
+      `update kit_executions set status = 'running', started_at = now(), worker_run_id = $2, worker_process_id = 'worker-stopped', locked_by = 'pool-stopped' where id = $1`,
+      [executionId, job.id],
+    );
+    await sqlAsOwner(`insert into worker_heartbeats (worker_id, last_seen_at, job_pool_id) values ('worker-retrying', now(), 'pool-retrying')`);
+    await sqlAsOwner(`update graphile_worker._private_jobs set attempts = 2, locked_at = now(), locked_by = 'pool-retrying' where id = $1`, [job.id]);
+    const owner = createDatabase(api.database.ownerUrl, { max: 1 });
+    const reap = () => reapInterruptedExecutions({ ownerDb: owner.db, log: createLogger('silent'), workerStaleAfterMs: 1_000 });
+    try {
+      await reap();
+      expect(await statusOf(executionId)).toBe('running');
+
+      // The same job held by the pool of the worker that ran it: that worker died mid-run.
+      await sqlAsOwner(`update graphile_worker._private_jobs set locked_by = 'pool-stopped' where id = $1`, [job.id]);
+      await reap();
+      const [row] = await sqlAsOwner('select status, error_message from kit_executions where id = $1', [executionId]);
+      expect(row).toEqual({ status: 'failed', error_message: 'The worker running this execution stopped unexpectedly; no outputs were kept. Start a new execution.' });
+    } finally {
+      await owner.db.destroy();
+      await sqlAsOwner(`delete from graphile_worker._private_jobs where id = $1`, [job.id]);
+      await sqlAsOwner(`delete from worker_heartbeats where worker_id = 'worker-retrying'`);
+    }
+  });
 });

@@ -200,10 +200,17 @@ export async function ownHeartbeatIsFresh(db: Kysely<Database>, workerId: string
 }
 
 /**
+ * The graphile-worker job that runs an execution (`e`): `worker_run_id` holds its id as text. The
+ * `case` keeps the cast from text that is no id, whatever order PostgreSQL evaluates conditions in.
+ */
+const executionJobId = sql<string | null>`(case when e.worker_run_id ~ '^[0-9]{1,18}$' then e.worker_run_id::bigint end)`;
+
+/**
  * Executions whose worker stopped beating (killed, crashed, lost): they end as failed, with a
- * message that says so, instead of staying "running" for ever. Not one whose job waits, unlocked,
- * for its next attempt (its outcome could not be recorded): that attempt runs it again, on any
- * worker, whether or not the worker of the last one is still there.
+ * message that says so, instead of staying "running" for ever. Not one whose job has another
+ * attempt coming (its outcome could not be recorded): waiting, unlocked, for it, or already taken
+ * by a worker other than the one that ran the last attempt and not yet claimed by it. That
+ * attempt runs it again, whether or not the worker of the last one is still there.
  */
 export async function failExecutionsOfDeadWorkers(db: Kysely<Database>, staleAfterMs: number) {
   return db
@@ -227,7 +234,8 @@ export async function failExecutionsOfDeadWorkers(db: Kysely<Database>, staleAft
     .where(
       sql<boolean>`not exists (
         select 1 from graphile_worker.jobs as j
-        where j.id = (case when e.worker_run_id ~ '^[0-9]{1,18}$' then e.worker_run_id::bigint end) and j.locked_at is null and j.attempts < j.max_attempts
+        where j.id = ${executionJobId}
+          and ((j.locked_at is null and j.attempts < j.max_attempts) or (j.locked_at is not null and j.locked_by is distinct from e.locked_by))
       )`,
     )
     .returning(['e.id', 'e.locked_by', 'e.tenant_id'])
@@ -248,12 +256,11 @@ export async function failExecutionsNoJobWillFinish(db: Kysely<Database>) {
       error_message: 'This execution could not be recorded: recording it failed on each of its attempts. No outputs were kept; start a new execution.',
     })
     .where('e.status', '=', 'running')
-    .where(sql<boolean>`e.worker_run_id ~ '^[0-9]{1,18}$'`)
+    .where(sql<boolean>`${executionJobId} is not null`)
     .where(
       sql<boolean>`not exists (
         select 1 from graphile_worker.jobs as j
-        where j.id = (case when e.worker_run_id ~ '^[0-9]{1,18}$' then e.worker_run_id::bigint end)
-          and (j.locked_at is not null or j.attempts < j.max_attempts)
+        where j.id = ${executionJobId} and (j.locked_at is not null or j.attempts < j.max_attempts)
       )`,
     )
     .returning(['e.id'])
