@@ -62,7 +62,11 @@ export const credentialOutput = z.object({
   createdAt: z.iso.datetime(),
 });
 
-export const listCredentialsInput = orgInput.extend({ ...pagingInput.shape, projectId: uuidInput().optional(), kitId: z.string().max(100).superRefine(refuseUnstorableText).optional() });
+export const listCredentialsInput = orgInput.extend({
+  ...pagingInput.shape,
+  projectId: uuidInput().optional().describe('A project of this organization; any other project is NOT_FOUND'),
+  kitId: z.string().max(100).superRefine(refuseUnstorableText).optional(),
+});
 export const listCredentialsOutput = pagedOutput('credentials', credentialOutput);
 export const credentialRefInput = orgInput.extend({ credentialId: uuidInput() });
 export const deletedCredentialOutput = z.object({ credentialId: z.uuid(), deleted: z.literal(true) });

@@ -87,6 +87,7 @@ export async function listKitCredentials(
   input: Paging & { orgId: string; projectId?: string | undefined; kitId?: string | undefined },
 ) {
   await requireKitAccess(db, principal, input.orgId);
+  if (input.projectId) await requireOrganizationProject(db, principal, input.orgId, input.projectId, 'forRead');
   const { rows, ...page } = await listCredentials(db, principal.tenantId, input.orgId, input);
   return { credentials: rows.map(credentialRowToCredential), ...page };
 }

@@ -78,7 +78,7 @@ export const executionDetailOutput = executionSummaryOutput.extend({
 });
 
 export const listExecutionsInput = orgInput.extend(pagingInput.shape).extend({
-  projectId: uuidInput().optional(),
+  projectId: uuidInput().optional().describe('A project of this organization; any other project is NOT_FOUND'),
   kitId: z.string().max(100).superRefine(refuseUnstorableText).optional(),
   status: z.enum(executionStatuses).optional(),
 });

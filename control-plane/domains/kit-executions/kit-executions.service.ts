@@ -99,6 +99,7 @@ export async function listKitExecutions(
   input: Paging & { orgId: string; projectId?: string | undefined; kitId?: string | undefined; status?: KitExecutionStatus | undefined },
 ) {
   await requireKitAccess(db, principal, input.orgId);
+  if (input.projectId) await requireOrganizationProject(db, principal, input.orgId, input.projectId, 'forRead');
   const { rows, ...page } = await listExecutions(db, principal.tenantId, input.orgId, input);
   return { executions: rows.map(executionRowToSummary), ...page };
 }

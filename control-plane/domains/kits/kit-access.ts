@@ -18,14 +18,17 @@ export async function requireKitAccess(db: Kysely<Database>, principal: Principa
 }
 
 /**
- * The project a kit route acts on: one the caller may see, of the organization in the route. A
- * project of another organization (even one the caller also belongs to) is NOT_FOUND here, so no
- * organization can run kits on, or plant credentials for, a project it does not own.
+ * The project a kit route acts on or filters by: one the caller may see, of the organization in
+ * the route. A project of another organization (even one the caller also belongs to) is NOT_FOUND
+ * here, so no organization can run kits on, or plant credentials for, a project it does not own,
+ * and a list filtered by such a project says so instead of answering an empty page.
+ *
+ * `forWrite` (the default): the project is key-share-locked until the caller's row referencing it
+ * is written, so a delete racing that insert is NOT_FOUND here, never a foreign-key failure (a 500)
+ * there. A list reads in a read-only transaction, which may take no row lock.
  */
-export async function requireOrganizationProject(db: Kysely<Database>, principal: Principal, organizationId: string, projectId: string) {
-  // Key-share-locked until the caller's row referencing it is written: a delete racing that insert
-  // is then NOT_FOUND here, never a foreign-key failure (a 500) there.
-  const project = await getProjectForCaller(db, principal, projectId, 'keyShare').catch((error) => {
+export async function requireOrganizationProject(db: Kysely<Database>, principal: Principal, organizationId: string, projectId: string, use: 'forWrite' | 'forRead' = 'forWrite') {
+  const project = await getProjectForCaller(db, principal, projectId, use === 'forWrite' ? 'keyShare' : undefined).catch((error) => {
     throw error instanceof AppError && error.code === 'NOT_FOUND' ? notFound('The project', { field: 'projectId' }) : error;
   });
   if (project.organizationId !== organizationId) throw notFound('The project', { field: 'projectId' });
