@@ -13,6 +13,12 @@ export interface JobDeps {
   /** This worker process, as it appears in worker_heartbeats. */
   workerProcessId: string;
   workerStaleAfterMs: number;
+  /**
+   * Whether this worker's heartbeats have landed, each in time, for the last `ms`: a worker that
+   * could not beat lately (the database away) cannot tell a dead worker from one that could not
+   * beat either. Absent where no heartbeat runs (a job run by hand).
+   */
+  beatingSteadilyFor?: (ms: number) => boolean;
   kitRuntime: KitRuntime;
   credentials: CredentialVault;
   /** Host functions kits may call (for APPLY/VERIFY, as each capability declares). */

@@ -80,7 +80,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   let jobPoolId: string | null = null;
 
   // The heartbeat comes first: executions this worker claims name it, and the reaper trusts it.
-  const beat = () => recordHeartbeat(ownerDb, workerId, jobPoolId);
+  // A beat that fails or lands late marks a gap, in which other live workers may not have beaten either.
+  let lastGapAt = Number.NEGATIVE_INFINITY;
+  const beat = async () => {
+    const started = performance.now();
+    try {
+      await recordHeartbeat(ownerDb, workerId, jobPoolId);
+    } catch (error) {
+      lastGapAt = performance.now();
+      throw error;
+    }
+    if (performance.now() - started > heartbeatMs) lastGapAt = performance.now();
+  };
   await beat();
   const timer = setInterval(() => void beat().catch((error) => log.warn({ err: error }, 'worker heartbeat failed')), heartbeatMs);
   timer.unref();
@@ -92,6 +103,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     log,
     workerProcessId: workerId,
     workerStaleAfterMs: staleAfterMs,
+    beatingSteadilyFor: (ms: number) => performance.now() - lastGapAt >= ms,
     kitRuntime,
     credentials: createCredentialVault(ownerDb, options.serverSecret, log),
     kitCapabilities: options.kitCapabilities ?? {},

@@ -179,3 +179,33 @@ describe('an execution whose next attempt another worker has taken but not yet b
     }
   });
 });
+
+describe('a reaper whose own heartbeats had a gap within the last stale period', () => {
+  it('judges nobody: a worker that could not beat either is not taken for dead until its own beats have been steady a whole period', async () => {
+    await worker?.stop();
+    worker = undefined;
+    const executionId = await execute();
+    const [job] = await sqlAsOwner(`select id::text as id from graphile_worker.jobs where key = $1`, [`kit-execution:${executionId}`]);
+    // Running on a worker whose heartbeat is long stale, its job still held by that worker's pool.
+    await sqlAsOwner(`insert into worker_heartbeats (worker_id, last_seen_at, job_pool_id) values ('worker-quiet', now() - interval '1 hour', 'pool-quiet')`);
+    await sqlAsOwner(
+      `update kit_executions set status = 'running', started_at = now(), worker_run_id = $2, worker_process_id = 'worker-quiet', locked_by = 'pool-quiet' where id = $1`,
+      [executionId, job.id],
+    );
+    await sqlAsOwner(`update graphile_worker._private_jobs set locked_at = now(), locked_by = 'pool-quiet' where id = $1`, [job.id]);
+    const owner = createDatabase(api.database.ownerUrl, { max: 1 });
+    const reap = (steady: boolean) =>
+      reapInterruptedExecutions({ ownerDb: owner.db, log: createLogger('silent'), workerStaleAfterMs: 1_000, beatingSteadilyFor: () => steady });
+    try {
+      await reap(false);
+      expect(await statusOf(executionId)).toBe('running');
+      // Its own beats steady for a period, and the other still silent: that one is dead.
+      await reap(true);
+      expect(await statusOf(executionId)).toBe('failed');
+    } finally {
+      await owner.db.destroy();
+      await sqlAsOwner(`delete from graphile_worker._private_jobs where id = $1`, [job.id]);
+      await sqlAsOwner(`delete from worker_heartbeats where worker_id = 'worker-quiet'`);
+    }
+  });
+});

@@ -11,15 +11,18 @@ import { failExecutionsNoJobWillFinish, failExecutionsOfDeadWorkers, ownHeartbea
  * used its last attempt without recording even its failure ends failed too, whoever is alive. Every
  * worker runs it at start and then every stale period; the job form lets an operator trigger it by hand.
  */
-export async function reapInterruptedExecutions(deps: Pick<JobDeps, 'ownerDb' | 'log' | 'workerStaleAfterMs'> & Partial<Pick<JobDeps, 'workerProcessId'>>): Promise<number> {
+export async function reapInterruptedExecutions(
+  deps: Pick<JobDeps, 'ownerDb' | 'log' | 'workerStaleAfterMs'> & Partial<Pick<JobDeps, 'workerProcessId' | 'beatingSteadilyFor'>>,
+): Promise<number> {
+  // A reaper whose own worker could not beat lately (the database restarted, or was out of reach)
+  // sees every heartbeat stale, live workers' and its own alike: silence is no sign of death then.
+  // It judges once its own beats have landed, in time, for a whole stale period: every live worker
+  // (beating at least twice a period) has beaten again by then. A process that was paused beats
+  // no gap of its own; its heartbeat in the database, older than half a period, tells it.
+  const steady = deps.beatingSteadilyFor?.(deps.workerStaleAfterMs) ?? true;
   // One transaction: no worker can take a released job before the failed executions are visible.
   const { failed, deadPools, unfinishable, postponed } = await deps.ownerDb.transaction().execute(async (trx) => {
-    // A reaper whose own worker could not beat lately (the database restarted, or was out of reach)
-    // sees every heartbeat stale, live workers' and its own alike: silence is no sign of death
-    // then. It judges at its next turn, once every live worker has had a stale period to beat
-    // again. (Half the period: a live worker beats at least that often, so the outage that left
-    // another's beat stale left this one's older than that.)
-    if (deps.workerProcessId !== undefined && !(await ownHeartbeatIsFresh(trx, deps.workerProcessId, deps.workerStaleAfterMs / 2))) {
+    if (!steady || (deps.workerProcessId !== undefined && !(await ownHeartbeatIsFresh(trx, deps.workerProcessId, deps.workerStaleAfterMs / 2)))) {
       return { failed: [], deadPools: [], unfinishable: [], postponed: true };
     }
     const unfinishable = await failExecutionsNoJobWillFinish(trx);
