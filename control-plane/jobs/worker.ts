@@ -80,10 +80,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   let jobPoolId: string | null = null;
 
   // The heartbeat comes first: executions this worker claims name it, and the reaper trusts it.
-  // A beat that fails or lands late marks a gap, in which other live workers may not have beaten either.
+  // A beat that fails, lands late or starts late (the process was paused, its event loop stalled)
+  // marks a gap, in which other live workers may not have beaten either.
   let lastGapAt = Number.NEGATIVE_INFINITY;
+  let lastStart: number | undefined;
   const beat = async () => {
     const started = performance.now();
+    if (lastStart !== undefined && started - lastStart > heartbeatMs * 1.5) lastGapAt = started;
+    lastStart = started;
     try {
       await recordHeartbeat(ownerDb, workerId, jobPoolId);
     } catch (error) {

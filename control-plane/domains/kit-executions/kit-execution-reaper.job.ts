@@ -14,15 +14,15 @@ import { failExecutionsNoJobWillFinish, failExecutionsOfDeadWorkers, ownHeartbea
 export async function reapInterruptedExecutions(
   deps: Pick<JobDeps, 'ownerDb' | 'log' | 'workerStaleAfterMs'> & Partial<Pick<JobDeps, 'workerProcessId' | 'beatingSteadilyFor'>>,
 ): Promise<number> {
-  // A reaper whose own worker could not beat lately (the database restarted, or was out of reach)
-  // sees every heartbeat stale, live workers' and its own alike: silence is no sign of death then.
-  // It judges once its own beats have landed, in time, for a whole stale period: every live worker
-  // (beating at least twice a period) has beaten again by then. A process that was paused beats
-  // no gap of its own; its heartbeat in the database, older than half a period, tells it.
+  // A reaper whose own worker could not beat lately (the database restarted, or was out of reach,
+  // or the process was paused) sees every heartbeat stale, live workers' and its own alike: silence
+  // is no sign of death then. It judges once its own beats have landed, in time, for a whole stale
+  // period: every live worker (beating at least twice a period) has beaten again by then. Its own
+  // heartbeat in the database, should it read as dead by the same rule, says so too.
   const steady = deps.beatingSteadilyFor?.(deps.workerStaleAfterMs) ?? true;
   // One transaction: no worker can take a released job before the failed executions are visible.
   const { failed, deadPools, unfinishable, postponed } = await deps.ownerDb.transaction().execute(async (trx) => {
-    if (!steady || (deps.workerProcessId !== undefined && !(await ownHeartbeatIsFresh(trx, deps.workerProcessId, deps.workerStaleAfterMs / 2)))) {
+    if (!steady || (deps.workerProcessId !== undefined && !(await ownHeartbeatIsFresh(trx, deps.workerProcessId, deps.workerStaleAfterMs)))) {
       return { failed: [], deadPools: [], unfinishable: [], postponed: true };
     }
     const unfinishable = await failExecutionsNoJobWillFinish(trx);
