@@ -83,8 +83,10 @@ export function loadKitPackage(input: {
 
   // Over either expression limit, nothing is parsed: the problems say so without the cost.
   const expressions = countKitExpressions(manifest, files);
-  // By template key: the partials each template that compiled calls and declares; `null` once one did not.
-  let partialsByTemplate: Map<string, TemplatePartials> | null = new Map();
+  // By template key: the partials each template that compiled calls and declares; `null` once one did
+  // not, and from the start for a stored version, which predates the check (a run renders such an
+  // output invalid, as it always did), so a run's load does not walk every template for it.
+  let partialsByTemplate: Map<string, TemplatePartials> | null = input.stored === true ? null : new Map();
   const checkTemplate = (file: string, source: string, key = file): KitPackageProblem[] => {
     const overTemplateLimit = overTemplateExpressionLimit(file, expressions.perTemplate.get(key) ?? 0);
     if (overTemplateLimit) return [overTemplateLimit];
@@ -147,9 +149,8 @@ export function loadKitPackage(input: {
     if (template !== undefined) problems.push(...checkTemplate(file, template));
   }
   if (expressions.overKitLimit) problems.push(expressions.overKitLimit);
-  // Needs every template's inline declarations, so only when all of them compiled. (Stored versions
-  // predate the check: a run renders such an output invalid, as it always did.)
-  if (partialsByTemplate !== null && !expressions.overKitLimit && input.stored !== true) {
+  // Needs every template's inline declarations, so only when all of them compiled.
+  if (partialsByTemplate !== null && !expressions.overKitLimit) {
     problems.push(...checkPartialCalls(manifest, partialsByTemplate));
   }
   // One file may hold several phases' hooks (CHECK and PLAN sharing helpers): its syntax error is

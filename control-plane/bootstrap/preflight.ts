@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type pg from 'pg';
 import type { Config } from '../config.ts';
-import { isLoginOrDatabaseRefusal } from '../db/postgres-errors.ts';
+import { isConnectTimeout, isLoginOrDatabaseRefusal } from '../db/postgres-errors.ts';
 import type { Logger } from '../logger.ts';
 
 // Start-time checks, run before migrations and the first run: a start that cannot work fails in a
@@ -79,13 +79,9 @@ function cannotConnect(variable: string, url: string, error: unknown, pool: pg.P
   return new Error(`cannot connect to the database in ${variable} (${describeDatabaseUrl(url)}): ${whatWentWrong(error, pool)}`);
 }
 
-// pg's words for a connection not had in time, opened or freed ("Connection terminated due to
-// connection timeout", "timeout exceeded when trying to connect") name no setting: say which.
-const CONNECT_TIMEOUT = /due to connection timeout|timeout exceeded when trying to connect/;
-
+/** pg's words for a connection not had in time name no setting: say which. */
 function whatWentWrong(error: unknown, pool: pg.Pool): string {
-  const message = (error as Error).message;
-  return CONNECT_TIMEOUT.test(message) ? `no answer within DATABASE_CONNECT_TIMEOUT_MS (${pool.options.connectionTimeoutMillis} ms)` : message;
+  return isConnectTimeout(error) ? `no answer within DATABASE_CONNECT_TIMEOUT_MS (${pool.options.connectionTimeoutMillis} ms)` : (error as Error).message;
 }
 
 /** Where a database URL points (user, host, database), without its password. */

@@ -97,9 +97,18 @@ export function permanentRefusalOf(error: unknown): { constraint?: string; descr
 }
 
 const unreachableNodeCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+// pg's words, without a code, for a connection not had within connectionTimeoutMillis: not opened
+// ("Connection terminated due to connection timeout") or not freed by another user of a full pool.
+const CONNECT_TIMEOUT = /due to connection timeout|timeout exceeded when trying to connect/;
+
+/** A connection not had within the pool's connectionTimeoutMillis (DATABASE_CONNECT_TIMEOUT_MS). */
+export function isConnectTimeout(error: unknown): boolean {
+  return error instanceof Error && CONNECT_TIMEOUT.test(error.message);
+}
+
 // node-postgres reports a lost or refused connection in words, without a code; pg-pool, a pool this
 // process has already ended (it is shutting down: another node should take the request).
-const unreachableMessages = [/^Connection terminated/, /timeout exceeded when trying to connect/, /is not queryable/, /^Cannot use a pool after calling end on the pool/];
+const unreachableMessages = [/^Connection terminated/, CONNECT_TIMEOUT, /is not queryable/, /^Cannot use a pool after calling end on the pool/];
 
 /**
  * The database cannot be reached or will not take this connection: refused, lost, timed out, shutting

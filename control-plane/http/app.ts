@@ -106,15 +106,15 @@ export function createApp(deps: AppDeps): express.Express {
     return { auth, applyRateVerdict };
   };
   app.use(async (req, res, next) => {
+    const isHealth = HEALTH_PATHS.includes(req.path);
     try {
-      const isHealth = HEALTH_PATHS.includes(req.path);
       const { auth, applyRateVerdict } = await (isHealth ? withinHealthWait(admit(req)) : admit(req));
       res.locals.auth = auth;
       applyRateVerdict(res, next);
     } catch (error) {
       // Health must answer most when the database does not (refuses, or does not answer in time):
       // unauthenticated and uncounted then, and its own check reports the database.
-      if ((isDatabaseUnavailable(error) || error instanceof HealthWaitOutlasted) && HEALTH_PATHS.includes(req.path)) {
+      if (isHealth && (isDatabaseUnavailable(error) || error instanceof HealthWaitOutlasted)) {
         res.locals.auth = { kind: 'anonymous' } satisfies AuthOutcome;
         return next();
       }

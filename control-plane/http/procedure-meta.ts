@@ -35,21 +35,34 @@ export function errorResponsesByProcedurePath(router: AnyRouter): Map<string, Ma
   return byPath;
 }
 
-type ZodInternals = { _zod?: { def?: { type?: string; catchall?: ZodInternals } } };
-type InputsOf = { _def: { inputs?: Array<ZodInternals & { safeParse(value: unknown): { success: boolean } }> } };
+/** What of a zod 4 schema's internals is read here (`_zod.def`). */
+type ZodInternals = {
+  _zod?: { def?: { type?: string; catchall?: ZodInternals; shape?: Record<string, ZodInternals>; innerType?: ZodInternals; defaultValue?: unknown } };
+  safeParse(value: unknown): { success: boolean };
+};
+type InputsOf = { _def: { inputs?: ZodInternals[] } };
+
+/** Each procedure's path and its one input schema (a procedure with none, or with several, is left out). */
+function singleInputs(router: AnyRouter): Array<[path: string, input: ZodInternals, meta: MetaOf['_def']['meta']]> {
+  return Object.entries(router._def.procedures).flatMap(([path, procedure]) => {
+    const { inputs = [], meta } = (procedure as InputsOf & MetaOf)._def;
+    return inputs.length === 1 ? [[path, inputs[0]!, meta] as [string, ZodInternals, MetaOf['_def']['meta']]] : [];
+  });
+}
+
+/** The object inside an input that may be left out whole (`.prefault({})`, `.optional()`). */
+function objectDefOf(input: ZodInternals) {
+  let def = input._zod?.def;
+  while (def && ['prefault', 'default', 'optional'].includes(def.type ?? '')) def = def.innerType?._zod?.def;
+  return def?.type === 'object' ? def : undefined;
+}
 
 /**
  * Procedure paths whose input is a strict object (unknown fields refused). trpc-to-openapi rebuilds
  * a refined object's body schema from its shape, which loses the strictness; the document puts it back.
  */
 export function strictInputProcedurePaths(router: AnyRouter): Set<string> {
-  const strict = new Set<string>();
-  for (const [path, procedure] of Object.entries(router._def.procedures)) {
-    const inputs = (procedure as InputsOf)._def.inputs ?? [];
-    const def = inputs.length === 1 ? inputs[0]?._zod?.def : undefined;
-    if (def?.type === 'object' && def.catchall?._zod?.def?.type === 'never') strict.add(path);
-  }
-  return strict;
+  return new Set(singleInputs(router).flatMap(([path, input]) => (objectDefOf(input)?.catchall?._zod?.def?.type === 'never' ? [path] : [])));
 }
 
 /**
@@ -64,25 +77,13 @@ const ANY_PATH_VALUE = '00000000-0000-0000-0000-000000000000';
  * optional: a PATCH, a rotation) it succeeds, and the document must not call the body required.
  */
 export function bodyOptionalProcedurePaths(router: AnyRouter): Set<string> {
-  const optional = new Set<string>();
-  for (const [path, procedure] of Object.entries(router._def.procedures)) {
-    const { inputs = [], meta } = (procedure as InputsOf & MetaOf)._def;
-    if (inputs.length !== 1 || !meta?.openapi?.path) continue;
-    const pathOnly = Object.fromEntries([...meta.openapi.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name, ANY_PATH_VALUE]));
-    if (inputs[0]!.safeParse(pathOnly).success) optional.add(path);
-  }
-  return optional;
-}
-
-type FieldInternals = { _zod?: { def?: { type?: string; defaultValue?: unknown } } };
-type InputInternals = { _zod?: { def?: { type?: string; shape?: Record<string, FieldInternals>; innerType?: InputInternals } } };
-type ObjectInputsOf = { _def: { inputs?: InputInternals[] } };
-
-/** The object inside an input that may be left out whole (`.prefault({})`, `.optional()`). */
-function objectDefOf(input: InputInternals | undefined) {
-  let def = input?._zod?.def;
-  while (def && ['prefault', 'default', 'optional'].includes(def.type ?? '')) def = def.innerType?._zod?.def;
-  return def?.type === 'object' ? def : undefined;
+  return new Set(
+    singleInputs(router).flatMap(([path, input, meta]) => {
+      if (!meta?.openapi?.path) return [];
+      const pathOnly = Object.fromEntries([...meta.openapi.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name, ANY_PATH_VALUE]));
+      return input.safeParse(pathOnly).success ? [path] : [];
+    }),
+  );
 }
 
 /**
@@ -92,11 +93,9 @@ function objectDefOf(input: InputInternals | undefined) {
  */
 export function inputDefaultsByProcedurePath(router: AnyRouter): Map<string, Record<string, unknown>> {
   const byPath = new Map<string, Record<string, unknown>>();
-  for (const [path, procedure] of Object.entries(router._def.procedures)) {
-    const inputs = (procedure as ObjectInputsOf)._def.inputs ?? [];
-    const def = inputs.length === 1 ? objectDefOf(inputs[0]) : undefined;
-    if (!def?.shape) continue;
-    const defaults = Object.entries(def.shape).flatMap(([name, field]) => (field._zod?.def?.type === 'default' ? [[name, field._zod.def.defaultValue] as const] : []));
+  for (const [path, input] of singleInputs(router)) {
+    const shape = objectDefOf(input)?.shape ?? {};
+    const defaults = Object.entries(shape).flatMap(([name, field]) => (field._zod?.def?.type === 'default' ? [[name, field._zod.def.defaultValue] as const] : []));
     if (defaults.length > 0) byPath.set(path, Object.fromEntries(defaults));
   }
   return byPath;

@@ -1,6 +1,7 @@
 import type { Task, TaskList } from 'graphile-worker';
 import { z } from 'zod';
 import type { JobDefinition, JobDeps } from './job-definition.ts';
+import { jobFields } from './worker-logger.ts';
 import { rotateCredentialKeysJob } from '../domains/kit-credentials/rotate-credential-keys.job.ts';
 import { reapInterruptedExecutionsJob } from '../domains/kit-executions/kit-execution-reaper.job.ts';
 import { bundleExecutionJob } from '../domains/kit-executions/kit-bundle.job.ts';
@@ -34,9 +35,8 @@ export function createTaskList(deps: JobDeps): TaskList {
         // which graphile-worker logs (once) with the job's fields.
         throw new Error(`Invalid payload for ${definition.name}: ${z.prettifyError(parsed.error)}`);
       }
-      // The fields graphile-worker's own lines carry for the job (worker-logger.ts), so one run reads as one.
-      const { id: jobId, attempts: attempt, max_attempts: maxAttempts } = helpers.job;
-      const log = deps.log.child({ component: 'worker', task: definition.name, jobId, attempt, maxAttempts });
+      // The fields graphile-worker's own lines carry for the job, so one run reads as one.
+      const log = deps.log.child({ component: 'worker', ...jobFields({}, helpers.job) });
       await definition.run(parsed.data, { ...deps, log }, helpers);
     };
   }

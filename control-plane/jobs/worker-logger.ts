@@ -43,7 +43,8 @@ function levelOf(level: LogLevel, error: unknown, job: LoggedJob | undefined): '
   return level === 'warning' ? 'warn' : level === 'debug' ? 'debug' : 'info';
 }
 
-function jobFields(scope: { taskIdentifier?: string; jobId?: string; workerId?: string }, job: LoggedJob | undefined): Record<string, unknown> {
+/** The fields one run of a job is followed by, in graphile-worker's lines and its handler's alike (task-list.ts). */
+export function jobFields(scope: { taskIdentifier?: string; jobId?: string; workerId?: string }, job: LoggedJob | undefined): Record<string, unknown> {
   const payload = (job?.payload ?? {}) as Record<string, unknown>;
   const fields: Record<string, unknown> = {
     task: job?.task_identifier ?? scope.taskIdentifier,

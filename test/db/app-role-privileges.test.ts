@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { insertTenantWithUser, ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
 let database: TestDatabase;
@@ -9,8 +9,7 @@ let userId: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  tenantId = (await ownerQuery(database.ownerUrl, `insert into tenants (name) values ('t') returning id`))[0].id;
-  userId = (await ownerQuery(database.ownerUrl, `insert into users (tenant_id, email, name) values ($1, 'u@example.com', 'u') returning id`, [tenantId]))[0].id;
+  ({ tenantId, userId } = await insertTenantWithUser(database.ownerUrl, 'u@example.com'));
   await ownerQuery(database.ownerUrl, `insert into worker_heartbeats (worker_id, job_pool_id) values ('worker-live', 'pool-live')`);
 });
 

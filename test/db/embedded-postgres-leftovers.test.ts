@@ -17,6 +17,19 @@ async function startTimeOf(pid: number): Promise<string> {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
 }
 
+
+/** Starts the embedded cluster on `dataDir`, checks it serves the service's database, and stops it. */
+async function expectStartsAndServes(dataDir: string): Promise<void> {
+  const cluster = await startEmbeddedPostgres(dataDir);
+  const client = new pg.Client({ connectionString: cluster.ownerUrl });
+  await client.connect();
+  try {
+    expect((await client.query('select current_database() as name')).rows).toEqual([{ name: 'specwright' }]);
+  } finally {
+    await client.end();
+    await cluster.stop();
+  }
+}
 describe('the embedded cluster after an earlier start was killed', () => {
   // The pid in each claim is alive (the test runner), but not the process that wrote the claim.
   it.each([
@@ -29,12 +42,7 @@ describe('the embedded cluster after an earlier start was killed', () => {
     await mkdir(join(dataDir, 'postgres')); // what a version without the guard left when killed before initdb
     await writeFile(join(dataDir, 'postgres.owner'), claim());
 
-    const cluster = await startEmbeddedPostgres(dataDir);
-    const client = new pg.Client({ connectionString: cluster.ownerUrl });
-    await client.connect();
-    expect((await client.query('select current_database() as name')).rows).toEqual([{ name: 'specwright' }]);
-    await client.end();
-    await cluster.stop();
+    await expectStartsAndServes(dataDir);
 
     expect((await readdir(dataDir)).sort()).toEqual(['postgres', 'postgres-password']); // claim given back, leftovers gone
   }, 60_000);
@@ -51,12 +59,7 @@ describe('the embedded cluster after an earlier start was killed', () => {
       await writeFile(lockFile, lock.replace(/^\d+/, String(other.pid)));
 
       // PostgreSQL refused: lock file "postmaster.pid" already exists ... Is another postmaster (PID …) running?
-      const cluster = await startEmbeddedPostgres(dataDir);
-      const client = new pg.Client({ connectionString: cluster.ownerUrl });
-      await client.connect();
-      expect((await client.query('select current_database() as name')).rows).toEqual([{ name: 'specwright' }]);
-      await client.end();
-      await cluster.stop();
+      await expectStartsAndServes(dataDir);
       expect(other.exitCode).toBeNull(); // left alone
     } finally {
       other.kill();

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { asAppRoleInTenant } from '../helpers/app-role-sql.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { insertTenantWithUser } from '../helpers/owner-sql.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
 /**
@@ -14,8 +14,7 @@ let userId: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  tenantId = (await ownerQuery(database.ownerUrl, `insert into tenants (name) values ('t') returning id`))[0].id;
-  userId = (await ownerQuery(database.ownerUrl, `insert into users (tenant_id, email, name) values ($1, 'u@example.test', 'u') returning id`, [tenantId]))[0].id;
+  ({ tenantId, userId } = await insertTenantWithUser(database.ownerUrl));
 });
 
 /** `text` as a request of the tenant runs it, rolled back: the rows it reached, or the SQLSTATE it failed with. */

@@ -22,3 +22,10 @@ export async function withOwnerKysely<T>(url: string, work: (owner: Kysely<any>)
     await db.destroy();
   }
 }
+
+/** A tenant with one user, made as the owner (what the first run or tenant creation would make): their ids. */
+export async function insertTenantWithUser(url: string, email = 'u@example.test'): Promise<{ tenantId: string; userId: string }> {
+  const [tenant] = await ownerQuery(url, `insert into tenants (name) values ('t') returning id`);
+  const [user] = await ownerQuery(url, `insert into users (tenant_id, email, name) values ($1, $2, 'u') returning id`, [tenant.id, email]);
+  return { tenantId: tenant.id, userId: user.id };
+}
