@@ -37,7 +37,7 @@ export const bundleExecutionJob = defineJob({
       // A bundle that cannot be built would otherwise read "building" through every retry.
       const why = whyBundleCannotBeBuilt(error, helpers.job);
       if (why === null) throw error;
-      deps.log.error({ err: error, executionId: payload.executionId }, 'execution bundle could not be built; marking it failed');
+      deps.log.error({ err: error }, 'execution bundle could not be built; marking it failed');
       await recordBundleFailure(deps.ownerDb, payload.tenantId, payload.executionId, why);
     }
   },
@@ -67,8 +67,8 @@ async function buildAndAttachBundle({ executionId, tenantId, kitRef }: { executi
   }).catch((error) => {
     if (!(error instanceof BundleAlreadyAttached)) throw error;
   });
-  if (leftOut.length > 0) log.warn({ executionId, leftOut }, 'outputs left out of the execution bundle');
-  log.info({ executionId, sizeBytes: bundle.sizeBytes, entries: bundle.entries.length }, 'execution bundle built');
+  if (leftOut.length > 0) log.warn({ leftOut }, 'outputs left out of the execution bundle');
+  log.info({ sizeBytes: bundle.sizeBytes, entries: bundle.entries.length }, 'execution bundle built');
 }
 
 class BundleAlreadyAttached extends Error {}

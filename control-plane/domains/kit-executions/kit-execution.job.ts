@@ -68,7 +68,7 @@ export const executeKitJob = defineJob({
       lockedBy: helpers.job.locked_by,
     });
     if (!claimed) {
-      log.info({ executionId }, 'execution already taken or finished; nothing to do');
+      log.info('execution already taken or finished; nothing to do');
       return;
     }
     const ran: { outcome?: ExecutionOutcome } = {};
@@ -77,13 +77,13 @@ export const executeKitJob = defineJob({
     } catch (error) {
       // Its project was deleted while it ran, taking the execution with it: nothing left to record.
       if (!(await executionExists(ownerDb, tenantId, executionId))) {
-        log.info({ executionId }, 'execution deleted with its project while it ran; its outcome is dropped');
+        log.info('execution deleted with its project while it ran; its outcome is dropped');
         return;
       }
       // A run whose outcome can never be stored would otherwise stay "running" through every retry.
       const why = whyNotToRetry(error, helpers.job);
       if (why === null) throw error;
-      log.error({ err: error, executionId }, 'kit execution could not be recorded; failing it');
+      log.error({ err: error }, 'kit execution could not be recorded; failing it');
       await failUnrecordedExecution(deps, { executionId, tenantId }, why, ran.outcome);
     }
   },
@@ -123,7 +123,7 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
     },
   });
   if (openingFault !== undefined && result.status === 'failed') {
-    log.warn({ err: openingFault, executionId }, 'a credential could not be opened for a reason of the server\'s own; the execution runs again');
+    log.warn({ err: openingFault }, 'a credential could not be opened for a reason of the server\'s own; the execution runs again');
     throw openingFault;
   }
   const outcome = outcomeOf(result);
@@ -143,7 +143,7 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
     if (error instanceof ExecutionTakenAway) return false;
     throw error;
   });
-  log.info({ executionId, status: result.status, stored: finished, ms: Math.round(result.executionTimeMs) }, 'kit execution finished');
+  log.info({ status: result.status, stored: finished, ms: Math.round(result.executionTimeMs) }, 'kit execution finished');
 }
 
 /** Constraints whose violation says something plainer than its name. */
