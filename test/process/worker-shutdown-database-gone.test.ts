@@ -62,6 +62,8 @@ describe('a worker stopped (SIGTERM) while its database is gone', () => {
     const exits = lines.filter((line) => /^Worker exited with error/.test(line.msg));
     expect(exits.length, worker.output()).toBeGreaterThan(0);
     for (const line of exits) expect(line).toMatchObject({ level: 40, component: 'worker', err: { message: expect.stringMatching(/ECONNREFUSED/) } });
-    expect(lines.at(-1)).toMatchObject({ msg: 'worker stopped' });
+    // graphile-worker logs each worker's exit from its own promise handlers, which may run after the
+    // runner has stopped: the order of the last lines is not fixed, that the stop was logged is.
+    expect(lines.filter((line) => line.msg === 'worker stopped'), worker.output()).toHaveLength(1);
   }, 60_000);
 });
