@@ -130,6 +130,7 @@ const environmentSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: milliseconds(120_000),
   HTTP_IDLE_TIMEOUT_MS: milliseconds(70_000),
   DATABASE_CONNECT_TIMEOUT_MS: milliseconds(10_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: milliseconds(30_000),
 }).superRefine((e, ctx) => {
   // A worker beats every WORKER_HEARTBEAT_MS and is dead after WORKER_STALE_AFTER_MS of silence:
   // without room for a late beat or two, a live worker's executions would be failed under it.
@@ -174,6 +175,8 @@ export interface Config {
   httpTimeouts: { headersMs: number; requestMs: number; idleMs: number };
   /** How long a database connection may take to be had, opened or freed (DATABASE_CONNECT_TIMEOUT_MS). */
   databaseConnectTimeoutMs: number;
+  /** How long a request's statement may take before it is cancelled or given up (DATABASE_STATEMENT_TIMEOUT_MS). */
+  databaseStatementTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -238,5 +241,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpTimeouts: { headersMs: e.HTTP_HEADERS_TIMEOUT_MS, requestMs: e.HTTP_REQUEST_TIMEOUT_MS, idleMs: e.HTTP_IDLE_TIMEOUT_MS },
     databaseConnectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
+    databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
   };
 }

@@ -85,7 +85,7 @@ export async function startService(config: Config, options: StartServiceOptions 
     // The requests' connection too, when the operator gives it: a wrong one would answer 503 to every request.
     // (The one derived from SERVER_SECRET is set up under the boot lock, and checked there.)
     const openAppDatabase = (url: string) => {
-      const database = createDatabase(url, { max: 10, applicationName: 'specwright-api', prepareStatements: true, connectTimeoutMs });
+      const database = createDatabase(url, { max: 10, applicationName: 'specwright-api', prepareStatements: true, connectTimeoutMs, statementTimeoutMs: config.databaseStatementTimeoutMs });
       cleanups.push(poolStep('the API database connections', database));
       return database;
     };

@@ -36,18 +36,35 @@ export interface DatabaseOptions {
    * connections and never answers held every request, and a boot, with it.
    */
   connectTimeoutMs?: number;
+  /**
+   * How long one statement may take (DATABASE_STATEMENT_TIMEOUT_MS). PostgreSQL cancels a statement
+   * that runs or waits (on a lock) longer, and the connection stays usable. A server that went
+   * silent cancels nothing, so the client gives up STATEMENT_GIVE_UP_MARGIN_MS later and drops the
+   * connection, which only a pipelining pool can do safely: needs `prepareStatements`.
+   */
+  statementTimeoutMs?: number;
 }
 
 /** DATABASE_CONNECT_TIMEOUT_MS's default. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
+/** How much longer than the statement timeout the client waits before it takes the server for silent. */
+export const STATEMENT_GIVE_UP_MARGIN_MS = 2_000;
+/** The longest delay a Node timer keeps (a longer one fires after 1 ms). */
+const LONGEST_TIMER_MS = 2_147_483_647;
+
 export function createDatabase(connectionString: string, options: DatabaseOptions = {}): DatabaseHandle {
+  const { statementTimeoutMs } = options;
+  // pg abandons a query it already sent only by dropping the connection, and only when pipelining;
+  // otherwise it would hand the next user a connection still waiting for the old answer.
+  if (statementTimeoutMs !== undefined && options.prepareStatements !== true) throw new Error('A statement timeout needs a pipelining pool (prepareStatements)');
   const config = {
     connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'specwright',
     pipeline: options.prepareStatements === true,
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs, query_timeout: Math.min(statementTimeoutMs + STATEMENT_GIVE_UP_MARGIN_MS, LONGEST_TIMER_MS) }),
   };
   const pool = options.patientConnectMs === undefined ? new pg.Pool(config) : new PatientPool({ ...config, patienceMs: options.patientConnectMs });
   // An idle client losing its connection must not take the process down; the pool replaces it.

@@ -11,6 +11,8 @@ export const pgErrorCodes = {
   deadlockDetected: '40P01',
   /** The database a connection names does not exist. */
   invalidCatalogName: '3D000',
+  /** A statement cancelled: by statement_timeout, or by someone's pg_cancel_backend. */
+  queryCanceled: '57014',
 } as const;
 
 /** SQLSTATE class 28 (invalid authorization specification): the server refused the login. */
@@ -104,6 +106,19 @@ const CONNECT_TIMEOUT = /due to connection timeout|timeout exceeded when trying 
 /** A connection not had within the pool's connectionTimeoutMillis (DATABASE_CONNECT_TIMEOUT_MS). */
 export function isConnectTimeout(error: unknown): boolean {
   return error instanceof Error && CONNECT_TIMEOUT.test(error.message);
+}
+
+// pg's words when it gave up waiting for an answer (query_timeout) and dropped the connection.
+const GIVEN_UP = /^Query read timeout$/;
+
+/**
+ * A statement outlasted DATABASE_STATEMENT_TIMEOUT_MS: PostgreSQL cancelled it (SQLSTATE 57014), or
+ * the server stayed silent and the service gave it up. Nothing of it was kept; it may pass later.
+ */
+export function isStatementTimeout(error: unknown): boolean {
+  const { code } = (error ?? {}) as PgErrorLike;
+  const message = error instanceof Error ? error.message : '';
+  return (code === pgErrorCodes.queryCanceled && /statement timeout/.test(message)) || GIVEN_UP.test(message);
 }
 
 // node-postgres reports a lost or refused connection in words, without a code; pg-pool, a pool this

@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
-import { isDatabaseUnavailable, isTransactionConflict, isUnstorableText } from '../db/postgres-errors.ts';
+import { isDatabaseUnavailable, isStatementTimeout, isTransactionConflict, isUnstorableText } from '../db/postgres-errors.ts';
 import { AppError } from './app-error.ts';
 import type { ErrorCode } from './error-catalog.ts';
 
@@ -82,6 +82,9 @@ export function toWireError(thrown: unknown): WireError {
   if (isDatabaseUnavailable(error)) {
     return { code: 'SERVICE_UNAVAILABLE', message: 'The database cannot be reached; try again shortly' };
   }
+  if (isStatementTimeout(error)) {
+    return { code: 'SERVICE_UNAVAILABLE', message: 'The database did not answer in time; try again shortly' };
+  }
   if (isTransactionConflict(error)) {
     return { code: 'SERVICE_UNAVAILABLE', message: 'The request kept colliding with concurrent ones and changed nothing; try again shortly' };
   }
@@ -105,6 +108,12 @@ function unwrapTrpc(error: TRPCError): unknown {
   return error.code === 'INTERNAL_SERVER_ERROR' ? cause : error;
 }
 
+function serviceUnavailableCause(error: unknown): string {
+  if (isTransactionConflict(error)) return 'transaction conflicts outlasted their retries';
+  if (isStatementTimeout(error)) return 'database too slow: a statement outlasted DATABASE_STATEMENT_TIMEOUT_MS';
+  return 'database unavailable';
+}
+
 /**
  * Failures that are the service's, not the caller's, go to the log at error level (the caller gets
  * only the request id): a bug (INTERNAL_ERROR), or a database that cannot be reached or a transaction
@@ -116,5 +125,5 @@ export function logServerFault(log: { error(object: object, message: string): vo
   if (wire.code === 'INTERNAL_ERROR') log.error({ err: cause }, 'unexpected error');
   // A refusal the service chose (busy, a key ring or an identity provider not ready) says why itself.
   else if (wire.code === 'SERVICE_UNAVAILABLE' && cause instanceof AppError) log.warn({}, `answered SERVICE_UNAVAILABLE: ${wire.message}`);
-  else if (wire.code === 'SERVICE_UNAVAILABLE') log.error({ err: cause }, isTransactionConflict(cause) ? 'transaction conflicts outlasted their retries' : 'database unavailable');
+  else if (wire.code === 'SERVICE_UNAVAILABLE') log.error({ err: cause }, serviceUnavailableCause(cause));
 }

@@ -1,48 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listeningUrl, startMainProcess, type MainProcess } from '../helpers/main-process.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
-
-/**
- * A TCP relay to PostgreSQL that can stop relaying: a database that accepts bytes and never
- * answers, as one does when its host hangs (SIGSTOP, a frozen VM), without touching the shared one.
- */
-async function startFreezableRelay(target: URL) {
-  const sockets = new Set<Socket>();
-  let frozen = false;
-  let onStalledQuery: () => void = () => {};
-  const stalledQuery = new Promise<void>((resolve) => (onStalledQuery = resolve));
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.on('data', (chunk) => (frozen ? onStalledQuery() : upstream.write(chunk)));
-    upstream.on('data', (chunk) => frozen || client.write(chunk));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    urlFor(url: string) {
-      const relayed = new URL(url);
-      relayed.host = `127.0.0.1:${port}`;
-      return relayed.toString();
-    },
-    freeze: () => (frozen = true),
-    /** Resolves once the service sent a query the frozen database will never answer. */
-    stalledQuery,
-    close() {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    },
-  };
-}
+import { startFreezableRelay } from '../helpers/freezable-relay.ts';
 
 const running: MainProcess[] = [];
 afterAll(() => running.forEach((main) => main.child.kill('SIGKILL')));
