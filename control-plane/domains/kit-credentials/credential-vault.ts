@@ -64,14 +64,18 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
       // The newest that opens; one that does not (sealed to another key, moved or tampered with)
       // is marked invalid and never used, and does not hide an older one that works.
       for (const row of rows) {
+        let secret: Record<string, unknown>;
         try {
-          const secret = sealer.open({ keyId: row.key_id, ciphertext: row.sealed }, { tenantId, credentialId: row.id });
-          await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'succeeded' }).where('id', '=', row.id).execute();
-          return secret;
+          secret = sealer.open({ keyId: row.key_id, ciphertext: row.sealed }, { tenantId, credentialId: row.id });
         } catch (error) {
           log.warn({ credentialRowId: row.id, reason: (error as Error).message }, 'a stored credential failed to open');
           await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'failed', status: 'invalid' }).where('id', '=', row.id).execute();
+          continue;
         }
+        // Outside the try: a database that fails to record the check is the server's trouble, not
+        // the credential's; it propagates (the run is tried again) and the row stays active.
+        await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'succeeded' }).where('id', '=', row.id).execute();
+        return secret;
       }
       throw new CredentialUnopenableError(`none of the ${rows.length} stored credential(s) opened; each is now marked invalid`);
     },
