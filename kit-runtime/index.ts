@@ -49,6 +49,7 @@ export { MAX_RENDERED_OUTPUTS } from './render-outputs.ts';
 export {
   createGitCapabilities,
   isPublicHttpsRemote,
+  isWithinRepository,
   type GitCapabilitiesOptions,
   type GitCredentialOpener,
   type GitCommitArgument,

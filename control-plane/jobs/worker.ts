@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { parseCronItems, run, type Runner } from 'graphile-worker';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
-import { createKitRuntime, isPublicHttpsRemote, type HostCapability } from '../../kit-runtime/index.ts';
+import { createKitRuntime, isPublicHttpsRemote, isWithinRepository, type HostCapability } from '../../kit-runtime/index.ts';
 import type { Database } from '../db/database.ts';
 import { createCredentialVault } from '../domains/kit-credentials/credential-vault.ts';
 import { reapInterruptedExecutions } from '../domains/kit-executions/kit-execution-reaper.job.ts';
@@ -41,13 +41,13 @@ export interface StartWorkerOptions {
 
 /**
  * KIT_GIT_ALLOWED_REMOTES: a remote is allowed when it has a prefix's origin (scheme, host, port)
- * and its path starts with the prefix's. Compared as text, `https://git.example.com` also let
- * through https://git.example.com.attacker.net/ (and the credential pushed there with it).
+ * and its path is the prefix's path or a folder under it, as a git credential's repository binds.
+ * Compared as text, `https://git.example.com` also let through https://git.example.com.attacker.net/,
+ * and `…/team` let through `…/teamevil/` (and the credential pushed there with it).
  */
 export function gitRemotePolicy(prefixes: string[]): (url: URL) => boolean {
   if (prefixes.length === 0) return isPublicHttpsRemote;
-  const allowed = prefixes.map((prefix) => new URL(prefix));
-  return (url) => allowed.some((prefix) => url.origin === prefix.origin && url.pathname.startsWith(prefix.pathname));
+  return (url) => prefixes.some((prefix) => isWithinRepository(url, prefix));
 }
 
 /**

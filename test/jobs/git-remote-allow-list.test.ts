@@ -22,6 +22,13 @@ describe('KIT_GIT_ALLOWED_REMOTES', () => {
     expect(allows('https://git.example.com/team/', 'https://git.example.com/other/specs.git')).toBe(false);
   });
 
+  it('refuses a folder whose name merely starts with the prefix path', () => {
+    expect(allows('https://git.example.com/team', 'https://git.example.com/teamevil/specs.git')).toBe(false);
+    expect(allows('https://git.example.com/team/specs', 'https://git.example.com/team/specs-leak.git')).toBe(false);
+    expect(allows('https://git.example.com/team', 'https://git.example.com/team/specs.git')).toBe(true);
+    expect(allows('https://git.example.com/team/specs', 'https://git.example.com/team/specs.git')).toBe(true);
+  });
+
   it('refuses an entry that is not an http(s) URL, naming its position rather than echoing it (it may hold a token)', () => {
     expect(() => loadConfig({ KIT_GIT_ALLOWED_REMOTES: 'https://git.example.com/, git.example.com/s3cret' })).toThrow(
       /^Invalid configuration:\n {2}KIT_GIT_ALLOWED_REMOTES: each entry must be an http\(s\) URL prefix, like https:\/\/git\.example\.com\/team\/; not one: entry 2$/,
