@@ -31,6 +31,7 @@ import { requestIdFor } from './request-id.ts';
 import { jsonBody, unsupportedContentType } from './json-body.ts';
 import { createRestHandler } from './rest-handler.ts';
 import { sendSurfaceError } from './surface-errors.ts';
+import { MAX_TRPC_BATCH_SIZE } from './trpc-path.ts';
 
 export interface AppDeps {
   config: Config;
@@ -151,8 +152,7 @@ export function createApp(deps: AppDeps): express.Express {
       router: appRouter,
       createContext,
       maxBodySize: deps.config.bodyLimitBytes,
-      // The SDK's batches hold at most this many calls (sdk/client.ts).
-      maxBatchSize: 50,
+      maxBatchSize: MAX_TRPC_BATCH_SIZE,
       onError: ({ error, req }) => {
         rememberRequestId(error, String(req.id));
         logServerFault(req.log, error);

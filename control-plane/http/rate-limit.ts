@@ -8,7 +8,7 @@ import type { StatementBatches } from '../db/statement-batches.ts';
 import { clientAddressOf } from './client-address.ts';
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { sendRateLimited } from './surface-errors.ts';
-import { trpcProceduresOf } from './trpc-path.ts';
+import { MAX_TRPC_BATCH_SIZE, trpcProceduresOf } from './trpc-path.ts';
 
 /** DESIGN §5.9: which requests count against which budget. Works for REST paths and tRPC paths. */
 export function rateLimitClassFor(path: string): RateLimitClass {
@@ -60,7 +60,9 @@ function clientAddressKey(req: Request): string {
 
 /** Points a request costs: one per procedure, so a tRPC batch (`/trpc/a,b,c?batch=1`) pays for each call. */
 function rateLimitCostOf(path: string): number {
-  return trpcProceduresOf(path)?.split(',').length ?? 1;
+  const calls = trpcProceduresOf(path)?.split(',').length ?? 1;
+  // A batch over the limit is refused whole and runs nothing: one request's worth, not its calls'.
+  return calls > MAX_TRPC_BATCH_SIZE ? 1 : calls;
 }
 
 /**

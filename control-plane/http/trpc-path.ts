@@ -5,6 +5,9 @@
  */
 const TRPC_PROCEDURES = /^\/trpc\/([^?#]*)/i;
 
+/** The most calls a tRPC batch may hold (the SDK's batches stay within it: sdk/client.ts); a larger one runs none. */
+export const MAX_TRPC_BATCH_SIZE = 50;
+
 /** The procedure part of a tRPC path (`/trpc/a,b?batch=1` → `a,b`), or null for any other path. */
 export function trpcProceduresOf(path: string): string | null {
   return TRPC_PROCEDURES.exec(path)?.[1] ?? null;

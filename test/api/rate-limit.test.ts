@@ -129,4 +129,14 @@ describe('rate limits', () => {
     const refused = await call(first.url, '/Trpc/me.get,me.get?batch=1', { apiKey: shouter.apiKey });
     expect([refused.status, refused.body.error?.data?.code]).toEqual([429, 'RATE_LIMITED']);
   });
+
+  it('charges a batch over the size limit one request, since it runs none of its calls', async () => {
+    const { apiKey } = await createUserInTenant(first, (text, values) => ownerQuery(first.database.ownerUrl, text, values), first.bootstrap.tenantId, 'Oversize');
+    const batch = (size: number) => call(first.url, `/trpc/${Array.from({ length: size }, () => 'me.get').join(',')}?batch=1`, { apiKey });
+    // Charged per call, 51 calls spent a budget of 100 by half (here, of 4, it was refused as RATE_LIMITED).
+    const oversize = await batch(51);
+    expect([oversize.status, oversize.headers.get('x-ratelimit-remaining')]).toEqual([400, '3']);
+    const three = await batch(3);
+    expect([three.status, three.headers.get('x-ratelimit-remaining')]).toEqual([200, '0']);
+  });
 });
