@@ -59,6 +59,21 @@ const trpcCodeToErrorCode: Partial<Record<TRPCError['code'], ErrorCode>> = {
   UNPROCESSABLE_CONTENT: 'IDEMPOTENCY_MISMATCH',
 };
 
+/**
+ * The database's passing trouble, which answers SERVICE_UNAVAILABLE: what the caller is told, and
+ * what the log line says. The first that matches wins.
+ */
+const databaseTroubles = [
+  { matches: isDatabaseUnavailable, message: 'The database cannot be reached; try again shortly', logged: 'database unavailable' },
+  { matches: isStatementTimeout, message: 'The database did not answer in time; try again shortly', logged: 'database too slow: a statement outlasted DATABASE_STATEMENT_TIMEOUT_MS' },
+  {
+    matches: isTransactionConflict,
+    message: 'The request kept colliding with concurrent ones and changed nothing; try again shortly',
+    logged: 'transaction conflicts outlasted their retries',
+  },
+];
+const databaseTroubleOf = (error: unknown) => databaseTroubles.find((trouble) => trouble.matches(error));
+
 const genericMessage = 'An unexpected error occurred; quote the request id when reporting it';
 
 /**
@@ -79,15 +94,8 @@ export function toWireError(thrown: unknown): WireError {
       details: { issues: zodIssuesToFields(error) },
     };
   }
-  if (isDatabaseUnavailable(error)) {
-    return { code: 'SERVICE_UNAVAILABLE', message: 'The database cannot be reached; try again shortly' };
-  }
-  if (isStatementTimeout(error)) {
-    return { code: 'SERVICE_UNAVAILABLE', message: 'The database did not answer in time; try again shortly' };
-  }
-  if (isTransactionConflict(error)) {
-    return { code: 'SERVICE_UNAVAILABLE', message: 'The request kept colliding with concurrent ones and changed nothing; try again shortly' };
-  }
+  const trouble = databaseTroubleOf(error);
+  if (trouble) return { code: 'SERVICE_UNAVAILABLE', message: trouble.message };
   if (isUnstorableText(error)) {
     return { code: 'VALIDATION_ERROR', message: 'The request carries text that cannot be stored (a NUL character or an unpaired surrogate)' };
   }
@@ -108,12 +116,6 @@ function unwrapTrpc(error: TRPCError): unknown {
   return error.code === 'INTERNAL_SERVER_ERROR' ? cause : error;
 }
 
-function serviceUnavailableCause(error: unknown): string {
-  if (isTransactionConflict(error)) return 'transaction conflicts outlasted their retries';
-  if (isStatementTimeout(error)) return 'database too slow: a statement outlasted DATABASE_STATEMENT_TIMEOUT_MS';
-  return 'database unavailable';
-}
-
 /**
  * Failures that are the service's, not the caller's, go to the log at error level (the caller gets
  * only the request id): a bug (INTERNAL_ERROR), or a database that cannot be reached or a transaction
@@ -125,5 +127,5 @@ export function logServerFault(log: { error(object: object, message: string): vo
   if (wire.code === 'INTERNAL_ERROR') log.error({ err: cause }, 'unexpected error');
   // A refusal the service chose (busy, a key ring or an identity provider not ready) says why itself.
   else if (wire.code === 'SERVICE_UNAVAILABLE' && cause instanceof AppError) log.warn({}, `answered SERVICE_UNAVAILABLE: ${wire.message}`);
-  else if (wire.code === 'SERVICE_UNAVAILABLE') log.error({ err: cause }, serviceUnavailableCause(cause));
+  else if (wire.code === 'SERVICE_UNAVAILABLE') log.error({ err: cause }, databaseTroubleOf(cause)?.logged ?? 'database unavailable');
 }

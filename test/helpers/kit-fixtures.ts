@@ -44,3 +44,31 @@ export async function waitForBundle(url: string, apiKey: string, orgId: string, 
     await sleep(50);
   }
 }
+
+// APPLY fails unless the worker opened the credential and handed it over.
+const applyNeedingDeployToken = `
+function apply(context) {
+  var token = context.credentials && context.credentials.deploy && context.credentials.deploy.token;
+  if (!token) throw new Error('credential not received');
+  return { applied: true };
+}
+`;
+
+/**
+ * Publishes the kit `deployer`, whose APPLY needs its `deploy` credential, and stores one for a new
+ * project. `execute()` starts a run of it and answers its execution id.
+ */
+export async function publishDeployerWithCredential(url: string, apiKey: string, orgId: string, token: string) {
+  const kit = sampleKit({ id: 'deployer', credentials: [{ id: 'deploy', description: 'Deploy token', required: true }], applyHook: applyNeedingDeployToken });
+  const published = await call(url, `/api/${orgId}/kits`, { apiKey, body: kit });
+  if (published.status !== 201) throw new Error(`publishing deployer answered ${published.status}: ${published.text}`);
+  const projectId: string = (await call(url, '/api/projects', { apiKey, body: { name: 'Deploys' } })).body.data.id;
+  const stored = await call(url, `/api/${orgId}/kits/credentials`, { apiKey, body: { projectId, kitId: 'deployer', credentialType: 'deploy', credentials: { token } } });
+  if (stored.status !== 201) throw new Error(`storing the deploy credential answered ${stored.status}: ${stored.text}`);
+  const execute = async (): Promise<string> => {
+    const started = await call(url, `/api/${orgId}/kits/deployer/execute`, { apiKey, body: sampleExecutionBody(projectId) });
+    if (started.status !== 201) throw new Error(`starting deployer answered ${started.status}: ${started.text}`);
+    return started.body.data.executionId;
+  };
+  return { projectId, credentialId: stored.body.data.credentialId as string, execute };
+}

@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../helpers/http.ts';
-import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { publishDeployerWithCredential, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { untilLockWaiters } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -15,37 +14,18 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 let app: TestApp;
 let key: string;
 let orgId: string;
-let projectId: string;
 let credentialId: string;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
 
-// APPLY fails unless the worker opened the credential and handed it over.
-const applyHook = `
-function apply(context) {
-  var token = context.credentials && context.credentials.deploy && context.credentials.deploy.token;
-  if (!token) throw new Error('credential not received');
-  return { applied: true };
-}
-`;
+let execute: () => Promise<string>;
 
 beforeAll(async () => {
   app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500' } });
   key = app.bootstrap.apiKey;
   orgId = app.bootstrap.organizationId;
-  const kit = sampleKit({ id: 'deployer', credentials: [{ id: 'deploy', description: 'Deploy token', required: true }], applyHook });
-  expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
-  projectId = (await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Deploys' } })).body.data.id;
-  const stored = await call(app.url, `/api/${orgId}/kits/credentials`, { apiKey: key, body: { projectId, kitId: 'deployer', credentialType: 'deploy', credentials: { token: 'the-only-deploy-token' } } });
-  expect(stored.status, stored.text).toBe(201);
-  credentialId = stored.body.data.credentialId;
+  ({ credentialId, execute } = await publishDeployerWithCredential(app.url, key, orgId, 'the-only-deploy-token'));
 });
 afterAll(() => app?.stop());
-
-const execute = async () => {
-  const started = await call(app.url, `/api/${orgId}/kits/deployer/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
-  expect(started.status, started.text).toBe(201);
-  return started.body.data.executionId as string;
-};
 
 describe('a credential that opened, when recording its check fails for a reason of the server\'s own', () => {
   it('stays active, and the execution runs again instead of failing as "could not be opened"', async () => {
