@@ -117,7 +117,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     const answer = await hookRun.invoke(file, kit.files.get(file) ?? '', phase.toLowerCase(), JSON.stringify(hookContext(phase, extra)), deadline);
     bridge.throwIfOverLimit();
     if (Buffer.byteLength(answer, 'utf8') > deps.limits.maxTotalOutputBytes) {
-      throw new KitLimitError('output-size', `kit exceeded its output size limit of ${deps.limits.maxTotalOutputBytes} bytes (${phase} hook result)`);
+      throw new KitLimitError('output-size', `kit exceeded its total output size limit of ${deps.limits.maxTotalOutputBytes} bytes (${phase} hook result)`);
     }
     const reply = JSON.parse(answer) as { ok: boolean; value?: unknown; message?: string; convention?: boolean };
     if (!reply.ok) {

@@ -97,6 +97,36 @@ describe('kit manifest', () => {
     });
   });
 
+  const noVisibleCharacter = 'must contain a visible character, not only spaces, zero-width characters or bidirectional controls';
+
+  it.each([
+    ['spaces', '   '],
+    ['Unicode spaces and a line break', '\u00a0\u2003\u3000\n'],
+    ['zero-width characters', '\u200b\u200d'],
+    ['bidirectional controls', '\u202e\u2066\u2069\u200f'],
+    ['a word joiner, a soft hyphen and a Hangul filler', '\u2060\u00ad\u3164'],
+  ])('refuses display names of nothing but %s', (_, blank) => {
+    const errors = errorsOf(withChanges((m) => {
+      m.metadata.displayName = blank;
+      m.metadata.author = blank;
+      m.platform = { name: blank, category: blank };
+    }));
+    expect(errors).toEqual([
+      `metadata.displayName: ${noVisibleCharacter}`,
+      `metadata.author: ${noVisibleCharacter}`,
+      `platform.name: ${noVisibleCharacter}`,
+      `platform.category: ${noVisibleCharacter}`,
+    ]);
+  });
+
+  it('keeps display names with a visible character, and loads a stored version with a blank one', () => {
+    for (const name of [' Service starter ', '\u202eevil\u202c', 'ab\u200bcd', '👩🏽‍💻', 'e\u0301', 'فارسی']) {
+      expect(errorsOf(withChanges((m) => { m.metadata.displayName = name; m.platform.name = name; })), name).toEqual([]);
+    }
+    const blank = withChanges((m) => { m.metadata.displayName = '\u200b'; m.metadata.author = '  '; m.platform.category = '\u202e'; });
+    expect(parseKitManifest(blank, { stored: true })).toMatchObject({ ok: true });
+  });
+
   it('exports a JSON Schema that validates manifests for authors', () => {
     const validate = new Ajv2020({ strict: false }).compile(kitManifestJsonSchema);
     expect(validate(exampleManifest())).toBe(true);

@@ -88,7 +88,19 @@ export const kitIdSchema = z
 
 /** Short text shown in the catalogue; the platform's is also returned in every kit list row. */
 const MAX_DISPLAY_STRING = 200;
-const displayString = z.string().min(1).max(MAX_DISPLAY_STRING);
+// What shows as nothing: spaces of every kind, zero-width characters, bidirectional controls and the
+// rest of Unicode's default-ignorable characters, and control characters.
+const VISIBLE_CHARACTER = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}]/u;
+const displayString = z
+  .string()
+  .min(1)
+  .max(MAX_DISPLAY_STRING)
+  // A name of "   " or "\u200b\u200d" lists as a blank row. Only for text the rules above took, so
+  // an empty name gets one message.
+  .refine((text) => VISIBLE_CHARACTER.test(text), {
+    error: 'must contain a visible character, not only spaces, zero-width characters or bidirectional controls',
+    when: (payload) => payload.issues.length === 0,
+  });
 
 const platformSchema = z.strictObject({ name: displayString, category: displayString });
 
@@ -166,10 +178,15 @@ export type KitComponentDeclaration = NonNullable<KitManifest['components']>[num
 export const kitManifestJsonSchema = z.toJSONSchema(kitManifestSchema, { target: 'draft-2020-12' });
 
 /**
- * A version published before `platform` was bounded keeps loading to run: its stored manifest may
- * hold a longer platform name or category. Everything else is checked as at publish.
+ * A version published before `platform` was bounded, or before display names needed a visible
+ * character, keeps loading to run: its stored manifest may hold a longer platform name or category,
+ * or a blank one. Everything else is checked as at publish.
  */
 const storedKitManifestSchema = kitManifestSchema.safeExtend({
+  metadata: kitManifestSchema.shape.metadata.safeExtend({
+    displayName: z.string().min(1).max(MAX_DISPLAY_STRING),
+    author: z.string().min(1).max(MAX_DISPLAY_STRING),
+  }),
   platform: z.strictObject({ name: z.string().min(1), category: z.string().min(1) }),
 });
 

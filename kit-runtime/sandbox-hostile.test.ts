@@ -66,7 +66,7 @@ describe('limits', () => {
 
   it('caps the size of a hook result', async () => {
     const result = await run(hostileKit({ hooks: { PLAN: 'function plan() { return { data: "x".repeat(300000) }; }' } }));
-    expect(result.error).toMatchObject({ limit: 'output-size', message: 'kit exceeded its output size limit of 262144 bytes (PLAN hook result)' });
+    expect(result.error).toEqual({ code: 'LIMIT_EXCEEDED', limit: 'output-size', phase: 'PLAN', message: 'kit exceeded its total output size limit of 262144 bytes (PLAN hook result)' });
   });
 
   it('caps partial recursion and block nesting', async () => {

@@ -21,11 +21,32 @@ export interface FieldIssue {
  */
 export const MAX_LISTED_ISSUES = 100;
 
+/**
+ * Characters of a field (or an issue's text) quoted in an answer. A caller's key may be as long as
+ * the body: 100 unknown keys of 5,000 characters would otherwise be answered with half a megabyte.
+ * Longer ones are cut and end in "…"; the start says which field is meant.
+ */
+const MAX_QUOTED_FIELD_LENGTH = 64;
+const MAX_QUOTED_ISSUE_LENGTH = 300;
+
 export function zodIssuesToFields(error: ZodError): FieldIssue[] {
   const fields = allIssuesToFields(error);
-  if (fields.length <= MAX_LISTED_ISSUES) return fields;
-  return [...fields.slice(0, MAX_LISTED_ISSUES), { field: '(more)', issue: `and ${fields.length - MAX_LISTED_ISSUES} more issues like these` }];
+  const listed = fields.slice(0, MAX_LISTED_ISSUES).map(({ field, issue }) => ({
+    field: cut(field, MAX_QUOTED_FIELD_LENGTH),
+    issue: cut(issue, MAX_QUOTED_ISSUE_LENGTH),
+  }));
+  if (fields.length <= MAX_LISTED_ISSUES) return listed;
+  return [...listed, { field: '(more)', issue: `and ${fields.length - MAX_LISTED_ISSUES} more issues like these` }];
 }
+
+function cut(text: string, length: number): string {
+  if (text.length <= length) return text;
+  // Never between the halves of a surrogate pair: half an emoji would reach the caller as a lone surrogate.
+  const end = isHighSurrogate(text.charCodeAt(length - 1)) ? length - 1 : length;
+  return `${text.slice(0, end)}…`;
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 function allIssuesToFields(error: ZodError): FieldIssue[] {
   // zod goes on checking a value after its type is wrong, and words what follows about the value it

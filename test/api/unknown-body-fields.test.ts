@@ -35,6 +35,26 @@ describe('an unknown body field', () => {
     expect(Object.entries(outcomes).filter(([, outcome]) => JSON.stringify(outcome) !== JSON.stringify(unknownFieldRefused))).toEqual([]);
   });
 
+  it('is quoted whole when short, and cut to 64 characters and "…" when long, so long keys get a short answer', async () => {
+    const organizationId = app.bootstrap.organizationId;
+    const longKey = (i: number) => `unknown${i}-${'k'.repeat(5_000)}`;
+    const longKeys = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [longKey(i), 1]));
+    const refused = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Long keys', organizationId, ...longKeys } });
+    expect([refused.status, refused.body.error.code, refused.body.error.message]).toEqual([400, 'VALIDATION_ERROR', 'Request validation failed']);
+    const issues = refused.body.error.details.issues;
+    expect(issues).toHaveLength(101);
+    expect(issues[0]).toEqual({ field: `${longKey(0).slice(0, 64)}…`, issue: 'is not a field that can be set here' });
+    expect(issues.at(-1)).toEqual({ field: '(more)', issue: 'and 50 more issues like these' });
+    expect(Buffer.byteLength(refused.text)).toBeLessThan(16_000);
+
+    const exact = 'k'.repeat(64);
+    const short = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Short keys', organizationId, dryRun: true, [exact]: 1 } });
+    expect([short.status, short.body.error.details.issues]).toEqual([400, [
+      { field: 'dryRun', issue: 'is not a field that can be set here' },
+      { field: exact, issue: 'is not a field that can be set here' },
+    ]]);
+  });
+
   it('beside a revoke leaves the invitation pending instead of revoking it', async () => {
     const created = await call(app.url, '/api/customer-invitations', { apiKey: key, body: { organizationId: app.bootstrap.organizationId, email: 'kept-pending@invitee.test' } });
     expect(created.status, created.text).toBe(201);

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
+import { ZodError } from 'zod';
 import { toWireError } from '../../control-plane/errors/coerce-error.ts';
 
 /**
@@ -21,5 +22,25 @@ describe('toWireError on database refusals', () => {
     } finally {
       await client.end();
     }
+  });
+});
+
+describe('toWireError on a zod failure', () => {
+  it('cuts a long field or issue text and marks the cut, never between the halves of an emoji', () => {
+    const error = new ZodError([
+      { code: 'custom', path: ['metadata', `ab${'😀'.repeat(100)}`], message: 'must not contain the NUL character (\\u0000)' },
+      { code: 'custom', path: ['name'], message: 'x'.repeat(1_000) },
+    ]);
+    expect(toWireError(error)).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'Request validation failed',
+      details: {
+        issues: [
+          // 64 characters would end inside the 27th emoji: it is left out whole.
+          { field: `metadata.ab${'😀'.repeat(26)}…`, issue: 'must not contain the NUL character (\\u0000)' },
+          { field: 'name', issue: `${'x'.repeat(300)}…` },
+        ],
+      },
+    });
   });
 });
