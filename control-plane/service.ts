@@ -18,7 +18,7 @@ import { createDatabase, type DatabaseHandle } from './db/kysely-client.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
 import { createDownloadLinks } from './http/download-links.ts';
-import { ensureCredentialKey } from './domains/kit-credentials/credential-key-ring.ts';
+import { createCredentialKeyMaker, ensureKeyRingStarted } from './domains/kit-credentials/credential-key-ring.ts';
 import { registerBuiltInKits } from './domains/kits/builtin-kits.ts';
 import type { HostCapability } from '../kit-runtime/index.ts';
 import { startWorker, type WorkerHandle } from './jobs/worker.ts';
@@ -104,7 +104,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       await assertClusterServerSecret({ owner: owner.db, ownerUrl: ownerUrl!, serverSecret, dataDir: config.dataDir, setsAppRolePassword });
       const password = setsAppRolePassword ? await enableAppRoleLogin(owner.db, serverSecret.secret) : undefined;
       await migrateToLatest(owner.db, owner.pool, (migrations) => log.info({ migrations }, 'applying database migrations; the service starts when they are done'));
-      await ensureCredentialKey(owner.db, serverSecret.secret);
+      await ensureKeyRingStarted(owner.db, serverSecret.secret);
       const builtIns = await registerBuiltInKits(owner.db, log);
       if (builtIns.length > 0) log.info({ kits: builtIns }, 'built-in kits registered');
       return { firstRun: await runFirstRun(owner.db, config.dataDir), appRolePassword: password };
@@ -148,7 +148,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       const sessionTokens = createSessionTokens(serverSecret.secret);
       // Authentication's look-ups are single statements: batched with the request's rate count.
       const authenticator = createAuthenticator({ db: appDatabase.batchedDb, verifyJwt: createJwtVerifier(config.jwt), sessionTokens, e2eTestUser });
-      const server = await listen(createApp({ config, db: appDatabase.db, batches: appDatabase.batches, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret) }), config, log);
+      const server = await listen(createApp({ config, db: appDatabase.db, batches: appDatabase.batches, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret), credentialKeys: createCredentialKeyMaker(serverSecret.secret) }), config, log);
       const closeServer = closerOf(server);
       cleanups.push({ what: 'the HTTP server (requests in flight)', run: () => closeServer(config.shutdownGraceMs) });
       const address = server.address() as AddressInfo;

@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import { ConfigError } from '../config.ts';
 import { APP_ROLE, appRoleAcceptsPassword, appRolePassword } from '../db/app-role.ts';
 import type { Database } from '../db/database.ts';
-import { KeyRingSecretMismatch, loadCredentialKeyRing } from '../domains/kit-credentials/credential-key-ring.ts';
+import { keyRingOpensWith } from '../domains/kit-credentials/credential-key-ring.ts';
 import type { ServerSecret } from './server-secret.ts';
 
 export interface ClusterSecretCheck {
@@ -25,7 +25,7 @@ export interface ClusterSecretCheck {
  */
 export async function assertClusterServerSecret(check: ClusterSecretCheck): Promise<void> {
   const { owner, serverSecret } = check;
-  if (!(await keyRingOpensWith(owner, serverSecret.secret))) {
+  if (!(await credentialKeysOpenWith(owner, serverSecret.secret))) {
     throw mismatch(check, 'the credential keys in this database were sealed with another one');
   }
   if (check.setsAppRolePassword && !(await appRoleAcceptsPassword(owner, check.ownerUrl, appRolePassword(serverSecret.secret)))) {
@@ -38,17 +38,8 @@ function mismatch({ serverSecret, dataDir }: ClusterSecretCheck, evidence: strin
   return new ConfigError(`${which} is not the one this database was set up with (${evidence}); start this node with the SERVER_SECRET every other node uses. Nothing was changed.`);
 }
 
-async function keyRingOpensWith(owner: Kysely<Database>, secret: string): Promise<boolean> {
-  // Before migrations: the table may not exist yet (first start), or hold no key yet.
+async function credentialKeysOpenWith(owner: Kysely<Database>, secret: string): Promise<boolean> {
+  // Before migrations: the table may not exist yet (first start).
   const { rows } = await sql<{ present: boolean }>`select to_regclass('credential_keys') is not null as present`.execute(owner);
-  if (!rows[0]?.present) return true;
-  const active = await owner.selectFrom('credential_keys').select('key_id').where('retired_at', 'is', null).limit(1).executeTakeFirst();
-  if (!active) return true;
-  try {
-    await loadCredentialKeyRing(owner, secret);
-    return true;
-  } catch (error) {
-    if (error instanceof KeyRingSecretMismatch) return false;
-    throw error;
-  }
+  return !rows[0]?.present || (await keyRingOpensWith(owner, secret));
 }

@@ -237,6 +237,8 @@ export interface KitCredentialsTable {
 
 export interface CredentialKeysTable {
   key_id: string;
+  /** The organization whose clients seal to it; null for the server-wide keys of before. */
+  organization_id: string | null;
   public_key: string;
   sealed_private_key: string;
   created_at: CreatedAt;

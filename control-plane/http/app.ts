@@ -12,6 +12,7 @@ import type { Database } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/postgres-errors.ts';
 import type { StatementBatches } from '../db/statement-batches.ts';
 import { HealthWaitOutlasted, withinHealthWait } from '../domains/health/health-wait.ts';
+import type { CredentialKeyMaker } from '../domains/kit-credentials/credential-key-ring.ts';
 import { createLoginThrottle } from '../domains/users/login-throttle.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import { retryAfterFor } from '../errors/error-catalog.ts';
@@ -43,6 +44,8 @@ export interface AppDeps {
   /** Signs the session tokens handed out at sign-in (the authenticator verifies them). */
   sessionTokens: SessionTokens;
   downloadLinks: DownloadLinks;
+  /** Makes an organization's first credential key, its private key sealed at once. */
+  credentialKeys: CredentialKeyMaker;
 }
 
 /** The public health check on each surface. */
@@ -63,7 +66,7 @@ export function createApp(deps: AppDeps): express.Express {
   // proxy that ends TLS elsewhere), where it made browsers fetch the docs page's assets by https.
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
   const loginThrottle = createLoginThrottle(deps.batches, deps.config.loginLimits);
-  const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle, downloadLinks: deps.downloadLinks });
+  const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle, downloadLinks: deps.downloadLinks, credentialKeys: deps.credentialKeys });
   const openApiDocument = buildOpenApiDocument(appRouter, '/api');
 
   app.use(

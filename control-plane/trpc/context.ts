@@ -6,6 +6,7 @@ import type { AuthOutcome } from '../auth/authenticate.ts';
 import type { SessionTokens } from '../auth/session-token.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import type { CredentialKeyMaker } from '../domains/kit-credentials/credential-key-ring.ts';
 import type { LoginThrottle } from '../domains/users/login-throttle.ts';
 import { clientAddressOf } from '../http/client-address.ts';
 import type { DownloadLinks } from '../http/download-links.ts';
@@ -25,6 +26,7 @@ export interface ContextInner {
   sessionTokens: SessionTokens;
   loginThrottle: LoginThrottle;
   downloadLinks: DownloadLinks;
+  credentialKeys: CredentialKeyMaker;
 }
 
 export type Context = ContextInner;
@@ -39,7 +41,7 @@ export interface RequestScopedLocals {
 }
 
 /** The adapter-bound half: reads what the express middleware already established. */
-export function contextFactory(shared: { db: Kysely<Database>; config: Config; sessionTokens: SessionTokens; loginThrottle: LoginThrottle; downloadLinks: DownloadLinks }) {
+export function contextFactory(shared: Pick<ContextInner, 'db' | 'config' | 'sessionTokens' | 'loginThrottle' | 'downloadLinks' | 'credentialKeys'>) {
   return ({ req, res }: { req: Request; res: Response }): Context => {
     const locals = res.locals as Partial<RequestScopedLocals>;
     return createContextInner({

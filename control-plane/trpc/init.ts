@@ -18,6 +18,8 @@ export type ProcedureMeta = {
   successStatus?: 200 | 201 | 202 | 204;
   /** A public procedure one of whose modes acts as the caller when credentials are sent (the document says they are optional). */
   credentialsOptional?: true;
+  /** A query that may write (issuing an organization's first credential key): it runs in a transaction that can. */
+  writes?: true;
 };
 
 /** The one initTRPC of the service. Only the base procedures in procedures.ts are exported on. */

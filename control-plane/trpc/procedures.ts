@@ -18,12 +18,13 @@ export const publicProcedure = t.procedure.use(mapDomainErrors);
 /**
  * Authenticated and tenant-scoped: the whole call runs in one transaction whose tenant is set,
  * so row-level security confines every statement; a failure anywhere rolls everything back,
- * jobs added through the transaction included. Queries run read-only: they cannot write.
+ * jobs added through the transaction included. Queries run read-only, they cannot write, unless
+ * their meta says `writes`.
  */
-export const authedProcedure = publicProcedure.use(async ({ ctx, next, type }) => {
+export const authedProcedure = publicProcedure.use(async ({ ctx, next, type, meta }) => {
   // An AppError thrown here reaches the caller through mapDomainErrors, as services' do.
   const principal = requirePrincipal(ctx.auth);
-  return inTenantTransaction(ctx.db, principal.tenantId, { readOnly: type === 'query' }, async (db) => {
+  return inTenantTransaction(ctx.db, principal.tenantId, { readOnly: type === 'query' && !meta?.writes }, async (db) => {
     const result = await next({ ctx: { principal, db } });
     if (!result.ok) throw result.error;
     return result;

@@ -1,23 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { holdTableLock } from '../helpers/lock-holder.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
  * A SERVICE_UNAVAILABLE is passing trouble, and its answer says when to try again (Retry-After) on
  * both surfaces, whether a procedure raised it or the request never reached one. Here a procedure
- * raises it: the credential key ring has no current key (as before the first one is made).
+ * raises it: the credential key ring is locked (as behind a long migration) past the statement bound.
  */
 let app: TestApp;
 let orgId: string;
+let releaseKeys: () => Promise<void>;
 const publicKeyPath = () => `/api/${orgId}/kits/credentials/public-key`;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ env: { DATABASE_STATEMENT_TIMEOUT_MS: '1000' } });
   orgId = app.bootstrap.organizationId;
-  await ownerQuery(app.database.ownerUrl, 'update credential_keys set retired_at = now() where retired_at is null');
+  releaseKeys = await holdTableLock(app.database.ownerUrl, 'credential_keys');
 });
-afterAll(() => app?.stop());
+afterAll(async () => {
+  await releaseKeys?.();
+  await app?.stop();
+});
 
 describe('a SERVICE_UNAVAILABLE answer', () => {
   it('carries Retry-After over REST', async () => {

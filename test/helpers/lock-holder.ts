@@ -4,10 +4,15 @@ import { ownerQuery } from './owner-sql.ts';
 
 const LOCK_WAITERS = `select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
 
+/** How many sessions of the database wait on a lock now. */
+export async function lockWaiterCount(ownerUrl: string): Promise<number> {
+  return Number((await ownerQuery(ownerUrl, LOCK_WAITERS))[0].count);
+}
+
 /** Waits until at least `count` sessions of the database wait on a lock (up to 10 s). */
 export async function untilLockWaiters(ownerUrl: string, count = 1): Promise<void> {
   const deadline = Date.now() + 10_000;
-  while (Number((await ownerQuery(ownerUrl, LOCK_WAITERS))[0].count) < count && Date.now() < deadline) await sleep(20);
+  while ((await lockWaiterCount(ownerUrl)) < count && Date.now() < deadline) await sleep(20);
 }
 
 /**
@@ -28,4 +33,19 @@ export async function whileTransactionHolds<T>(ownerUrl: string, hold: (client: 
   } finally {
     await holder.end();
   }
+}
+
+/**
+ * Locks `table` (ACCESS EXCLUSIVE, as the owner) until the returned function is called: every
+ * statement that touches it waits meanwhile, as behind a long migration.
+ */
+export async function holdTableLock(ownerUrl: string, table: string): Promise<() => Promise<void>> {
+  const holder = new pg.Client({ connectionString: ownerUrl });
+  await holder.connect();
+  await holder.query('begin');
+  await holder.query(`lock table ${pg.escapeIdentifier(table)} in access exclusive mode`);
+  return async () => {
+    await holder.query('rollback').catch(() => {});
+    await holder.end();
+  };
 }

@@ -251,14 +251,14 @@ describe('stored credentials', () => {
       if (Date.now() > deadline) throw new Error('rotation did not happen');
       await sleep(100);
     }
-    const keys = await sqlAsOwner('select key_id, retired_at is not null as retired from credential_keys order by created_at');
+    const keys = await sqlAsOwner('select key_id, retired_at is not null as retired from credential_keys where organization_id = $1 order by created_at', [orgId]);
     expect(keys).toHaveLength(2);
     expect(keys.map((k) => k.retired)).toEqual([true, false]);
     expect((await call(app.url, `${base()}/public-key`, { apiKey: key })).body.data.keyId).toBe(keys[1].key_id);
     expect((await run()).status).toBe('completed');
   });
 
-  it('survive two rotations at once: one key stays current and every credential still opens', async () => {
+  it('survive two rotations at once: the organization keeps one current key and every credential still opens', async () => {
     // A rotation requested while another runs gets its own job (the job key only replaces a pending
     // one), so two workers can rotate together; each must not retire the key the other just added.
     const vaults = [1, 2].map(() => createCredentialVault(app.service.owner.db, TEST_SERVER_SECRET, app.service.log));
@@ -278,7 +278,7 @@ describe('stored credentials', () => {
     release();
     await holder;
     await rotations;
-    const current = await sqlAsOwner('select key_id from credential_keys where retired_at is null');
+    const current = await sqlAsOwner('select key_id from credential_keys where organization_id = $1 and retired_at is null', [orgId]);
     expect(current).toHaveLength(1);
     const publicKey = await call(app.url, `${base()}/public-key`, { apiKey: key });
     expect(publicKey.status, publicKey.text).toBe(200);

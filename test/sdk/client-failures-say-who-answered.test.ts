@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpecwrightClient, errorCodeOf, serviceErrorOf, SpecwrightTransportError } from '../../sdk/index.ts';
 import { call } from '../helpers/http.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { holdTableLock } from '../helpers/lock-holder.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { failureOf } from './failure-of.ts';
 
@@ -15,12 +15,13 @@ import { failureOf } from './failure-of.ts';
 let app: TestApp;
 let proxy: Server;
 let proxyUrl: string;
+let releaseKeys: () => Promise<void>;
 const GENERAL_LIMIT = 20;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: String(GENERAL_LIMIT) } });
-  // The credential key ring without a current key: kitCredentials.publicKey answers 503.
-  await ownerQuery(app.database.ownerUrl, 'update credential_keys set retired_at = now() where retired_at is null');
+  app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: String(GENERAL_LIMIT), DATABASE_STATEMENT_TIMEOUT_MS: '1000' } });
+  // The credential key ring locked past the statement bound: kitCredentials.publicKey answers 503.
+  releaseKeys = await holdTableLock(app.database.ownerUrl, 'credential_keys');
   // What a reverse proxy answers when it refuses a call or cannot reach the service: HTML.
   proxy = createServer((req, res) => {
     const [status, title] = req.method === 'POST' ? [413, '413 Request Entity Too Large'] : [502, '502 Bad Gateway'];
@@ -30,6 +31,7 @@ beforeAll(async () => {
   proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  await releaseKeys?.();
   proxy?.close();
   await app?.stop();
 });

@@ -1,24 +1,27 @@
 import { sql, type Kysely } from 'kysely';
-import { createCredentialSealer, type CredentialSealer } from '../../../kit-runtime/index.ts';
+import { createCredentialSealer } from '../../../kit-runtime/index.ts';
 import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
-import { addCredentialKey, loadCredentialKeyRing } from './credential-key-ring.ts';
+import { addCredentialKey, loadOrganizationKeyRing } from './credential-key-ring.ts';
 
 /** The worker's side of credentials: the only place a secret is ever opened. */
 export interface CredentialVault {
-  /** The active credential of that type for the project and kit, opened — or null when none opens. */
   /**
    * The newest active credential of that type for the organization's project and kit that opens;
    * null when there is none, CredentialUnopenableError when there are some and none opens.
    */
   openForExecution(target: { tenantId: string; organizationId: string; projectId: string; kitId: string; credentialId: string }): Promise<Record<string, unknown> | null>;
-  /** Adds a key and re-seals every stored credential under it; old keys stay until nothing uses them. */
-  rotate(): Promise<{ keyId: string; resealed: number }>;
+  /**
+   * Gives every organization with a key or a credential a new key and re-seals its credentials
+   * under it; old keys stay, retired, for anything still sealed to them.
+   */
+  rotate(): Promise<{ organizations: number; resealed: number }>;
 }
 
 /**
- * Rotations take turns: each retires every key but the one it added, so two at once (a rotation
- * requested while another runs gets its own job) would retire both keys and leave none to seal with.
+ * Rotations take turns: two at once (a rotation requested while another runs gets its own job)
+ * would each retire the key the other added and leave an organization none to seal with. Issuing an
+ * organization's first key (the API, migration 0021) waits for a rotation under way.
  */
 const ROTATION_LOCK_KEY = 7_305_221_911;
 
@@ -27,21 +30,6 @@ export class CredentialUnopenableError extends Error {
 }
 
 export function createCredentialVault(owner: Kysely<Database>, serverSecret: string, log: Logger): CredentialVault {
-  let loaded: Promise<{ sealer: CredentialSealer; keyIds: Set<string> }> | undefined;
-  const keyRing = () => {
-    if (loaded) return loaded;
-    const loading = loadCredentialKeyRing(owner, serverSecret).then(async (ring) => ({
-      sealer: await createCredentialSealer(ring),
-      keyIds: new Set(ring.keys.map((key) => key.keyId)),
-    }));
-    loaded = loading;
-    // A load that failed (a lost connection, say) is not kept: the next run loads again.
-    loading.catch(() => {
-      if (loaded === loading) loaded = undefined;
-    });
-    return loading;
-  };
-
   return {
     async openForExecution({ tenantId, organizationId, projectId, kitId, credentialId }) {
       const rows = await owner
@@ -57,10 +45,10 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
         .orderBy('id', 'desc')
         .execute();
       if (rows.length === 0) return null;
-      // A key added by another process after this one loaded the ring: reload once.
-      const { keyIds } = await keyRing();
-      if (rows.some((row) => !keyIds.has(row.key_id))) loaded = undefined;
-      const { sealer } = await keyRing();
+      // The organization's keys only: a value sealed to another organization's key does not open here.
+      const ring = await loadOrganizationKeyRing(owner, serverSecret, organizationId);
+      if (!ring) throw new Error('The credential key ring holds no key to open stored credentials with');
+      const sealer = await createCredentialSealer(ring);
       // The newest that opens; one that does not (sealed to another key, moved or tampered with)
       // is marked invalid and never used, and does not hide an older one that works.
       for (const row of rows) {
@@ -81,31 +69,36 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
     },
 
     async rotate() {
-      let resealed = 0;
-      // The key is added in the rotation's own transaction: a failed rotation leaves no key behind.
-      const keyId = await owner.transaction().execute(async (trx) => {
+      // One transaction: a failed rotation leaves no key behind and every row as it was.
+      return owner.transaction().execute(async (trx) => {
         await sql`select pg_advisory_xact_lock(${ROTATION_LOCK_KEY})`.execute(trx);
-        const keyId = await addCredentialKey(trx, serverSecret);
-        // Re-seal under the key just added, whatever the created_at order of keys added meanwhile.
-        const sealer = await createCredentialSealer({ ...(await loadCredentialKeyRing(trx, serverSecret)), currentKeyId: keyId });
-        const rows = await trx.selectFrom('kit_credentials').select(['id', 'tenant_id', 'key_id', 'sealed']).forUpdate().execute();
-        for (const row of rows) {
-          const binding = { tenantId: row.tenant_id, credentialId: row.id };
-          try {
-            const next = sealer.rotate({ keyId: row.key_id, ciphertext: row.sealed }, binding);
-            await trx.updateTable('kit_credentials').set({ key_id: next.keyId, sealed: next.ciphertext }).where('id', '=', row.id).execute();
-            resealed += 1;
-          } catch {
-            // Already unusable (it does not belong to its row): it stays sealed as it is, marked invalid.
-            await trx.updateTable('kit_credentials').set({ status: 'invalid', last_check_status: 'failed', last_checked_at: new Date() }).where('id', '=', row.id).execute();
+        const rows = await trx.selectFrom('kit_credentials').select(['id', 'tenant_id', 'organization_id', 'key_id', 'sealed']).forUpdate().execute();
+        const keyed = await trx.selectFrom('credential_keys').select('organization_id').where('retired_at', 'is', null).where('organization_id', 'is not', null).execute();
+        const rowsByOrganization = Map.groupBy(rows, (row) => row.organization_id);
+        const organizations = new Set([...rowsByOrganization.keys(), ...keyed.map((key) => key.organization_id!)]);
+        let resealed = 0;
+        for (const organizationId of organizations) {
+          // Retired first: an organization has one current key at a time.
+          await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('organization_id', '=', organizationId).where('retired_at', 'is', null).execute();
+          await addCredentialKey(trx, serverSecret, organizationId);
+          // Its only unretired key is the one just added: it seals, older ones still open.
+          const sealer = await createCredentialSealer((await loadOrganizationKeyRing(trx, serverSecret, organizationId))!);
+          for (const row of rowsByOrganization.get(organizationId) ?? []) {
+            const binding = { tenantId: row.tenant_id, credentialId: row.id };
+            try {
+              const next = sealer.rotate({ keyId: row.key_id, ciphertext: row.sealed }, binding);
+              await trx.updateTable('kit_credentials').set({ key_id: next.keyId, sealed: next.ciphertext }).where('id', '=', row.id).execute();
+              resealed += 1;
+            } catch {
+              // Already unusable (it does not belong to its row): it stays sealed as it is, marked invalid.
+              await trx.updateTable('kit_credentials').set({ status: 'invalid', last_check_status: 'failed', last_checked_at: new Date() }).where('id', '=', row.id).execute();
+            }
           }
         }
-        // New seals use the new key; older keys stay in the ring for anything still under them.
-        await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('key_id', '!=', keyId).where('retired_at', 'is', null).execute();
-        return keyId;
+        // The server-wide keys of before seal nothing now; what they sealed is under its organization's key.
+        await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('organization_id', 'is', null).where('retired_at', 'is', null).execute();
+        return { organizations: organizations.size, resealed };
       });
-      loaded = undefined;
-      return { keyId, resealed };
     },
   };
 }

@@ -2,9 +2,19 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
 import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
+import type { StorableCredentialKey } from './credential-key-ring.ts';
 
-export async function currentPublicKey(db: Kysely<Database>): Promise<{ key_id: string; public_key: string } | undefined> {
-  const { rows } = await sql<{ key_id: string; public_key: string }>`select * from app_private.current_credential_key()`.execute(db);
+type PublicKeyRow = { key_id: string; public_key: string };
+
+/** The organization's current key, when it has one (an organization of the transaction's tenant). */
+export async function organizationPublicKey(db: Kysely<Database>, organizationId: string): Promise<PublicKeyRow | undefined> {
+  const { rows } = await sql<PublicKeyRow>`select * from app_private.organization_credential_key(${organizationId})`.execute(db);
+  return rows[0];
+}
+
+/** Issues the organization its first key; a key another request issued meanwhile wins. Returns the current key. */
+export async function issueOrganizationKey(db: Kysely<Database>, organizationId: string, key: StorableCredentialKey): Promise<PublicKeyRow | undefined> {
+  const { rows } = await sql<PublicKeyRow>`select * from app_private.issue_organization_credential_key(${organizationId}, ${key.keyId}, ${key.publicKey}, ${key.sealedPrivateKey})`.execute(db);
   return rows[0];
 }
 

@@ -16,16 +16,16 @@ const tags = ['kit credentials'];
 
 export const kitCredentialsRouter = router({
   publicKey: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/{orgId}/kits/credentials/public-key', tags, summary: 'The key clients seal credentials to ({keyId, key})', errorResponses: { 503: 'SERVICE_UNAVAILABLE: the credential key ring is not initialised yet' } } })
+    .meta({ writes: true, openapi: { method: 'GET', path: '/{orgId}/kits/credentials/public-key', tags, summary: "The organization's key clients seal credentials to ({keyId, key})" } })
     .input(orgInput)
     .output(publicKeyOutput)
-    .query(({ ctx, input }) => getCredentialPublicKey(ctx.db, ctx.principal, input.orgId)),
+    .query(({ ctx, input }) => getCredentialPublicKey(ctx.db, ctx.credentialKeys, ctx.principal, input.orgId)),
 
   store: authedProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/{orgId}/kits/credentials', tags, summary: 'Store a credential for a kit and project, sealed (admins and owners)', errorResponses: { 503: 'SERVICE_UNAVAILABLE: the credential key ring is not initialised yet' } } })
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/{orgId}/kits/credentials', tags, summary: 'Store a credential for a kit and project, sealed (admins and owners)' } })
     .input(storeCredentialInput)
     .output(storedCredentialOutput)
-    .mutation(({ ctx, input }) => storeCredential(ctx.db, ctx.principal, input)),
+    .mutation(({ ctx, input }) => storeCredential(ctx.db, ctx.credentialKeys, ctx.principal, input)),
 
   list: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/{orgId}/kits/credentials', tags, summary: 'Stored credentials, never their secrets' } })

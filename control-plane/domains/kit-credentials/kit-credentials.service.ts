@@ -3,12 +3,13 @@ import type { Kysely } from 'kysely';
 import { CredentialSealError, createPublicCredentialSealer } from '../../../kit-runtime/index.ts';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitCredentialRow } from '../../db/database.ts';
-import { AppError, invalid, notFound } from '../../errors/app-error.ts';
+import { invalid, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
 import type { StoreCredentialInput } from './kit-credentials.schema.ts';
-import { currentPublicKey, deleteCredential, insertCredential, listCredentials } from './kit-credentials.repository.ts';
+import type { CredentialKeyMaker } from './credential-key-ring.ts';
+import { deleteCredential, insertCredential, issueOrganizationKey, listCredentials, organizationPublicKey } from './kit-credentials.repository.ts';
 
 type ListedCredential = Pick<KitCredentialRow, 'id' | 'kit_id' | 'project_id' | 'credential_type' | 'status' | 'key_id' | 'last_checked_at' | 'last_check_status' | 'created_at'>;
 
@@ -26,23 +27,28 @@ function credentialRowToCredential(row: ListedCredential) {
   };
 }
 
-async function publicSealer(db: Kysely<Database>) {
-  const key = await currentPublicKey(db);
-  if (!key) throw new AppError('SERVICE_UNAVAILABLE', 'The credential key ring is not initialised yet');
+/**
+ * Seals to the organization's own key, issued the first time it is needed: a value sealed for one
+ * organization does not open for another (the worker opens with the organization's keys only).
+ */
+async function organizationSealer(db: Kysely<Database>, keys: CredentialKeyMaker, orgId: string) {
+  const key = (await organizationPublicKey(db, orgId)) ?? (await issueOrganizationKey(db, orgId, await keys.make()));
+  // The caller's access to the organization was checked in this transaction: it exists.
+  if (!key) throw new Error(`organization ${orgId} has no credential key and none could be issued`);
   return createPublicCredentialSealer({ keyId: key.key_id, key: key.public_key });
 }
 
-export async function getCredentialPublicKey(db: Kysely<Database>, principal: Principal, orgId: string) {
+export async function getCredentialPublicKey(db: Kysely<Database>, keys: CredentialKeyMaker, principal: Principal, orgId: string) {
   await requireKitAccess(db, principal, orgId);
-  return (await publicSealer(db)).publicKey();
+  return (await organizationSealer(db, keys, orgId)).publicKey();
 }
 
 /**
- * Stores a credential sealed to the server's key, bound to its own row: plain values are sealed
+ * Stores a credential sealed to its organization's key, bound to its own row: plain values are sealed
  * here, client-sealed ones are wrapped unopened. The API never holds a private key, and the
  * secret never reaches a response, a log line or a job payload.
  */
-export async function storeCredential(db: Kysely<Database>, principal: Principal, input: StoreCredentialInput) {
+export async function storeCredential(db: Kysely<Database>, keys: CredentialKeyMaker, principal: Principal, input: StoreCredentialInput) {
   await requireKitAccess(db, principal, input.orgId, 'admin');
   const kit = await requireKit(db, input.orgId, input.kitId);
   const declared = ((kit.manifest as { credentials?: Array<{ id: string }> } | null)?.credentials ?? []).map((credential) => credential.id);
@@ -51,7 +57,7 @@ export async function storeCredential(db: Kysely<Database>, principal: Principal
     throw invalid(`credentialType "${input.credentialType}" is not a credential the kit declares: ${issue}`, { issues: [{ field: 'credentialType', issue }] });
   }
   await requireOrganizationProject(db, principal, input.orgId, input.projectId);
-  const sealer = await publicSealer(db);
+  const sealer = await organizationSealer(db, keys, input.orgId);
   const credentialId = randomUUID();
   const binding = { tenantId: principal.tenantId, credentialId };
   let sealed;
