@@ -1,15 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { link, open, rename, unlink } from 'node:fs/promises';
 
-/** Writes `text` to a new 0600 file beside `file` and flushes it, so it is never seen half-written. */
+/**
+ * Writes `text` to a new 0600 file beside `file` and flushes it, so it is never seen half-written.
+ * A write that fails (a full disk) removes the file: it may hold part of a secret nobody will use.
+ */
 async function writeTemporary(file: string, text: string): Promise<string> {
   const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(temporary, 'wx', 0o600);
   try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    await unlink(temporary).catch(() => {});
+    throw error;
   }
   return temporary;
 }

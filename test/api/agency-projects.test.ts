@@ -186,7 +186,7 @@ describe('DELETE /api/agency-projects/{id}', () => {
     const byForeigner = await call(app.url, `/api/agency-projects/${row.id}`, { method: 'DELETE', apiKey: foreign.apiKey });
     expect([byForeigner.status, byForeigner.body.error.code]).toEqual([404, 'NOT_FOUND']);
     const byMember = await call(app.url, `/api/agency-projects/${row.id}`, { method: 'DELETE', apiKey: member.apiKey });
-    expect([byMember.status, byMember.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    expect([byMember.status, byMember.body.error.code]).toEqual([404, 'NOT_FOUND']);
     expect(await sqlAsOwner('select id from agency_project_assignments where id = $1', [row.id])).toHaveLength(1);
 
     const response = await call(app.url, `/api/agency-projects/${row.id}`, { method: 'DELETE', apiKey: admin.apiKey });
@@ -204,6 +204,32 @@ describe('DELETE /api/agency-projects/{id}', () => {
     const racers = await Promise.all(Array.from({ length: 6 }, () => call(app.url, `/api/agency-projects/${assigned.body.data.id}`, { method: 'DELETE', apiKey: admin.apiKey })));
     expect(racers.map((r) => r.status).sort()).toEqual([200, 404, 404, 404, 404, 404]);
     expect((await call(app.url, '/api/agency-projects/not-a-uuid', { method: 'DELETE', apiKey: admin.apiKey })).status).toBe(400);
+  });
+
+  it('answers whoever may not remove an assignment as it answers an id that does not exist, and keeps the assignment', async () => {
+    const cora = await inviteCustomer('Cora');
+    const assigned = await call(app.url, '/api/agency-projects', { apiKey: admin.apiKey, body: { organizationId: orgId, projectId: project, customerUserId: cora.userId } });
+    expect(assigned.status, assigned.text).toBe(201);
+    const outsider = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Otto');
+    const ownerElsewhere = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Elsa');
+    const elsewhere = await call(app.url, '/api/organizations', { apiKey: ownerElsewhere.apiKey, body: { name: 'Elsewhere', slug: `elsewhere-${Date.now()}` } });
+    expect(elsewhere.status, elsewhere.text).toBe(201);
+
+    const callers: Record<string, { apiKey?: string; headers?: Record<string, string> }> = {
+      member: { apiKey: member.apiKey },
+      customer: { headers: { authorization: cora.bearer } },
+      'user of the tenant who is not a member': { apiKey: outsider.apiKey },
+      'owner of another organization': { apiKey: ownerElsewhere.apiKey },
+    };
+    const remove = (id: string, as: { apiKey?: string; headers?: Record<string, string> }) => call(app.url, `/api/agency-projects/${id}`, { method: 'DELETE', ...as });
+    for (const [who, as] of Object.entries(callers)) {
+      const existing = await remove(assigned.body.data.id, as);
+      const missing = await remove('00000000-0000-4000-8000-000000000000', as);
+      expect([existing.status, existing.body.error], who).toEqual([missing.status, missing.body.error]);
+      expect([existing.status, existing.body.error?.code], who).toEqual([404, 'NOT_FOUND']);
+    }
+    expect(await sqlAsOwner('select id from agency_project_assignments where id = $1', [assigned.body.data.id])).toHaveLength(1);
+    expect((await remove(assigned.body.data.id, { apiKey: admin.apiKey })).status).toBe(200);
   });
 
   it('leaves no assignment behind when the customer is removed while one is being made', async () => {

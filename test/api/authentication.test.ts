@@ -1,11 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
+import { lockWaiterCount } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
-import { createTenant } from '../helpers/tenant-fixtures.ts';
+import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
 
 type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
@@ -77,6 +79,26 @@ describe('API keys', () => {
     const someKey = answers.find((a) => a.status === 201)!.body.data.id;
     expect((await call(app.url, `/api/developer/api-keys/${someKey}`, { method: 'DELETE', apiKey: user.apiKey })).status).toBe(200);
     expect((await create()).status).toBe(201);
+  });
+
+  it('are created without waiting for a transaction that is adding a row referencing their user (a membership)', async () => {
+    const user = await createUserInTenant(app, (text, values) => ownerQuery(app.database.ownerUrl, text, values), app.bootstrap.tenantId, 'Kim');
+    // An admin's request adding the user to the organization, not committed yet.
+    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query("insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'member')", [app.bootstrap.tenantId, app.bootstrap.organizationId, user.userId]);
+      let answered = false;
+      const created = call(app.url, '/api/developer/api-keys', { apiKey: user.apiKey, body: { name: 'meanwhile' } }).finally(() => (answered = true));
+      let waiting = false;
+      while (!answered && !waiting) waiting = (await lockWaiterCount(app.database.ownerUrl)) > 0;
+      expect(waiting, 'the key creation waits for the transaction adding the membership').toBe(false);
+      expect((await created).status).toBe(201);
+    } finally {
+      await holder.query('rollback');
+      await holder.end();
+    }
   });
 
   it('refuses a key name with the NUL character, and fields that cannot be set, creating no key', async () => {

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { up as revokeInvitationsOfFormerAdmins } from '../../migrations/0013_revoke_invitations_of_former_admins.ts';
 import { call } from '../helpers/http.ts';
-import { whileTransactionHolds } from '../helpers/lock-holder.ts';
+import { untilLockWaiters, whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { ownerQuery, withOwnerKysely } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
@@ -72,6 +73,8 @@ describe('POST /api/customer-invitations', () => {
     const lifetime = Date.parse(data.expiresAt) - Date.now();
     expect(lifetime).toBeGreaterThan(7 * 86_400_000 - 60_000);
     expect(lifetime).toBeLessThanOrEqual(7 * 86_400_000);
+    // Both times are the database's: 7 days to the millisecond, whatever the API node's clock says.
+    expect(Date.parse(data.expiresAt) - Date.parse(data.createdAt)).toBe(7 * 86_400_000);
 
     const [row] = await sqlAsOwner('select * from customer_invitations where id = $1', [data.id]);
     expect(row.token_hash).toBe(createHash('sha256').update(data.token).digest('hex'));
@@ -403,6 +406,27 @@ describe('POST /api/customer-invitations/{token}/revoke', () => {
     expect(revokedById.body.data).toMatchObject({ id: byId.id, status: 'revoked' });
   });
 
+  it('named by id, answers whoever may not revoke it as it answers an id that does not exist; named by token, says why', async () => {
+    const created = await invite();
+    const outsider = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Olaf');
+    const ownerElsewhere = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Elsa');
+    const elsewhere = await call(app.url, '/api/organizations', { apiKey: ownerElsewhere.apiKey, body: { name: 'Elsewhere', slug: `elsewhere-${Date.now()}` } });
+    expect(elsewhere.status, elsewhere.text).toBe(201);
+    const revoke = (ref: string, apiKey: string) => call(app.url, `/api/customer-invitations/${ref}/revoke`, { body: {}, apiKey });
+
+    const callers = { member: member.apiKey, 'user of the tenant who is not a member': outsider.apiKey, 'owner of another organization': ownerElsewhere.apiKey };
+    for (const [who, apiKey] of Object.entries(callers)) {
+      const existing = await revoke(created.id, apiKey);
+      const missing = await revoke('00000000-0000-4000-8000-000000000000', apiKey);
+      expect([existing.status, existing.body.error], who).toEqual([missing.status, missing.body.error]);
+      expect([existing.status, existing.body.error?.code], who).toEqual([404, 'NOT_FOUND']);
+    }
+    // The token's holder can see the invitation on its public page anyway: the answer may say why.
+    const byToken = Object.fromEntries(await Promise.all(Object.entries(callers).map(async ([who, apiKey]) => [who, (await revoke(created.token, apiKey)).body.error?.code])));
+    expect(byToken).toEqual({ member: 'FORBIDDEN', 'user of the tenant who is not a member': 'ORG_NOT_MEMBER', 'owner of another organization': 'ORG_NOT_MEMBER' });
+    expect(await count("select count(*) from customer_invitations where id = $1 and status = 'pending'", [created.id])).toBe(1);
+  });
+
   it('cannot revoke an accepted invitation, and answers NOT_FOUND to another tenant', async () => {
     const created = await invite();
     expect((await accept(created.token, { name: 'Quick', password: PASSWORD })).status).toBe(200);
@@ -451,6 +475,64 @@ describe('GET /api/customer-invitations', () => {
     expect((await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey })).status).toBe(400);
     expect((await call(app.url, `/api/customer-invitations?organizationId=${orgId}`, { apiKey: member.apiKey })).status).toBe(403);
     expect((await call(app.url, `/api/customer-invitations?organizationId=${orgId}`, { apiKey: foreign.apiKey })).status).toBe(404);
+  });
+});
+
+describe("an invitation's expiry", () => {
+  it('is judged by one clock, the database\'s: list, public view and accept agree at the moment it passes', async () => {
+    // A request judges an invitation as of its transaction's time (PostgreSQL's now()). Requests
+    // held up while the invitation expires take their answers after that moment by every clock, as
+    // a request does on an API node whose clock runs ahead of the database's; judged by the
+    // node's clock, they would call expired what the same list files under pending.
+    const org = await call(app.url, '/api/organizations', { apiKey: admin.apiKey, body: { name: 'Clocks', slug: `clocks-${Date.now()}` } });
+    const clockOrg = org.body.data.id;
+    const make = async (email = freshEmail('clock')) => {
+      const response = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: clockOrg, email } });
+      expect(response.status, response.text).toBe(201);
+      return response.body.data as { id: string; token: string };
+    };
+    const invitee = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Tess');
+    const [listed, viewed, accepted] = [await make(), await make(), await make(invitee.email)];
+    const [{ expires_at: expiresAt }] = await sqlAsOwner("update customer_invitations set expires_at = now() + interval '2500 milliseconds' where id = any($1) returning expires_at", [
+      [listed.id, viewed.id, accepted.id],
+    ]);
+
+    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
+    await holder.connect();
+    let answers;
+    try {
+      // Plain reads wait for the organizations table; accept waits for its invitation's row lock.
+      await holder.query('begin');
+      await holder.query('select 1 from customer_invitations where id = $1 for update', [accepted.id]);
+      await holder.query('lock table organizations in access exclusive mode');
+      const requests = Promise.all([
+        call(app.url, `/api/customer-invitations?organizationId=${clockOrg}&status=pending`, { apiKey: admin.apiKey }),
+        call(app.url, `/api/customer-invitations/${viewed.token}`),
+        accept(accepted.token, { userId: invitee.userId }, invitee.apiKey),
+      ]);
+      await untilLockWaiters(app.database.ownerUrl, 3);
+      while ((await sqlAsOwner('select now() <= $1 as early', [expiresAt]))[0].early) await new Promise((resolve) => setTimeout(resolve, 50));
+      await holder.query('commit');
+      answers = await requests;
+    } finally {
+      await holder.end();
+    }
+    const [list, view, acceptance] = answers;
+    expect(list.status, list.text).toBe(200);
+    expect(list.body.data.invitations.map((i: { id: string; status: string }) => `${i.id}:${i.status}`).sort()).toEqual(
+      [listed.id, viewed.id, accepted.id].map((id) => `${id}:pending`).sort(),
+    );
+    expect([view.status, view.body.data?.status]).toEqual([200, 'pending']);
+    expect(acceptance.status, acceptance.text).toBe(200);
+    const [row] = await sqlAsOwner('select status, accepted_at < expires_at as in_time from customer_invitations where id = $1', [accepted.id]);
+    expect(row).toEqual({ status: 'accepted', in_time: true });
+
+    // Asked now, all three say expired alike.
+    const expiredOnes = await call(app.url, `/api/customer-invitations?organizationId=${clockOrg}&status=expired`, { apiKey: admin.apiKey });
+    expect(expiredOnes.body.data.invitations.map((i: { id: string; status: string }) => `${i.id}:${i.status}`).sort()).toEqual([listed.id, viewed.id].map((id) => `${id}:expired`).sort());
+    expect((await call(app.url, `/api/customer-invitations/${listed.token}`)).body.data.status).toBe('expired');
+    const late = await accept(listed.token, { name: 'Late Larry', password: PASSWORD });
+    expect([late.status, late.body.error?.code]).toEqual([400, 'INVITE_EXPIRED']);
   });
 });
 

@@ -143,7 +143,7 @@ describe('tenant and organization isolation', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it("answers a non-member ORG_NOT_MEMBER on organization routes, NOT_FOUND on the organization's projects and others' keys, and changes nothing", async () => {
+  it("answers a non-member ORG_NOT_MEMBER on organization routes, NOT_FOUND on the organization's projects, on its rows named by id alone (assignments, invitations) and on others' keys, and changes nothing", async () => {
     const before = await snapshot();
     const outcomes: string[] = [];
     for (const { method, path } of await routesWithIds()) {
@@ -151,9 +151,10 @@ describe('tenant and organization isolation', () => {
       if (!filled) continue;
       const response = await call(app.url, `/api${filled}`, { method, apiKey: nonMember.apiKey, ...(bodies[`${method} ${path}`] ? { body: bodies[`${method} ${path}`] } : {}) });
       const expected =
-        path.startsWith('/organizations/') || path.startsWith('/agency-projects/') || path.startsWith('/customer-invitations/') || path.startsWith('/{orgId}/')
+        path.startsWith('/organizations/') || path.startsWith('/{orgId}/')
           ? '403 ORG_NOT_MEMBER'
-          : path.startsWith('/developer/') || path.startsWith('/projects/')
+          : // A path naming only the row would otherwise tell a non-member that the id exists.
+            path.startsWith('/developer/') || path.startsWith('/projects/') || path.startsWith('/agency-projects/') || path.startsWith('/customer-invitations/')
             ? '404 NOT_FOUND'
             : path.startsWith('/admin/')
               ? '403 FORBIDDEN'

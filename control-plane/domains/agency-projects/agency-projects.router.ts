@@ -35,7 +35,15 @@ export const agencyProjectsRouter = router({
     .mutation(({ ctx, input }) => assignProject(ctx.db, ctx.principal, input)),
 
   delete: authedProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/agency-projects/{id}', tags, summary: 'Remove an assignment (admin or owner)' } })
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/agency-projects/{id}',
+        tags,
+        summary: 'Remove an assignment (admin or owner)',
+        errorResponses: { 404: 'NOT_FOUND: no such assignment, or one of an organization where the caller is not an admin or owner' },
+      },
+    })
     .input(assignmentIdInput)
     .output(deletedAssignmentOutput)
     .mutation(({ ctx, input }) => unassignProject(ctx.db, ctx.principal, input.id)),

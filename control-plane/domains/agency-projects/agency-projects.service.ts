@@ -4,7 +4,7 @@ import type { AgencyProjectAssignmentRow, Database } from '../../db/database.ts'
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { conflict, invalid, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
-import { requireOrganizationRole } from '../organizations/organization-access.ts';
+import { holdsOrganizationRole, requireOrganizationRole } from '../organizations/organization-access.ts';
 import { findUserInTenant } from '../users/users.repository.ts';
 import type { Assignment } from './agency-projects.schema.ts';
 import { findProject } from '../projects/projects.repository.ts';
@@ -59,10 +59,14 @@ export async function assignProject(
   }
 }
 
+/**
+ * Removes an assignment (admins and owners of its organization). The path names the assignment
+ * alone, so whoever may not remove it gets what a missing id gets: NOT_FOUND, never a FORBIDDEN
+ * that would confirm the id exists.
+ */
 export async function unassignProject(db: Kysely<Database>, principal: Principal, id: string) {
   const assignment = await findAssignment(db, principal.tenantId, id);
-  if (!assignment) throw notFound('The assignment');
-  await requireOrganizationRole(db, principal, assignment.organization_id, 'admin');
+  if (!assignment || !(await holdsOrganizationRole(db, principal, assignment.organization_id, 'admin'))) throw notFound('The assignment');
   if (!(await deleteAssignment(db, principal.tenantId, id))) throw notFound('The assignment');
   return { id, deleted: true as const };
 }

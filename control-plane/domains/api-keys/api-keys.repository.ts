@@ -16,10 +16,13 @@ export async function insertApiKey(
 
 /**
  * The user's keys not revoked, counted while their user row is locked for the rest of the
- * transaction, so two creations at once cannot both count one below the cap.
+ * transaction, so two creations at once cannot both count one below the cap. FOR NO KEY UPDATE
+ * serialises them as FOR UPDATE would, without making inserts of rows that reference the user (a
+ * membership, an invitation they send) wait for this transaction: their foreign key checks take
+ * FOR KEY SHARE on the user row, which FOR UPDATE blocks and FOR NO KEY UPDATE does not.
  */
 export async function countActiveApiKeysOfUserLocked(db: Kysely<Database>, tenantId: string, userId: string): Promise<number> {
-  await db.selectFrom('users').select('id').where('tenant_id', '=', tenantId).where('id', '=', userId).forUpdate().execute();
+  await db.selectFrom('users').select('id').where('tenant_id', '=', tenantId).where('id', '=', userId).forNoKeyUpdate().execute();
   const { count } = await db
     .selectFrom('api_keys')
     .select((eb) => eb.fn.countAll<number>().as('count'))

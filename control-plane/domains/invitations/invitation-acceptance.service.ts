@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { AuthOutcome } from '../../auth/authenticate.ts';
-import type { CustomerInvitationRow, Database } from '../../db/database.ts';
+import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { withTenant } from '../../db/tenant-transaction.ts';
 import { AppError, conflict, forbidden, notFound, unauthorized } from '../../errors/app-error.ts';
@@ -12,8 +12,7 @@ import { hashPassword } from '../users/password-hash.ts';
 import { emailTaken, insertUserWithPassword } from '../users/users.repository.ts';
 import { hashInvitationToken } from './invitation-token.ts';
 import type { AcceptInvitationInput } from './invitations.schema.ts';
-import { findInvitation, findInvitationByTokenHash, findPublicInvitation, lockInvitation, markAccepted, type InvitationLookup } from './invitations.repository.ts';
-import { effectiveStatus } from './invitations.service.ts';
+import { findInvitation, findInvitationByTokenHash, findPublicInvitation, lockInvitation, markAccepted, type InvitationLookup, type InvitationRow } from './invitations.repository.ts';
 
 // These run on public routes: no tenant is known until the token names one, and then the work
 // happens in a transaction pointed at that tenant, so row-level security still confines it.
@@ -34,13 +33,13 @@ export async function viewInvitation(db: Kysely<Database>, token: string) {
     organization: { name: row.organization_name, displayName: row.organization_display_name },
     invitedBy: { name: row.invited_by_name },
     message: row.message,
-    status: effectiveStatus(row),
+    status: row.effective_status,
     expiresAt: row.expires_at.toISOString(),
   };
 }
 
-function assertAcceptable(row: CustomerInvitationRow): void {
-  const status = effectiveStatus(row);
+function assertAcceptable(row: InvitationRow): void {
+  const status = row.effective_status;
   if (status === 'accepted') throw conflict('The invitation has been accepted already');
   if (status === 'revoked') throw conflict('The invitation has been revoked');
   if (status === 'expired') throw new AppError('INVITE_EXPIRED', 'The invitation has expired; ask for a new one');
@@ -52,7 +51,7 @@ function assertAcceptable(row: CustomerInvitationRow): void {
  * lends out its inviter's standing: removal or demotion revokes what they sent, and this holds the
  * line for an invitation whose inviter lost the standing any other way.
  */
-async function assertStillAcceptable(db: Kysely<Database>, tenantId: string, invitation: CustomerInvitationRow, byNewUser: boolean): Promise<void> {
+async function assertStillAcceptable(db: Kysely<Database>, tenantId: string, invitation: InvitationRow, byNewUser: boolean): Promise<void> {
   assertAcceptable(invitation);
   const inviter = await findMembership(db, tenantId, invitation.organization_id, invitation.invited_by);
   if (!inviter || !atLeast(inviter.role, 'admin')) throw conflict('The invitation has been revoked: the person who sent it can no longer invite');

@@ -16,9 +16,20 @@ export async function findInvitationByTokenHash(db: Kysely<Database>, tokenHash:
   return rows[0];
 }
 
+/**
+ * The status an invitation reads as: a pending one past `expires_at` is expired. Judged by the
+ * database's clock, as the list filter and the stored times are, so an API node whose clock is off
+ * cannot accept an invitation that lists as expired, or refuse one that lists as pending.
+ */
+function effectiveStatus(table: 'i' | 'customer_invitations') {
+  const column = (name: 'status' | 'expires_at') => sql.ref(`${table}.${name}`);
+  return sql<InvitationStatus>`case when ${column('status')} = 'pending' and ${column('expires_at')} <= now() then 'expired' else ${column('status')} end`;
+}
+
+/** Expires `lifetimeDays` after its creation time, to the millisecond (created_at is truncated so too). */
 export async function insertInvitation(
   db: Kysely<Database>,
-  values: { tenantId: string; organizationId: string; email: string; role: 'customer' | 'member'; message: string | null; tokenHash: string; expiresAt: Date; invitedBy: string },
+  values: { tenantId: string; organizationId: string; email: string; role: 'customer' | 'member'; message: string | null; tokenHash: string; lifetimeDays: number; invitedBy: string },
 ) {
   return db
     .insertInto('customer_invitations')
@@ -29,7 +40,7 @@ export async function insertInvitation(
       role: values.role,
       message: values.message,
       token_hash: values.tokenHash,
-      expires_at: values.expiresAt,
+      expires_at: sql<Date>`date_trunc('milliseconds', now()) + make_interval(days => ${values.lifetimeDays})`,
       invited_by: values.invitedBy,
     })
     .returning('id')
@@ -64,6 +75,7 @@ function invitationsWithInviter(db: Kysely<Database>, tenantId: string) {
       'i.accepted_by',
       'i.accepted_at',
       'i.revoked_at',
+      effectiveStatus('i').as('effective_status'),
     ]);
 }
 
@@ -75,9 +87,7 @@ export async function findInvitationWithInviter(db: Kysely<Database>, tenantId: 
 
 export async function listInvitations(db: Kysely<Database>, tenantId: string, organizationId: string, status: InvitationStatus | undefined, paging: Paging) {
   let query = invitationsWithInviter(db, tenantId).where('i.organization_id', '=', organizationId);
-  if (status === 'pending') query = query.where('i.status', '=', 'pending').where('i.expires_at', '>', sql<Date>`now()`);
-  if (status === 'expired') query = query.where('i.status', '=', 'pending').where('i.expires_at', '<=', sql<Date>`now()`);
-  if (status === 'accepted' || status === 'revoked') query = query.where('i.status', '=', status);
+  if (status) query = query.where(effectiveStatus('i'), '=', status);
   return pagedRows(query.orderBy('i.created_at').orderBy('i.id'), query.clearSelect(), paging);
 }
 
@@ -94,9 +104,11 @@ export async function findPendingInvitation(db: Kysely<Database>, tenantId: stri
 }
 
 function invitationWhere(db: Kysely<Database>, tenantId: string, where: { id: string } | { tokenHash: string }) {
-  const query = db.selectFrom('customer_invitations').selectAll().where('tenant_id', '=', tenantId);
+  const query = db.selectFrom('customer_invitations').selectAll().select(effectiveStatus('customer_invitations').as('effective_status')).where('tenant_id', '=', tenantId);
   return 'id' in where ? query.where('id', '=', where.id) : query.where('token_hash', '=', where.tokenHash);
 }
+
+export type InvitationRow = NonNullable<Awaited<ReturnType<typeof findInvitation>>>;
 
 /** An invitation as it stands, read without a lock (see acceptInvitation). */
 export async function findInvitation(db: Kysely<Database>, tenantId: string, where: { id: string } | { tokenHash: string }) {
@@ -152,7 +164,8 @@ export async function findPublicInvitation(db: Kysely<Database>, tenantId: strin
     .innerJoin('users as u', 'u.id', 'i.invited_by')
     .where('i.tenant_id', '=', tenantId)
     .where('i.id', '=', id)
-    .select(['i.id', 'i.message', 'i.status', 'i.expires_at', 'o.name as organization_name', 'o.display_name as organization_display_name', 'u.name as invited_by_name'])
+    .select(['i.id', 'i.message', 'i.expires_at', 'o.name as organization_name', 'o.display_name as organization_display_name', 'u.name as invited_by_name'])
+    .select(effectiveStatus('i').as('effective_status'))
     .executeTakeFirst();
 }
 

@@ -67,7 +67,19 @@ export const customerInvitationsRouter = router({
     .mutation(({ ctx, input }) => acceptInvitation(ctx.db, ctx.auth, input)),
 
   revoke: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/customer-invitations/{token}/revoke', tags, summary: 'Revoke an invitation by token or id (admin or owner)', errorResponses: { 409: 'CONFLICT: the invitation has been accepted' } } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/customer-invitations/{token}/revoke',
+        tags,
+        summary: 'Revoke an invitation by token or id (admin or owner)',
+        errorResponses: {
+          403: 'ORG_NOT_MEMBER or FORBIDDEN: named by token, an invitation of an organization where the caller is not an admin or owner',
+          404: 'NOT_FOUND: no such invitation; also, named by id, one the caller may not revoke',
+          409: 'CONFLICT: the invitation has been accepted',
+        },
+      },
+    })
     .input(revokeInvitationInput)
     .output(revokedInvitationOutput)
     .mutation(({ ctx, input }) => revokeInvitation(ctx.db, ctx.principal, input.token)),

@@ -4,7 +4,7 @@ import type { Principal } from '../../auth/principal.ts';
 import type { Database } from '../../db/database.ts';
 import { conflict, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
-import { requireOrganizationRole } from '../organizations/organization-access.ts';
+import { holdsOrganizationRole, requireOrganizationRole } from '../organizations/organization-access.ts';
 import { findMembership, lockMembershipsShared } from '../organizations/organizations.repository.ts';
 import { generateInvitationToken, hashInvitationToken } from './invitation-token.ts';
 import { INVITATION_LIFETIME_DAYS, type Invitation, type InvitationStatus } from './invitations.schema.ts';
@@ -22,11 +22,6 @@ import {
 
 const iso = (value: Date | null) => value?.toISOString() ?? null;
 
-/** Stored status is pending, accepted or revoked; a pending invitation past its time reads expired. */
-export function effectiveStatus(row: { status: 'pending' | 'accepted' | 'revoked'; expires_at: Date }, now = new Date()): InvitationStatus {
-  return row.status === 'pending' && row.expires_at <= now ? 'expired' : row.status;
-}
-
 function invitationRowToInvitation(row: InvitationListRow): Invitation {
   return {
     id: row.id,
@@ -36,7 +31,7 @@ function invitationRowToInvitation(row: InvitationListRow): Invitation {
     // The column also allows admin, which no route hands out yet.
     role: row.role === 'member' ? 'member' : 'customer',
     message: row.message,
-    status: effectiveStatus(row),
+    status: row.effective_status,
     expiresAt: row.expires_at.toISOString(),
     createdAt: row.created_at.toISOString(),
     invitedBy: { id: row.invited_by, name: row.invited_by_name },
@@ -75,7 +70,7 @@ export async function createInvitation(
     role: input.roleId ?? 'customer',
     message: input.message || null,
     tokenHash,
-    expiresAt: new Date(Date.now() + INVITATION_LIFETIME_DAYS * 24 * 3600 * 1000),
+    lifetimeDays: INVITATION_LIFETIME_DAYS,
     invitedBy: principal.userId,
   });
   const row = await findInvitationWithInviter(db, principal.tenantId, id);
@@ -98,12 +93,17 @@ const uuid = z.uuid();
  * Revokes a pending (or expired) invitation. The path names it by token or, since the token is
  * shown only once, by the id the list shows. Revoking twice answers the same; an accepted
  * invitation cannot be revoked (remove the member instead).
+ *
+ * Who may not revoke it learns no more than they knew: a token's holder can see the invitation on
+ * its public page, so they are told why (ORG_NOT_MEMBER, FORBIDDEN); an id is seen only in the
+ * admins' list, so anyone else gets what a missing id gets, NOT_FOUND.
  */
 export async function revokeInvitation(db: Kysely<Database>, principal: Principal, tokenOrId: string) {
-  const where = uuid.safeParse(tokenOrId).success ? { id: tokenOrId } : { tokenHash: hashInvitationToken(tokenOrId) };
-  const row = await lockInvitation(db, principal.tenantId, where);
+  const byId = uuid.safeParse(tokenOrId).success;
+  const row = await lockInvitation(db, principal.tenantId, byId ? { id: tokenOrId } : { tokenHash: hashInvitationToken(tokenOrId) });
   if (!row) throw notFound('The invitation');
-  await requireOrganizationRole(db, principal, row.organization_id, 'admin');
+  if (!byId) await requireOrganizationRole(db, principal, row.organization_id, 'admin');
+  else if (!(await holdsOrganizationRole(db, principal, row.organization_id, 'admin'))) throw notFound('The invitation');
   if (row.status === 'accepted') throw conflict('The invitation has been accepted already; remove the member instead');
   const revokedAt = row.status === 'revoked' ? row.revoked_at! : (await markRevoked(db, principal.tenantId, row.id)).revoked_at!;
   return { id: row.id, status: 'revoked' as const, revokedAt: revokedAt.toISOString() };

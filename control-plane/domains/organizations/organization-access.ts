@@ -26,7 +26,7 @@ export interface OrganizationAccess {
  */
 export async function requireOrganizationRole(
   db: Kysely<Database>,
-  principal: Principal,
+  principal: Pick<Principal, 'tenantId' | 'userId'>,
   organizationId: string,
   minimum: OrganizationRole = 'customer',
 ): Promise<OrganizationAccess> {
@@ -39,4 +39,20 @@ export async function requireOrganizationRole(
     throw new AppError('FORBIDDEN', `This needs the role ${allowed.join(' or ')} in the organization`);
   }
   return { organization, role: membership.role };
+}
+
+/**
+ * Whether the caller holds at least `minimum` in the organization, for routes that name a row of
+ * an organization (an assignment, an invitation) by id alone: a caller without the role gets the
+ * row's NOT_FOUND, so the answer does not tell them the id exists (see requireOrganizationRole for
+ * routes that name the organization themselves).
+ */
+export async function holdsOrganizationRole(
+  db: Kysely<Database>,
+  principal: Pick<Principal, 'tenantId' | 'userId'>,
+  organizationId: string,
+  minimum: OrganizationRole,
+): Promise<boolean> {
+  const membership = await findMembership(db, principal.tenantId, organizationId, principal.userId);
+  return membership !== undefined && atLeast(membership.role, minimum);
 }
