@@ -1,8 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
 import { AppError } from '../errors/app-error.ts';
 
 export interface DownloadTarget {
   tenantId: string;
+  /** Whom the link was handed to (and the API key they asked with): each download checks they still may read it. */
+  holder: { userId: string; apiKeyId?: string | undefined };
+  /** The execution whose bundle the link serves. */
+  organizationId: string;
+  executionId: string;
   blobId: string;
   filename: string;
 }
@@ -16,6 +22,24 @@ export interface DownloadLinks {
 
 const DEFAULT_TTL_SECONDS = 15 * 60;
 
+/**
+ * What a forged link answers — and a genuine one whose holder may no longer read what it names,
+ * so a link tells whoever has it nothing about what became of its holder or its file.
+ */
+export const invalidDownloadLink = () => new AppError('FORBIDDEN', 'This download link is not valid');
+
+/** The signed payload. A link signed before it named its holder has no `u`: it is not valid. */
+const signedPayload = z.object({
+  t: z.string(),
+  u: z.string(),
+  k: z.string().optional(),
+  o: z.string(),
+  x: z.string(),
+  b: z.string(),
+  f: z.string(),
+  e: z.number(),
+});
+
 /** HMAC-SHA256 over the payload with a key derived from SERVER_SECRET, so every API node agrees. */
 export function createDownloadLinks(serverSecret: string): DownloadLinks {
   const key = createHmac('sha256', serverSecret).update('specwright-download-links').digest();
@@ -24,19 +48,29 @@ export function createDownloadLinks(serverSecret: string): DownloadLinks {
   return {
     create(target, ttlSeconds = DEFAULT_TTL_SECONDS) {
       const expiresAt = new Date(Math.ceil(Date.now() / 1000 + ttlSeconds) * 1000);
-      const payload = Buffer.from(JSON.stringify({ t: target.tenantId, b: target.blobId, f: target.filename, e: expiresAt.getTime() / 1000 })).toString('base64url');
+      const signed: z.infer<typeof signedPayload> = {
+        t: target.tenantId,
+        u: target.holder.userId,
+        ...(target.holder.apiKeyId === undefined ? {} : { k: target.holder.apiKeyId }),
+        o: target.organizationId,
+        x: target.executionId,
+        b: target.blobId,
+        f: target.filename,
+        e: expiresAt.getTime() / 1000,
+      };
+      const payload = Buffer.from(JSON.stringify(signed)).toString('base64url');
       return { path: `/api/downloads/${payload}.${sign(payload)}`, expiresAt };
     },
     verify(token) {
       const [payload, signature, extra] = token.split('.');
       const expected = payload ? Buffer.from(sign(payload)) : Buffer.alloc(0);
       const given = Buffer.from(signature ?? '');
-      if (!payload || extra !== undefined || given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        throw new AppError('FORBIDDEN', 'This download link is not valid');
-      }
-      const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { t: string; b: string; f: string; e: number };
-      if (decoded.e * 1000 < Date.now()) throw new AppError('FORBIDDEN', 'This download link has expired; ask for a new one');
-      return { tenantId: decoded.t, blobId: decoded.b, filename: decoded.f };
+      if (!payload || extra !== undefined || given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidDownloadLink();
+      const decoded = signedPayload.safeParse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
+      if (!decoded.success) throw invalidDownloadLink();
+      const { t, u, k, o, x, b, f, e } = decoded.data;
+      if (e * 1000 < Date.now()) throw new AppError('FORBIDDEN', 'This download link has expired; ask for a new one');
+      return { tenantId: t, holder: { userId: u, apiKeyId: k }, organizationId: o, executionId: x, blobId: b, filename: f };
     },
   };
 }

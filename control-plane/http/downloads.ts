@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { withTenant } from '../db/tenant-transaction.ts';
-import { AppError } from '../errors/app-error.ts';
+import { readBundleForDownload } from '../domains/kit-executions/kit-executions.service.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { clientAddressOf } from './client-address.ts';
@@ -12,7 +12,8 @@ import { sendSurfaceError } from './surface-errors.ts';
 /**
  * GET /api/downloads/<token>: the bytes a signed link names. The link is the credential (it is
  * handed out to an authenticated caller and expires), so no other authentication is asked for;
- * the blob is still read under its tenant's row-level security.
+ * but the user it was handed to must still be allowed to read its bundle, and the blob is read
+ * under its tenant's row-level security.
  */
 export function createDownloadHandler(db: Kysely<Database>, links: DownloadLinks) {
   const slots = createDownloadSlots();
@@ -32,11 +33,8 @@ export function createDownloadHandler(db: Kysely<Database>, links: DownloadLinks
     res.once('close', slot.release);
     try {
       const target = links.verify(req.params.token);
-      const blob = await withTenant(db, target.tenantId, (trx) =>
-        trx.selectFrom('blobs').select(['content', 'content_type', 'sha256']).where('id', '=', target.blobId).executeTakeFirst(),
-      );
-      if (!blob) throw new AppError('NOT_FOUND', 'The file behind this link no longer exists');
-      res.setHeader('Content-Type', blob.content_type);
+      const blob = await withTenant(db, target.tenantId, (trx) => readBundleForDownload(trx, target));
+      res.setHeader('Content-Type', blob.contentType);
       res.setHeader('Content-Length', String(blob.content.length));
       res.setHeader('Content-Disposition', `attachment; filename="${target.filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`);
       res.setHeader('Digest', `sha-256=${Buffer.from(blob.sha256, 'hex').toString('base64')}`);

@@ -164,7 +164,8 @@ function downloadOperation() {
   return {
     operationId: 'downloads-get',
     summary: 'The file a download link names (an execution bundle ZIP)',
-    description: 'No other authentication: the signed link, handed out by GET …/bundle and valid for 15 minutes, is the credential.',
+    description:
+      'No other authentication: the signed link, handed out by GET …/bundle and valid for 15 minutes, is the credential. It serves only while the user it was handed to may still read the bundle (a member or above of its organization, kits enabled for the tenant, and the API key they asked with not revoked).',
     tags: ['kits'],
     parameters: [{ in: 'path' as const, name: 'token', required: true, schema: { type: 'string' as const } }, requestIdParameter],
     responses: {
@@ -174,7 +175,7 @@ function downloadOperation() {
         headers: answerHeaders,
       },
       '400': error('VALIDATION_ERROR: the link is not valid URL encoding'),
-      '403': error('FORBIDDEN: the link was altered or has expired'),
+      '403': error('FORBIDDEN: the link was altered or has expired, or the user it was handed to may no longer read the bundle'),
       '404': error('NOT_FOUND: the file behind the link no longer exists'),
       '429': error(`${errorDescriptions[429]}; also when this address has 2 downloads running`, refusalHeaders),
       '500': error(errorDescriptions[500]!),

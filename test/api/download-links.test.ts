@@ -3,26 +3,51 @@ import { get } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDownloadLinks } from '../../control-plane/http/download-links.ts';
-import { call } from '../helpers/http.ts';
+import { call, type ApiResponse } from '../helpers/http.ts';
 import { untilLockWaiters } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
+import { createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
-import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 
 let app: TestApp;
+let orgId: string;
+let executionId: string;
 let link: string;
-beforeAll(async () => {
-  app = await startTestApp();
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+
+/** A finished execution of a built-in kit on a new project of the organization, with a bundle. */
+async function bundledExecution(): Promise<string> {
   const content = Buffer.from('PK fake zip');
-  const [blob] = await ownerQuery(app.database.ownerUrl, 'insert into blobs (tenant_id, content_type, size_bytes, sha256, content) values ($1, $2, $3, $4, $5) returning id', [
+  const [blob] = await sqlAsOwner('insert into blobs (tenant_id, content_type, size_bytes, sha256, content) values ($1, $2, $3, $4, $5) returning id', [
     app.bootstrap.tenantId,
     'application/zip',
     content.length,
     createHash('sha256').update(content).digest('hex'),
     content,
   ]);
-  link = createDownloadLinks(TEST_SERVER_SECRET).create({ tenantId: app.bootstrap.tenantId, blobId: blob.id, filename: 'bundle.zip' }).path;
+  const project = await call(app.url, '/api/projects', { apiKey: app.bootstrap.apiKey, body: { name: 'Bundled', organizationId: orgId } });
+  expect(project.status, project.text).toBe(201);
+  const [kit] = await sqlAsOwner('select id, latest_version_id from kits where organization_id is null and latest_version_id is not null order by kit_id limit 1');
+  const [execution] = await sqlAsOwner(
+    `insert into kit_executions (tenant_id, organization_id, project_id, kit_row_id, kit_version_id, status, input, outputs_valid, bundle_blob_id, completed_at)
+     values ($1, $2, $3, $4, $5, 'completed', '{}', 1, $6, now()) returning id`,
+    [app.bootstrap.tenantId, orgId, project.body.data.id, kit.id, kit.latest_version_id, blob.id],
+  );
+  return execution.id;
+}
+
+/** The download link GET …/bundle hands this caller. */
+async function linkFor(apiKey: string, execution = executionId): Promise<string> {
+  const response = await call(app.url, `/api/${orgId}/kits/executions/${execution}/bundle`, { apiKey });
+  expect(response.status, response.text).toBe(200);
+  return response.body.data.downloadUrl;
+}
+
+beforeAll(async () => {
+  app = await startTestApp();
+  orgId = app.bootstrap.organizationId;
+  executionId = await bundledExecution();
+  link = await linkFor(app.bootstrap.apiKey);
 });
 afterAll(() => app?.stop());
 
@@ -74,3 +99,71 @@ describe('GET /api/downloads/<token>', () => {
   });
 });
 
+describe('a download link whose holder has lost access to its bundle', () => {
+  let member: Actor;
+  const addMember = async () => {
+    member = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Holder');
+    const added = await call(app.url, `/api/organizations/${orgId}/members`, { apiKey: app.bootstrap.apiKey, body: { userId: member.userId, role: 'member' } });
+    expect(added.status, added.text).toBe(201);
+  };
+  /** What a caller can tell apart: the status and the error, and the envelope's fields. */
+  const answerOf = (response: ApiResponse) => ({ status: response.status, error: response.body?.error, fields: Object.keys(response.body ?? {}).sort() });
+  let forged: ReturnType<typeof answerOf>;
+
+  beforeAll(async () => {
+    forged = answerOf(await call(app.url, `${link.slice(0, -3)}abc`));
+    expect(forged).toEqual({ status: 403, error: { code: 'FORBIDDEN', message: 'This download link is not valid' }, fields: ['error', 'metadata', 'success'] });
+  });
+
+  it('answers as a forged link once its holder is removed from the organization', async () => {
+    await addMember();
+    const held = await linkFor(member.apiKey);
+    expect((await call(app.url, held)).status).toBe(200);
+    const removed = await call(app.url, `/api/organizations/${orgId}/members/${member.userId}`, { apiKey: app.bootstrap.apiKey, method: 'DELETE' });
+    expect(removed.status, removed.text).toBe(200);
+    expect(answerOf(await call(app.url, held))).toEqual(forged);
+    // The organization's other links go on serving.
+    expect((await call(app.url, link)).status).toBe(200);
+  });
+
+  it('answers as a forged link once its holder\'s user is gone', async () => {
+    await addMember();
+    const held = await linkFor(member.apiKey);
+    // No operation deletes a user yet; the owner role does, as an operator would.
+    await sqlAsOwner('delete from users where id = $1', [member.userId]);
+    expect(answerOf(await call(app.url, held))).toEqual(forged);
+  });
+
+  it('answers as a forged link once the API key it was asked for with is revoked; links of the holder\'s other keys still serve', async () => {
+    await addMember();
+    const held = await linkFor(member.apiKey);
+    const second = await call(app.url, '/api/developer/api-keys', { apiKey: member.apiKey, body: { name: 'second' } });
+    expect(second.status, second.text).toBe(201);
+    const heldThroughSecond = await linkFor(second.body.data.key);
+    const [first] = await sqlAsOwner('select id from api_keys where user_id = $1 and name = $2', [member.userId, 'test']);
+    const revoked = await call(app.url, `/api/developer/api-keys/${first.id}`, { apiKey: second.body.data.key, method: 'DELETE' });
+    expect(revoked.status, revoked.text).toBe(200);
+    expect(answerOf(await call(app.url, held))).toEqual(forged);
+    expect((await call(app.url, heldThroughSecond)).status).toBe(200);
+  });
+
+  it('answers as a forged link while kits are switched off for the tenant, and serves again once they are back on', async () => {
+    const switchKits = (enabled: boolean) => call(app.url, `/api/admin/tenants/${app.bootstrap.tenantId}/features`, { apiKey: app.bootstrap.apiKey, method: 'PATCH', body: { kits_enabled: enabled } });
+    expect((await switchKits(false)).status).toBe(200);
+    try {
+      expect(answerOf(await call(app.url, link))).toEqual(forged);
+    } finally {
+      expect((await switchKits(true)).status).toBe(200);
+    }
+    expect((await call(app.url, link)).status).toBe(200);
+  });
+
+  it('is NOT_FOUND to a holder who may still read it once its project is deleted', async () => {
+    const doomed = await bundledExecution();
+    const held = await linkFor(app.bootstrap.apiKey, doomed);
+    const [{ project_id: projectId }] = await sqlAsOwner('select project_id from kit_executions where id = $1', [doomed]);
+    expect((await call(app.url, `/api/projects/${projectId}`, { apiKey: app.bootstrap.apiKey, method: 'DELETE' })).status).toBe(200);
+    const gone = await call(app.url, held);
+    expect([gone.status, gone.body.error]).toEqual([404, { code: 'NOT_FOUND', message: 'The file behind this link no longer exists' }]);
+  });
+});

@@ -118,7 +118,10 @@ describe('executing a kit', () => {
     expect(tampered.status).toBe(403);
     expect(tampered.body.error.code).toBe('FORBIDDEN');
     const [blob] = await sqlAsOwner('select bundle_blob_id from kit_executions where id = $1', [executionId]);
-    const expired = createDownloadLinks(TEST_SERVER_SECRET).create({ tenantId: app.bootstrap.tenantId, blobId: blob.bundle_blob_id, filename: 'x.zip' }, -5);
+    const expired = createDownloadLinks(TEST_SERVER_SECRET).create(
+      { tenantId: app.bootstrap.tenantId, holder: { userId: app.bootstrap.userId }, organizationId: orgId, executionId, blobId: blob.bundle_blob_id, filename: 'x.zip' },
+      -5,
+    );
     const response = await call(app.url, expired.path);
     expect(response.status).toBe(403);
     expect(response.body.error.message).toMatch(/expired/);

@@ -63,3 +63,9 @@ export async function revokeApiKey(db: Kysely<Database>, principal: Principal, k
   if (!existing) throw notFound('The API key');
   return apiKeyRowToApiKey(existing);
 }
+
+/** Whether the user's key exists and is not revoked: what a download link handed out through it re-checks. */
+export async function apiKeyIsActive(db: Kysely<Database>, owner: { tenantId: string; userId: string }, keyId: string): Promise<boolean> {
+  const key = await findApiKeyOfUser(db, owner.tenantId, owner.userId, keyId);
+  return key !== undefined && key.revoked_at === null;
+}

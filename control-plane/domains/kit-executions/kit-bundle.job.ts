@@ -3,8 +3,9 @@ import type { Job } from 'graphile-worker';
 import { BundleError, buildOutputBundle } from '../../../kit-runtime/index.ts';
 import { permanentRefusalOf } from '../../db/postgres-errors.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
+import { putBlob } from '../blobs/blobs.repository.ts';
 import { markLeftOutOfBundle, recordBundleFailure } from './kit-bundle.repository.ts';
-import { attachBundle, bundleableOutputs, executionCompletedAt, insertBlob } from './kit-execution-worker.repository.ts';
+import { attachBundle, bundleableOutputs, executionCompletedAt } from './kit-execution-worker.repository.ts';
 
 /**
  * Whether an ended execution gets a bundle: when it kept at least one valid or warning output,
@@ -61,7 +62,7 @@ async function buildAndAttachBundle({ executionId, tenantId, kitRef }: { executi
   await ownerDb.transaction().execute(async (trx) => {
     if (leftOut.length > 0) await markLeftOutOfBundle(trx, tenantId, executionId, leftOut);
     if (bundle.entries.length === 0) return;
-    const blob = await insertBlob(trx, { tenantId, contentType: 'application/zip', content: bundle.buffer, sha256: bundle.sha256 });
+    const blob = await putBlob(trx, { tenantId, contentType: 'application/zip', content: bundle.buffer, sha256: bundle.sha256 });
     const attached = await attachBundle(trx, executionId, { blobId: blob.id, path: `executions/${executionId}/bundle.zip`, sizeBytes: bundle.sizeBytes });
     if (!attached) throw new BundleAlreadyAttached();
   }).catch((error) => {

@@ -83,14 +83,6 @@ export async function replaceOutputs(db: Kysely<Database>, tenantId: string, exe
     .execute();
 }
 
-export async function insertBlob(db: Kysely<Database>, blob: { tenantId: string; contentType: string; content: Buffer; sha256: string }) {
-  return db
-    .insertInto('blobs')
-    .values({ tenant_id: blob.tenantId, content_type: blob.contentType, content: blob.content, size_bytes: blob.content.length, sha256: blob.sha256 })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-}
-
 export interface ExecutionOutcome {
   status: Exclude<KitExecutionStatus, 'pending' | 'running'>;
   errorMessage: string | null;

@@ -5,6 +5,7 @@ import { permanentRefusalOf } from '../../db/postgres-errors.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
 import { CredentialUnopenableError } from '../kit-credentials/credential-vault.ts';
+import { KITS_FEATURE_FLAG, kitsEnabledFor } from '../kits/kit-access.ts';
 import { getsBundle } from './kit-bundle.job.ts';
 import { claimExecution, executionExists, finishExecution, findComponentVersion, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
 
@@ -73,6 +74,12 @@ export const executeKitJob = defineJob({
     }
     const ran: { outcome?: ExecutionOutcome } = {};
     try {
+      // Switching kits off stops the runs already queued or waiting for a retry, not only new ones.
+      if (!(await kitsEnabledFor(ownerDb, tenantId))) {
+        await failExecution(deps, { executionId, tenantId }, KITS_DISABLED_MESSAGE);
+        log.info('kits are disabled for this tenant; the execution ends failed without running');
+        return;
+      }
       await runClaimedExecution(claimed, { executionId, tenantId }, deps, ran);
     } catch (error) {
       // Its project was deleted while it ran, taking the execution with it: nothing left to record.
@@ -84,7 +91,7 @@ export const executeKitJob = defineJob({
       const why = whyNotToRetry(error, helpers.job);
       if (why === null) throw error;
       log.error({ err: error }, 'kit execution could not be recorded; failing it');
-      await failUnrecordedExecution(deps, { executionId, tenantId }, why, ran.outcome);
+      await failExecution(deps, { executionId, tenantId }, `This execution could not be recorded: ${why}. No outputs were kept; start a new execution.`, ran.outcome);
     }
   },
 });
@@ -164,13 +171,18 @@ export function whyNotToRetry(error: unknown, job: Pick<Job, 'attempts' | 'max_a
   return null;
 }
 
-/** Ends the execution failed, keeping none of its outputs; a failure here leaves the job to retry. */
-async function failUnrecordedExecution(deps: JobDeps, { executionId, tenantId }: { executionId: string; tenantId: string }, why: string, outcome?: ExecutionOutcome) {
+const KITS_DISABLED_MESSAGE = `Kits are disabled for this tenant (the feature flag ${KITS_FEATURE_FLAG} is off), so this execution did not run. Start a new execution once kits are enabled again.`;
+
+/**
+ * Ends the execution failed with `errorMessage`, keeping none of its outputs (of `outcome`, the
+ * run's, only its timings, phases and logs); a failure here leaves the job to retry.
+ */
+async function failExecution(deps: JobDeps, { executionId, tenantId }: { executionId: string; tenantId: string }, errorMessage: string, outcome?: ExecutionOutcome) {
   await deps.ownerDb.transaction().execute(async (trx) => {
     await replaceOutputs(trx, tenantId, executionId, []);
     await finishExecution(trx, executionId, deps.workerProcessId, {
       status: 'failed',
-      errorMessage: `This execution could not be recorded: ${why}. No outputs were kept; start a new execution.`,
+      errorMessage,
       executionTimeMs: outcome?.executionTimeMs ?? 0,
       phases: outcome?.phases ?? [],
       // Not what APPLY returned: it may be what could not be recorded.

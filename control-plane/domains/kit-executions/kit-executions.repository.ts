@@ -102,7 +102,3 @@ export async function recordWorkerRun(db: Kysely<Database>, executionId: string,
 export async function findVersionOfKit(db: Kysely<Database>, kitRowId: string, version: string) {
   return db.selectFrom('kit_versions').select(['id', 'version']).where('kit_row_id', '=', kitRowId).where('version', '=', version).executeTakeFirst();
 }
-
-export async function findBlobMeta(db: Kysely<Database>, tenantId: string, blobId: string) {
-  return db.selectFrom('blobs').select(['id', 'size_bytes', 'sha256']).where('tenant_id', '=', tenantId).where('id', '=', blobId).executeTakeFirst();
-}

@@ -3,16 +3,17 @@ import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitExecutionStatus } from '../../db/database.ts';
 import { AppError, invalid, notFound } from '../../errors/app-error.ts';
-import type { DownloadLinks } from '../../http/download-links.ts';
+import { invalidDownloadLink, type DownloadLinks, type DownloadTarget } from '../../http/download-links.ts';
 import type { Paging } from '../../http/paging.ts';
 import { addJob } from '../../jobs/add-job.ts';
+import { apiKeyIsActive } from '../api-keys/api-keys.service.ts';
+import { readBlob, readBlobMeta } from '../blobs/blobs.repository.ts';
 import { requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
 import { getsBundle } from './kit-bundle.job.ts';
 import { EXECUTION_JOB_ATTEMPTS, executeKitJob } from './kit-execution.job.ts';
 import type { ExecuteKitInput, ExecutionDetail, ExecutionSummary } from './kit-executions.schema.ts';
 import {
-  findBlobMeta,
   findExecution,
   findOutput,
   findVersionOfKit,
@@ -104,7 +105,7 @@ export async function listKitExecutions(
   return { executions: rows.map(executionRowToSummary), ...page };
 }
 
-async function requireExecution(db: Kysely<Database>, principal: Principal, orgId: string, executionId: string) {
+async function requireExecution(db: Kysely<Database>, principal: Pick<Principal, 'tenantId' | 'userId'>, orgId: string, executionId: string) {
   await requireKitAccess(db, principal, orgId);
   const row = await findExecution(db, principal.tenantId, orgId, executionId);
   if (!row) throw notFound('The execution');
@@ -160,7 +161,7 @@ export async function getKitOutput(db: Kysely<Database>, principal: Principal, i
 
 export async function getBundleLink(db: Kysely<Database>, principal: Principal, links: DownloadLinks, input: { orgId: string; executionId: string }) {
   const row = await requireExecution(db, principal, input.orgId, input.executionId);
-  const blob = row.bundle_blob_id ? await findBlobMeta(db, principal.tenantId, row.bundle_blob_id) : undefined;
+  const blob = row.bundle_blob_id ? await readBlobMeta(db, principal.tenantId, row.bundle_blob_id) : undefined;
   if (!blob) {
     const bundleStatus = bundleStatusOf(row);
     if (bundleStatus === 'failed') {
@@ -175,12 +176,43 @@ export async function getBundleLink(db: Kysely<Database>, principal: Principal, 
     throw new AppError('CONFLICT', `This execution ${why}`, { status: row.status, bundleStatus });
   }
   const outputs = await listOutputSummaries(db, principal.tenantId, row.id);
-  const link = links.create({ tenantId: principal.tenantId, blobId: blob.id, filename: `${row.kit_id}-${row.version}-${row.id.slice(0, 8)}.zip` });
+  const link = links.create({
+    tenantId: principal.tenantId,
+    holder: { userId: principal.userId, apiKeyId: principal.apiKeyId },
+    organizationId: input.orgId,
+    executionId: row.id,
+    blobId: blob.id,
+    filename: `${row.kit_id}-${row.version}-${row.id.slice(0, 8)}.zip`,
+  });
   return {
     downloadUrl: link.path,
     expiresAt: link.expiresAt.toISOString(),
-    sizeBytes: blob.size_bytes,
+    sizeBytes: blob.sizeBytes,
     sha256: blob.sha256,
     contents: ['manifest.json', ...outputs.filter((o) => o.status !== 'invalid').map((o) => o.filename)],
   };
+}
+
+/** Refusals of the holder's standing (kits off, no longer a member or below member, organization gone). */
+const HOLDER_REFUSALS: ReadonlySet<string> = new Set(['FORBIDDEN', 'ORG_NOT_MEMBER', 'NOT_FOUND']);
+
+/**
+ * The bundle a download link names, read for the holder it was handed to — only while they may
+ * still read it, as GET …/bundle asks: removed from the organization, below member, kits switched
+ * off for the tenant, or the API key they asked with revoked, and the link stops serving within its
+ * 15 minutes. Such a link answers as a forged one does; an execution or bundle gone since (the
+ * project deleted) is NOT_FOUND, which only a holder still entitled to it is told.
+ */
+export async function readBundleForDownload(db: Kysely<Database>, target: DownloadTarget) {
+  const holder = { tenantId: target.tenantId, userId: target.holder.userId };
+  try {
+    if (target.holder.apiKeyId !== undefined && !(await apiKeyIsActive(db, holder, target.holder.apiKeyId))) throw invalidDownloadLink();
+    await requireKitAccess(db, holder, target.organizationId);
+  } catch (error) {
+    throw error instanceof AppError && HOLDER_REFUSALS.has(error.code) ? invalidDownloadLink() : error;
+  }
+  const row = await findExecution(db, target.tenantId, target.organizationId, target.executionId);
+  const blob = row?.bundle_blob_id === target.blobId ? await readBlob(db, target.tenantId, target.blobId) : undefined;
+  if (!blob) throw new AppError('NOT_FOUND', 'The file behind this link no longer exists');
+  return blob;
 }

@@ -132,12 +132,6 @@ export async function deleteKitExecutionsOfProject(db: Kysely<Database>, tenantI
   return { count: rows.length, bundleBlobIds: rows.flatMap((row) => (row.bundle_blob_id ? [row.bundle_blob_id] : [])) };
 }
 
-export async function deleteBlobs(db: Kysely<Database>, tenantId: string, ids: string[]): Promise<number> {
-  if (ids.length === 0) return 0;
-  const result = await db.deleteFrom('blobs').where('tenant_id', '=', tenantId).where('id', 'in', ids).executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
 export async function deleteProjectRow(db: Kysely<Database>, tenantId: string, projectId: string): Promise<number> {
   const result = await db.deleteFrom('projects').where('tenant_id', '=', tenantId).where('id', '=', projectId).executeTakeFirst();
   return Number(result.numDeletedRows);

@@ -3,12 +3,12 @@ import type { Principal } from '../../auth/principal.ts';
 import type { Database, ProjectRow, ProjectStatus } from '../../db/database.ts';
 import { invalid, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
+import { deleteBlobs } from '../blobs/blobs.repository.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
 import { projectScopeFor } from './project-scope.ts';
 import { progressKeys, type CreateProjectInput, type ProjectDetail, type ProjectSummary, type UpdateProjectInput } from './projects.schema.ts';
 import {
   defaultOrganizationOfUser,
-  deleteBlobs,
   deleteKitExecutionsOfProject,
   deleteKitOutputsOfProject,
   lockKitExecutionsOfProject,
