@@ -55,7 +55,9 @@ function openPrivateKey(sealed: string, serverSecret: string): string {
   }
 }
 
-const newKeyId = () => `k${new Date().toISOString().slice(0, 10).replaceAll('-', '')}-${randomBytes(3).toString('hex')}`;
+// Unique across every organization's keys: 64 random bits, so even a million keys made in one day
+// collide with odds of about one in 37 million.
+const newKeyId = () => `k${new Date().toISOString().slice(0, 10).replaceAll('-', '')}-${randomBytes(8).toString('hex')}`;
 
 /** A new key pair as it is stored: its private key sealed. All a process without the key ring may hold of it. */
 export type StorableCredentialKey = { keyId: string; publicKey: string; sealedPrivateKey: string };
