@@ -3,16 +3,30 @@ import { kitVersionSchema } from '../../../kit-runtime/index.ts';
 import { pagingInput } from '../../http/paging.ts';
 import { kitRefInput, orgInput } from '../kits/kits.schema.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { storedJsonAtMost } from '../../db/stored-json-size.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
 
 export const executionStatuses = ['pending', 'running', 'completed', 'failed', 'partial'] as const;
 const outputStatuses = ['valid', 'warning', 'invalid'] as const;
 
+/**
+ * An execution's inputs are stored with its row (jsonb), loaded whole by the worker that claims it
+ * and copied as JSON into the kit's sandbox for every hook; bounded only by the 1 MiB body, a body
+ * of `1e308`s was stored as 50 MB of digits. Each field is measured as PostgreSQL stores it and
+ * bounded on its own, so a refusal names the one that is too large: the discovery interview's free
+ * text gets room for a hundred pages and more, the company's profile a quarter of that.
+ */
+const BUSINESS_PROFILE_MAX_BYTES = 65_536;
+const DISCOVERY_ANSWERS_MAX_BYTES = 262_144;
+
+const storedSize = (bytes: number) => `At most ${bytes} bytes as JSON, numbers counted as stored (without exponent: 1e308 is 309 digits)`;
+const businessProfileInput = z.looseObject({ company: z.looseObject({ name: z.string().min(1).max(500), industry: z.string().min(1).max(200) }) });
+
 export const executeKitInput = kitRefInput
   .extend({
     projectId: uuidInput(),
-    businessProfile: z.looseObject({ company: z.looseObject({ name: z.string().min(1).max(500), industry: z.string().min(1).max(200) }) }),
-    discoveryAnswers: z.record(z.string(), z.unknown()).default({}),
+    businessProfile: storedJsonAtMost(businessProfileInput, BUSINESS_PROFILE_MAX_BYTES).describe(storedSize(BUSINESS_PROFILE_MAX_BYTES)),
+    discoveryAnswers: storedJsonAtMost(z.record(z.string(), z.unknown()), DISCOVERY_ANSWERS_MAX_BYTES).default({}).describe(storedSize(DISCOVERY_ANSWERS_MAX_BYTES)),
     options: z.strictObject({ dryRun: z.boolean().default(false), skipApply: z.boolean().default(false) }).default({ dryRun: false, skipApply: false }),
     version: kitVersionSchema.optional().describe('A published version (semver, as its manifest gives it); the latest when absent'),
   })

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pagingInput, pagedOutput } from '../../http/paging.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { storedJsonAtMost } from '../../db/stored-json-size.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
 
 export const projectPhases = ['CREATED', 'DISCOVERY', 'FEATURE_SELECTION', 'PLAN_GENERATION', 'PLANNING', 'VISUAL_DISCOVERY', 'SPECIFICATION'] as const;
@@ -15,42 +16,12 @@ const metadataSchema = z.record(z.string(), z.unknown());
 /**
  * Metadata is a project's small annotations, and every list page carries it (up to 200 projects):
  * unbounded, a few megabyte-sized ones made each page hundreds of megabytes and a tRPC batch of
- * pages could exhaust the heap.
+ * pages could exhaust the heap. Counted as PostgreSQL gives it back: 16 KiB of `1e308`s measured
+ * as sent came back as 700 KB of digits per project, and a page of 200 as 140 MB.
  */
 const METADATA_MAX_BYTES = 16_384;
 
-/**
- * How many characters PostgreSQL writes a number in when it reads jsonb back: jsonb keeps numbers
- * as `numeric`, which has no exponent form, so `1e308` comes back as 309 digits and `5e-324` as 326
- * characters. JavaScript writes a number with an exponent only outside 1e-7..1e21; inside, the two agree.
- */
-function storedNumberLength(value: number): number {
-  const text = String(value);
-  const exponentForm = /^(-?)\d(?:\.(\d+))?e([+-]\d+)$/.exec(text);
-  if (!exponentForm) return text.length;
-  const [, sign = '', fraction = '', exponent = '0'] = exponentForm;
-  const digits = 1 + fraction.length;
-  const beforePoint = 1 + Number(exponent);
-  // 1.5e+300: the digits, then zeros up to the point; 1.5e-7: "0.", zeros, then the digits.
-  return sign.length + (beforePoint >= digits ? beforePoint : 2 - beforePoint + digits);
-}
-
-/**
- * Metadata's size as every list page reads it from PostgreSQL. Measured as JavaScript writes it,
- * 16 KiB of `1e308`s came back as 700 KB of digits per project, and a page of 200 as 140 MB.
- */
-function storedJsonBytes(value: unknown): number {
-  let numbersGrowBy = 0;
-  const json = JSON.stringify(value, (_key, item: unknown) => {
-    if (typeof item === 'number') numbersGrowBy += storedNumberLength(item) - String(item).length;
-    return item;
-  });
-  return Buffer.byteLength(json) + numbersGrowBy;
-}
-
-const metadataInput = metadataSchema.refine((metadata) => storedJsonBytes(metadata) <= METADATA_MAX_BYTES, {
-  error: `must be at most ${METADATA_MAX_BYTES} bytes as JSON`,
-});
+const metadataInput = storedJsonAtMost(metadataSchema, METADATA_MAX_BYTES);
 
 export const listProgressOutput = z.object({
   overall: fraction,

@@ -16,8 +16,9 @@ import type { StatementBatches } from '../../db/statement-batches.ts';
  * failures elsewhere cannot lock a user out; only the larger per-email budget, once spent, blocks
  * everyone (that is the price of bounding a botnet). A blocked attempt is refused before any
  * password check and does not count again. Each attempt reserves a point in every budget up front
- * and a success hands it back, so concurrent guesses cannot slip past a budget. Keys are SHA-256
- * digests: the table never holds an email address.
+ * and a success hands it back, so concurrent guesses cannot slip past a budget; a point is handed
+ * back only to the window that took it (see `refund`). Keys are SHA-256 digests: the table never
+ * holds an email address.
  */
 export type LoginAttemptOutcome = { allowed: true; succeeded(): Promise<void> } | { allowed: false; retryAfterSeconds: number };
 
@@ -26,6 +27,44 @@ export interface LoginThrottle {
 }
 
 const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex');
+
+interface Budget {
+  limiter: RateLimiterPostgres;
+  key: string;
+}
+
+/** A point taken from a budget, and when the window that took it ends (by this process's clock). */
+interface Reservation extends Budget {
+  windowEndsAt: number;
+}
+
+/**
+ * Takes a point from a budget; with `rejection` when the budget was spent already, in which case
+ * the store counted the point all the same. The window's end is reckoned from the clock as read
+ * before the point was taken, so it is never later than the end the store recorded.
+ */
+async function reserve(budget: Budget): Promise<{ reservation: Reservation; rejection?: RateLimiterRes }> {
+  const before = Date.now();
+  try {
+    const taken = await budget.limiter.consume(budget.key);
+    return { reservation: { ...budget, windowEndsAt: before + taken.msBeforeNext } };
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    return { reservation: { ...budget, windowEndsAt: before + rejection.msBeforeNext }, rejection };
+  }
+}
+
+/**
+ * Gives a point back to the window that took it. Once that window has ended its count is gone,
+ * and a reward would open the next window at −1: one failed attempt more than the budget. The
+ * store compares the window's end with this process's clock as read when the reward is made, in
+ * the same synchronous step as this check, so only a window ending in those microseconds (or
+ * another node whose clock runs ahead opening the next window early, by no more than the skew)
+ * can still take the refund: negligible.
+ */
+async function refund({ limiter, key, windowEndsAt }: Reservation): Promise<void> {
+  if (Date.now() < windowEndsAt) await limiter.reward(key);
+}
 
 export function createLoginThrottle(store: StatementBatches, limits: Config['loginLimits']): LoginThrottle {
   const limiter = (keyPrefix: string, points: number) =>
@@ -46,7 +85,7 @@ export function createLoginThrottle(store: StatementBatches, limits: Config['log
   return {
     async begin(email, clientAddress) {
       const normalised = email.trim().toLowerCase();
-      const budgets = [
+      const budgets: Budget[] = [
         { limiter: perPair, key: digest(normalised, clientAddress) },
         { limiter: perAddress, key: digest(clientAddress) },
         { limiter: perEmail, key: digest(normalised) },
@@ -58,22 +97,21 @@ export function createLoginThrottle(store: StatementBatches, limits: Config['log
       const spent = current.filter((state, index) => state !== null && state.consumedPoints >= budgets[index]!.limiter.points);
       if (spent.length > 0) return { allowed: false, retryAfterSeconds: retryAfter(spent) };
 
-      const reserved: typeof budgets = [];
+      const reserved: Reservation[] = [];
       for (const budget of budgets) {
-        try {
-          await budget.limiter.consume(budget.key);
-          reserved.push(budget);
-        } catch (rejection) {
-          if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        const { reservation, rejection } = await reserve(budget);
+        reserved.push(reservation);
+        if (rejection) {
           // Another attempt took the last point meanwhile: give back what this one reserved.
-          await Promise.all([budget, ...reserved].map(({ limiter, key }) => limiter.reward(key)));
+          await Promise.all(reserved.map(refund));
           return { allowed: false, retryAfterSeconds: retryAfter([rejection]) };
         }
       }
+      const [pairPoint, addressPoint, emailPoint] = reserved as [Reservation, Reservation, Reservation];
       return {
         allowed: true,
         async succeeded() {
-          await Promise.all([perPair.delete(budgets[0]!.key), perAddress.reward(budgets[1]!.key), perEmail.reward(budgets[2]!.key)]);
+          await Promise.all([perPair.delete(pairPoint.key), refund(addressPoint), refund(emailPoint)]);
         },
       };
     },
