@@ -240,6 +240,8 @@ export interface CredentialKeysTable {
   /** The organization whose clients seal to it; null for the server-wide keys of before. */
   organization_id: string | null;
   public_key: string;
+  /** HMAC (SERVER_SECRET-derived key) over key id, organization and public key; null for server-wide keys. */
+  public_key_tag: string | null;
   sealed_private_key: string;
   created_at: CreatedAt;
   retired_at: Date | null;

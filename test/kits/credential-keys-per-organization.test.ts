@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import sodium from 'libsodium-wrappers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { addCredentialKey } from '../../control-plane/domains/kit-credentials/cr
 import { createPublicCredentialSealer } from '../../kit-runtime/index.ts';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { untilLockWaiters } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTenant } from '../helpers/tenant-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -64,6 +66,25 @@ const run = async (org: Org) => {
   const started = await call(app.url, `/api/${org.orgId}/kits/deployer/execute`, { apiKey: org.apiKey, body: sampleExecutionBody(org.projectId) });
   expect(started.status, started.text).toBe(201);
   return waitForExecution(app.url, org.apiKey, org.orgId, started.body.data.executionId);
+};
+const newOrganization = async (slug: string) => {
+  const created = await call(app.url, '/api/organizations', { apiKey: app.bootstrap.apiKey, body: { name: slug, slug } });
+  expect(created.status, created.text).toBe(201);
+  return created.body.data.id as string;
+};
+const rotateKeys = async () => {
+  const before = await sqlAsOwner('select count(*)::int as n from credential_keys');
+  const rotation = await call(app.url, '/api/admin/credential-keys/rotate', { apiKey: app.bootstrap.apiKey, method: 'POST' });
+  expect(rotation.status, rotation.text).toBe(202);
+  return before[0].n as number;
+};
+/** Until the rotation job is done (its job row gone). */
+const untilRotated = async () => {
+  const deadline = Date.now() + 15_000;
+  while ((await sqlAsOwner("select count(*)::int as n from graphile_worker.jobs where task_identifier = 'credentials.rotate_keys'"))[0].n > 0) {
+    if (Date.now() > deadline) throw new Error('rotation did not finish');
+    await sleep(100);
+  }
 };
 const currentKeysOf = async (orgId: string) => (await sqlAsOwner('select key_id from credential_keys where organization_id = $1 and retired_at is null', [orgId])).map((row) => row.key_id);
 
@@ -156,11 +177,76 @@ describe('credential keys', () => {
     });
   });
 
+  it('are never handed out nor opened with when written past the service (through the API role), keep no node from starting, and are replaced at rotation', async () => {
+    const orgId = await newOrganization('planted');
+    const planted = sodium.crypto_box_keypair();
+    const plantedKey = sodium.to_base64(planted.publicKey, sodium.base64_variants.ORIGINAL);
+    // What a statement injected into a request could do: the API's role issues the organization a key of its own making.
+    const injected = new pg.Client({ connectionString: app.database.appUrl });
+    await injected.connect();
+    try {
+      await injected.query('begin');
+      await injected.query(`select set_config('app.tenant_id', $1, true)`, [app.bootstrap.tenantId]);
+      await injected.query('select * from app_private.issue_organization_credential_key($1, $2, $3, $4, $5)', [orgId, 'k-planted', plantedKey, 'junk.junk', 'forged']);
+      await injected.query('commit');
+    } finally {
+      await injected.end();
+    }
+    const org = { orgId, apiKey: app.bootstrap.apiKey };
+    const served = await call(app.url, `/api/${orgId}/kits/credentials/public-key`, { apiKey: org.apiKey });
+    expect([served.status, served.body.error?.code]).toEqual([500, 'INTERNAL_ERROR']);
+    expect(served.text).not.toContain(plantedKey);
+    const kit = sampleKit({ id: 'deployer', credentials: [{ id: 'deploy', description: 'Deploy token', required: true }], applyHook });
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: org.apiKey, body: kit })).status).toBe(201);
+    const project = (await call(app.url, '/api/projects', { apiKey: org.apiKey, body: { name: 'Planted', organizationId: orgId } })).body.data.id;
+    const stored = await call(app.url, `/api/${orgId}/kits/credentials`, { apiKey: org.apiKey, body: { projectId: project, kitId: 'deployer', credentialType: 'deploy', credentials: { token: VICTIM_SECRET } } });
+    expect(stored.status).toBe(500);
+    expect(await sqlAsOwner('select id from kit_credentials where organization_id = $1', [orgId])).toEqual([]);
+
+    // The newest key of the ring does not open with SERVER_SECRET; a node still starts.
+    const second = await startTestApp({ database: app.database });
+    await second.stop();
+
+    await rotateKeys();
+    await untilRotated();
+    const replaced = await publicKeyOf(org);
+    expect(replaced.keyId).not.toBe('k-planted');
+    expect(await sqlAsOwner('select retired_at is not null as retired from credential_keys where key_id = $1', ['k-planted'])).toEqual([{ retired: true }]);
+  });
+
+  it('leave no credential sealed to a key a rotation retired, when it was stored while the rotation ran', async () => {
+    const orgId = await newOrganization('racing-store');
+    const org = await withDeployer(orgId, app.bootstrap.apiKey, app.bootstrap.tenantId);
+    const first = (await publicKeyOf(org)).keyId;
+    // The store reads the key, then waits on its insert; the rotation is asked for meanwhile.
+    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
+    await holder.connect();
+    let storing: ReturnType<typeof call>;
+    try {
+      await holder.query('begin');
+      await holder.query('lock table kit_credentials in share mode');
+      storing = call(app.url, `/api/${orgId}/kits/credentials`, { apiKey: org.apiKey, body: { projectId: org.projectId, kitId: 'deployer', credentialType: 'deploy', credentials: { token: 'stored-during-a-rotation-token' } } });
+      await untilLockWaiters(app.database.ownerUrl, 1);
+      await rotateKeys();
+      // The rotation waits for the store (its key read holds the rotation lock shared) instead of running past it.
+      await untilLockWaiters(app.database.ownerUrl, 2);
+    } finally {
+      await holder.query('commit');
+      await holder.end();
+    }
+    const stored = await storing!;
+    expect(stored.status, stored.text).toBe(201);
+    await untilRotated();
+    const [current] = await currentKeysOf(orgId);
+    expect(current).not.toBe(first);
+    expect((await sqlAsOwner('select key_id from kit_credentials where id = $1', [stored.body.data.credentialId]))[0].key_id).toBe(current);
+    expect((await run(org)).status).toBe('completed');
+  });
+
   it('still open what was sealed to a server-wide key of before, and move it under its organization’s key at rotation', async () => {
     // A key and a client-sealed credential as an earlier version stored them: the key of no organization.
-    const holder = await call(app.url, '/api/organizations', { apiKey: app.bootstrap.apiKey, body: { name: 'Key holder', slug: 'key-holder' } });
-    const legacyKeyId = await addCredentialKey(app.service.owner.db, TEST_SERVER_SECRET, holder.body.data.id);
-    await sqlAsOwner("update credential_keys set organization_id = null, created_at = now() - interval '1 day' where key_id = $1", [legacyKeyId]);
+    const legacyKeyId = await addCredentialKey(app.service.owner.db, TEST_SERVER_SECRET, await newOrganization('key-holder'));
+    await sqlAsOwner("update credential_keys set organization_id = null, public_key_tag = null, created_at = now() - interval '1 day' where key_id = $1", [legacyKeyId]);
     const [legacy] = await sqlAsOwner('select public_key from credential_keys where key_id = $1', [legacyKeyId]);
     const sealer = await createPublicCredentialSealer({ keyId: legacyKeyId, key: legacy.public_key });
     const credentialId = randomUUID();
@@ -172,13 +258,8 @@ describe('credential keys', () => {
     );
     expect((await run(victim)).status).toBe('completed');
 
-    const rotation = await call(app.url, '/api/admin/credential-keys/rotate', { apiKey: app.bootstrap.apiKey, method: 'POST' });
-    expect(rotation.status, rotation.text).toBe(202);
-    const deadline = Date.now() + 10_000;
-    while ((await sqlAsOwner('select key_id from kit_credentials where id = $1', [credentialId]))[0].key_id === legacyKeyId) {
-      if (Date.now() > deadline) throw new Error('rotation did not happen');
-      await sleep(100);
-    }
+    await rotateKeys();
+    await untilRotated();
     const [moved] = await sqlAsOwner('select key_id from kit_credentials where id = $1', [credentialId]);
     expect(await currentKeysOf(victim.orgId)).toEqual([moved.key_id]);
     expect(await publicKeyOf(victim)).toMatchObject({ keyId: moved.key_id });

@@ -1,4 +1,4 @@
-import { hkdfSync, randomBytes } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import sodium from 'libsodium-wrappers';
 import type { Kysely } from 'kysely';
 import { generateCredentialKeyPair, type CredentialKeyRing } from '../../../kit-runtime/index.ts';
@@ -19,6 +19,10 @@ export class KeyRingSecretMismatch extends Error {
  * alone cannot open a credential. The API role cannot read the table at all; it issues an
  * organization's first key through a definer function, handing over the private key already sealed
  * (`createCredentialKeyMaker`). Only the owner connection (workers) reads private keys back.
+ *
+ * Since the API's role can write an organization's key, so can anything running as that role (an
+ * injected statement): each organization key carries a tag, an HMAC under another key derived from
+ * SERVER_SECRET, and a key whose tag does not check out is never handed to clients nor opened with.
  */
 function wrappingKey(serverSecret: string): Uint8Array {
   return new Uint8Array(hkdfSync('sha256', serverSecret, 'specwright', 'credential-key-ring', sodium.crypto_secretbox_KEYBYTES));
@@ -57,21 +61,48 @@ function openPrivateKey(sealed: string, serverSecret: string): string {
 
 // Unique across every organization's keys: 64 random bits, so even a million keys made in one day
 // collide with odds of about one in 37 million.
+function tagKey(serverSecret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', serverSecret, 'specwright', 'credential-key-tag', 32));
+}
+
+/** The tag of an organization's key: what only a holder of SERVER_SECRET can make. */
+function publicKeyTag(serverSecret: string, key: { keyId: string; organizationId: string; publicKey: string }): string {
+  return createHmac('sha256', tagKey(serverSecret)).update(JSON.stringify([key.keyId, key.organizationId, key.publicKey])).digest('base64url');
+}
+
+/** Whether an organization's key was made by the service (with this SERVER_SECRET), not planted. */
+function tagChecksOut(serverSecret: string, key: { keyId: string; organizationId: string; publicKey: string; tag: string | null }): boolean {
+  if (key.tag === null) return false;
+  const expected = Buffer.from(publicKeyTag(serverSecret, key));
+  const given = Buffer.from(key.tag);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
 const newKeyId = () => `k${new Date().toISOString().slice(0, 10).replaceAll('-', '')}-${randomBytes(8).toString('hex')}`;
 
-/** A new key pair as it is stored: its private key sealed. All a process without the key ring may hold of it. */
-export type StorableCredentialKey = { keyId: string; publicKey: string; sealedPrivateKey: string };
+/** A new organization key as it is stored: its private key sealed, its public key tagged. */
+export type StorableCredentialKey = { keyId: string; publicKey: string; sealedPrivateKey: string; publicKeyTag: string };
 
-/** Makes storable keys: what the API issues an organization's first key with. */
-export type CredentialKeyMaker = { make(): Promise<StorableCredentialKey> };
+/** What the API issues an organization's first key with, and checks a stored one's tag with. */
+export type CredentialKeyMaker = {
+  make(organizationId: string): Promise<StorableCredentialKey>;
+  /** Whether the organization's key was made by the service, not planted. */
+  madeByService(organizationId: string, key: { keyId: string; publicKey: string; tag: string | null }): boolean;
+};
 
 export function createCredentialKeyMaker(serverSecret: string): CredentialKeyMaker {
   return {
-    async make() {
+    async make(organizationId) {
       await sodium.ready;
       const pair = await generateCredentialKeyPair(newKeyId());
-      return { keyId: pair.keyId, publicKey: pair.publicKey, sealedPrivateKey: sealPrivateKey(pair.privateKey, serverSecret) };
+      return {
+        keyId: pair.keyId,
+        publicKey: pair.publicKey,
+        sealedPrivateKey: sealPrivateKey(pair.privateKey, serverSecret),
+        publicKeyTag: publicKeyTag(serverSecret, { keyId: pair.keyId, organizationId, publicKey: pair.publicKey }),
+      };
     },
+    madeByService: (organizationId, key) => tagChecksOut(serverSecret, { ...key, organizationId }),
   };
 }
 
@@ -80,10 +111,17 @@ export function createCredentialKeyMaker(serverSecret: string): CredentialKeyMak
  * server-wide one a first start makes (`null`); returns its id.
  */
 export async function addCredentialKey(owner: Kysely<Database>, serverSecret: string, organizationId: string | null): Promise<string> {
-  const key = await createCredentialKeyMaker(serverSecret).make();
+  const key = await createCredentialKeyMaker(serverSecret).make(organizationId ?? '');
   await owner
     .insertInto('credential_keys')
-    .values({ key_id: key.keyId, organization_id: organizationId, public_key: key.publicKey, sealed_private_key: key.sealedPrivateKey })
+    .values({
+      key_id: key.keyId,
+      organization_id: organizationId,
+      public_key: key.publicKey,
+      sealed_private_key: key.sealedPrivateKey,
+      // Only an organization's key needs one: the app role cannot write a server-wide key.
+      public_key_tag: organizationId === null ? null : key.publicKeyTag,
+    })
     .execute();
   return key.keyId;
 }
@@ -100,38 +138,53 @@ export async function ensureKeyRingStarted(owner: Kysely<Database>, serverSecret
 }
 
 /**
- * The keys that open an organization's credentials: its own and the server-wide ones of before,
- * never another organization's, so a value sealed to another organization's key does not open. Its
- * newest unretired key seals; `undefined` when there is no key to open anything with.
+ * The keys that open an organization's credentials: its own that the service made (a planted one,
+ * whose tag does not check out, is left out and named in `untrusted`), and the server-wide ones of
+ * before until a rotation retires them (it moves what they sealed under the organization's key).
+ * Never another organization's, so a value sealed to another organization's key does not open. Its
+ * newest unretired key seals; `ring` is undefined when there is no key to open anything with.
  */
-export async function loadOrganizationKeyRing(owner: Kysely<Database>, serverSecret: string, organizationId: string): Promise<CredentialKeyRing | undefined> {
+export async function loadOrganizationKeyRing(
+  owner: Kysely<Database>,
+  serverSecret: string,
+  organizationId: string,
+): Promise<{ ring: CredentialKeyRing | undefined; untrusted: string[] }> {
   await sodium.ready;
-  const rows = await owner
+  const found = await owner
     .selectFrom('credential_keys')
     .selectAll()
-    .where((eb) => eb.or([eb('organization_id', '=', organizationId), eb('organization_id', 'is', null)]))
+    .where((eb) => eb.or([eb('organization_id', '=', organizationId), eb.and([eb('organization_id', 'is', null), eb('retired_at', 'is', null)])]))
     .orderBy('created_at')
     .orderBy('key_id')
     .execute();
-  if (rows.length === 0) return undefined;
+  const trusted = (row: (typeof found)[number]) =>
+    row.organization_id === null || tagChecksOut(serverSecret, { keyId: row.key_id, organizationId, publicKey: row.public_key, tag: row.public_key_tag });
+  const rows = found.filter(trusted);
+  const untrusted = found.filter((row) => !trusted(row)).map((row) => row.key_id);
+  if (rows.length === 0) return { ring: undefined, untrusted };
   const current = rows.filter((row) => row.organization_id === organizationId && row.retired_at === null).at(-1) ?? rows.at(-1)!;
   return {
-    currentKeyId: current.key_id,
-    keys: rows.map((row) => ({ keyId: row.key_id, publicKey: row.public_key, privateKey: openPrivateKey(row.sealed_private_key, serverSecret) })),
+    ring: {
+      currentKeyId: current.key_id,
+      keys: rows.map((row) => ({ keyId: row.key_id, publicKey: row.public_key, privateKey: openPrivateKey(row.sealed_private_key, serverSecret) })),
+    },
+    untrusted,
   };
 }
 
 /**
- * Whether SERVER_SECRET opens the key ring: the newest key tells, all being sealed with the same
- * secret. True while there is no key (before the first start made one). Reads
- * only the columns every version of the table has: it runs before migrations.
+ * Whether SERVER_SECRET opens the key ring: the oldest key tells, all being sealed with the same
+ * secret — and the oldest is the one a first start made, as the owner (a key the API's role
+ * planted is newer, and must not keep every node from starting). True while there is no key (before
+ * the first start made one). Reads only the columns every version of the table has: it runs before
+ * migrations.
  */
 export async function keyRingOpensWith(owner: Kysely<Database>, serverSecret: string): Promise<boolean> {
   await sodium.ready;
-  const newest = await owner.selectFrom('credential_keys').select('sealed_private_key').orderBy('created_at', 'desc').limit(1).executeTakeFirst();
-  if (!newest) return true;
+  const oldest = await owner.selectFrom('credential_keys').select('sealed_private_key').orderBy('created_at').orderBy('key_id').limit(1).executeTakeFirst();
+  if (!oldest) return true;
   try {
-    openPrivateKey(newest.sealed_private_key, serverSecret);
+    openPrivateKey(oldest.sealed_private_key, serverSecret);
     return true;
   } catch (error) {
     if (error instanceof KeyRingSecretMismatch) return false;

@@ -46,7 +46,8 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
         .execute();
       if (rows.length === 0) return null;
       // The organization's keys only: a value sealed to another organization's key does not open here.
-      const ring = await loadOrganizationKeyRing(owner, serverSecret, organizationId);
+      const { ring, untrusted } = await loadOrganizationKeyRing(owner, serverSecret, organizationId);
+      if (untrusted.length > 0) log.error({ organizationId, keyIds: untrusted }, 'credential keys not made by the service (their tags do not check out) were left out');
       if (!ring) throw new Error('The credential key ring holds no key to open stored credentials with');
       const sealer = await createCredentialSealer(ring);
       // The newest that opens; one that does not (sealed to another key, moved or tampered with)
@@ -81,8 +82,10 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
           // Retired first: an organization has one current key at a time.
           await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('organization_id', '=', organizationId).where('retired_at', 'is', null).execute();
           await addCredentialKey(trx, serverSecret, organizationId);
-          // Its only unretired key is the one just added: it seals, older ones still open.
-          const sealer = await createCredentialSealer((await loadOrganizationKeyRing(trx, serverSecret, organizationId))!);
+          // Its only unretired key is the one just added: it seals, older ones still open (a planted
+          // one, retired like the rest, is left out: what was sealed to it is marked invalid below).
+          const { ring } = await loadOrganizationKeyRing(trx, serverSecret, organizationId);
+          const sealer = await createCredentialSealer(ring!);
           for (const row of rowsByOrganization.get(organizationId) ?? []) {
             const binding = { tenantId: row.tenant_id, credentialId: row.id };
             try {

@@ -4,9 +4,13 @@ import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
 import type { StorableCredentialKey } from './credential-key-ring.ts';
 
-type PublicKeyRow = { key_id: string; public_key: string };
+type PublicKeyRow = { key_id: string; public_key: string; public_key_tag: string | null };
 
-/** The organization's current key, when it has one (an organization of the transaction's tenant). */
+/**
+ * The organization's current key, when it has one (an organization of the transaction's tenant).
+ * Waits for a key rotation under way, and holds one off until the transaction ends: a credential
+ * stored meanwhile is sealed to the key the rotation moves everything to, or seen by it.
+ */
 export async function organizationPublicKey(db: Kysely<Database>, organizationId: string): Promise<PublicKeyRow | undefined> {
   const { rows } = await sql<PublicKeyRow>`select * from app_private.organization_credential_key(${organizationId})`.execute(db);
   return rows[0];
@@ -14,7 +18,7 @@ export async function organizationPublicKey(db: Kysely<Database>, organizationId
 
 /** Issues the organization its first key; a key another request issued meanwhile wins. Returns the current key. */
 export async function issueOrganizationKey(db: Kysely<Database>, organizationId: string, key: StorableCredentialKey): Promise<PublicKeyRow | undefined> {
-  const { rows } = await sql<PublicKeyRow>`select * from app_private.issue_organization_credential_key(${organizationId}, ${key.keyId}, ${key.publicKey}, ${key.sealedPrivateKey})`.execute(db);
+  const { rows } = await sql<PublicKeyRow>`select * from app_private.issue_organization_credential_key(${organizationId}, ${key.keyId}, ${key.publicKey}, ${key.sealedPrivateKey}, ${key.publicKeyTag})`.execute(db);
   return rows[0];
 }
 

@@ -32,9 +32,14 @@ function credentialRowToCredential(row: ListedCredential) {
  * organization does not open for another (the worker opens with the organization's keys only).
  */
 async function organizationSealer(db: Kysely<Database>, keys: CredentialKeyMaker, orgId: string) {
-  const key = (await organizationPublicKey(db, orgId)) ?? (await issueOrganizationKey(db, orgId, await keys.make()));
+  const key = (await organizationPublicKey(db, orgId)) ?? (await issueOrganizationKey(db, orgId, await keys.make(orgId)));
   // The caller's access to the organization was checked in this transaction: it exists.
   if (!key) throw new Error(`organization ${orgId} has no credential key and none could be issued`);
+  // Written past the service (through the API's role): no secret is ever sealed to it. A rotation
+  // replaces it. (An INTERNAL_ERROR: the log line says which key, the caller learns nothing.)
+  if (!keys.madeByService(orgId, { keyId: key.key_id, publicKey: key.public_key, tag: key.public_key_tag })) {
+    throw new Error(`credential key ${key.key_id} of organization ${orgId} was not made by the service: its tag does not check out; rotate the credential keys`);
+  }
   return createPublicCredentialSealer({ keyId: key.key_id, key: key.public_key });
 }
 
@@ -45,8 +50,9 @@ export async function getCredentialPublicKey(db: Kysely<Database>, keys: Credent
 
 /**
  * Stores a credential sealed to its organization's key, bound to its own row: plain values are sealed
- * here, client-sealed ones are wrapped unopened. The API never holds a private key, and the
- * secret never reaches a response, a log line or a job payload.
+ * here, client-sealed ones are wrapped unopened. The API opens nothing (it holds an organization's
+ * private key only while issuing it, sealed at once), and the secret never reaches a response, a
+ * log line or a job payload.
  */
 export async function storeCredential(db: Kysely<Database>, keys: CredentialKeyMaker, principal: Principal, input: StoreCredentialInput) {
   await requireKitAccess(db, principal, input.orgId, 'admin');
