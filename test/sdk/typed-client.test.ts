@@ -67,14 +67,15 @@ describe('the typed client', () => {
     const orgId = app.bootstrap.organizationId;
     await client.kits.publish.mutate({ orgId, ...sampleKit({ id: 'large-inputs' }) } as never);
     const project = await client.projects.create.mutate({ name: 'Large inputs' });
-    // ~300 KB each, well under the server's 1 MiB JSON limit; four in one body would be 1.2 MB.
+    // ~310 KB each (within the inputs' own bounds: 64 KiB of profile, 256 KiB of answers), well
+    // under the server's 1 MiB JSON limit; four in one body would be 1.24 MB.
     const execute = (n: number) =>
       client.kitExecutions.execute.mutate({
         orgId,
         kitId: 'large-inputs',
         projectId: project.id,
-        businessProfile: { company: { name: 'Acme', industry: 'aerospace' } },
-        discoveryAnswers: { entities: ['Rocket'], notes: `${n}`.padEnd(300_000, 'x') },
+        businessProfile: { company: { name: 'Acme', industry: 'aerospace' }, history: 'y'.repeat(60_000) },
+        discoveryAnswers: { entities: ['Rocket'], notes: `${n}`.padEnd(250_000, 'x') },
         options: { dryRun: true, skipApply: false },
       });
     const started = await Promise.all([1, 2, 3, 4].map(execute));
