@@ -8,7 +8,7 @@
 import type { KitPhase } from './manifest.schema.ts';
 import type { KitPackage } from './kit-package.ts';
 import type { KitLimits } from './limits.ts';
-import { KitHookError, KitLimitError, KitPhaseError, cleanGuestMessage } from './errors.ts';
+import { KitHookError, KitLimitError, KitPhaseError } from './errors.ts';
 import { failRun, summariseOutputs, type KitExecutionResult, type KitPhaseRecord, type KitRunStep } from './execution-result.ts';
 import { composeComponents, type KitResolver } from './compose-components.ts';
 import { findMissingInputs, parseHookResult, type HookResult } from './phase-contracts.ts';
@@ -18,7 +18,7 @@ import type { IsolatePool } from './sandbox/isolate-pool.ts';
 import type { KitSandbox, HookRun } from './sandbox/kit-sandbox.ts';
 import { HostBridge, type HostCapability } from './sandbox/host-bridge.ts';
 import { nestsDeeperThan } from './json-depth.ts';
-import { createSecretRedactor } from './secret-redactor.ts';
+import { createRunRedactor, type SecretRedaction } from './secret-redaction.ts';
 
 /** How deeply a run's input may nest (an API request body is held to 64 levels in all). */
 export const MAX_INPUT_DEPTH = 64;
@@ -43,6 +43,7 @@ export type ExecutionDependencies = {
   pool: IsolatePool;
   limits: KitLimits;
   validation: OutputValidation;
+  redaction: SecretRedaction;
   onInternalError?: (error: unknown) => void;
 };
 
@@ -59,15 +60,16 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
   const deadline = componentOf?.deadline ?? started + deps.limits.timeoutMs;
   const ancestry = componentOf?.ancestry ?? [];
   const { manifest } = kit;
-  const redactor = createSecretRedactor();
+  const redactor = createRunRedactor(deps.redaction);
   /** What a hook says, fit to report: redacted while still as sent, then cleaned. */
-  const reportable = (text: unknown) => cleanGuestMessage(text, redactor.redact);
+  const reportable = (text: unknown) => redactor.reportable(text);
+  const reportableAll = (texts: readonly unknown[]) => Promise.all(texts.map(reportable));
   const bridge = new HostBridge({
     capabilities: request.capabilities ?? {},
     limits: deps.limits,
     tenantId: request.tenantId,
     kitRef: kit.ref,
-    redact: redactor.redact,
+    redactor,
   });
   const result: KitExecutionResult = {
     kitRef: kit.ref,
@@ -115,13 +117,13 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     hookRun ??= await (sandbox as KitSandbox).beginHookRun(bridge.dispatcher, bridge.names, deadline);
     bridge.phase = phase;
     const answer = await hookRun.invoke(file, kit.files.get(file) ?? '', phase.toLowerCase(), JSON.stringify(hookContext(phase, extra)), deadline);
-    bridge.throwIfOverLimit();
+    await bridge.settle(deadline);
     if (Buffer.byteLength(answer, 'utf8') > deps.limits.maxTotalOutputBytes) {
       throw new KitLimitError('output-size', `kit exceeded its total output size limit of ${deps.limits.maxTotalOutputBytes} bytes (${phase} hook result)`);
     }
     const reply = JSON.parse(answer) as { ok: boolean; value?: unknown; message?: string; convention?: boolean };
     if (!reply.ok) {
-      const why = reportable(reply.message);
+      const why = await reportable(reply.message);
       throw new KitHookError(reply.convention ? `${phase} hook ${file} ${why}` : `${phase} hook (${file}) failed: ${why}`);
     }
     return parseHookResult(phase, file, reply.value);
@@ -133,7 +135,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
       const missing = findMissingInputs(request.input, manifest.inputs?.required ?? []);
       if (missing.length > 0) throw new KitPhaseError(`missing required inputs: ${missing.join(', ')}`);
       const errors = (await callHook('CHECK'))?.errors ?? [];
-      if (errors.length > 0) throw new KitPhaseError(`CHECK failed: ${errors.map(reportable).join('; ')}`);
+      if (errors.length > 0) throw new KitPhaseError(`CHECK failed: ${(await reportableAll(errors)).join('; ')}`);
     }],
     ['DISCOVER', async () => {
       const discovered = await callHook('DISCOVER');
@@ -186,8 +188,8 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
       for (const output of result.outputs) {
         const found = findings[output.outputId];
         if (!found) continue;
-        output.validationErrors.push(...(found.errors ?? []).map(reportable));
-        output.validationWarnings.push(...(found.warnings ?? []).map(reportable));
+        output.validationErrors.push(...(await reportableAll(found.errors ?? [])));
+        output.validationWarnings.push(...(await reportableAll(found.warnings ?? [])));
         output.status = output.validationErrors.length > 0 ? 'invalid' : output.validationWarnings.length > 0 ? 'warning' : 'valid';
       }
     }],
@@ -198,13 +200,13 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
       if (manifest.hooks?.APPLY === undefined) return 'no APPLY hook';
       const credentials = await openDeclaredCredentials(manifest.credentials ?? [], request.openCredential, redactor.remember);
       // A hook may hand back what it was given: the result is reported, so it is redacted too.
-      result.applyResult = (redactor.redactJson(await callHook('APPLY', { credentials })) as typeof result.applyResult) ?? null;
+      result.applyResult = ((await redactor.redactJson(await callHook('APPLY', { credentials }))) as typeof result.applyResult) ?? null;
     }],
     ['VERIFY', async () => {
       const verdict = await callHook('VERIFY');
-      result.verifyWarnings = (verdict?.warnings ?? []).map(reportable);
+      result.verifyWarnings = await reportableAll(verdict?.warnings ?? []);
       const errors = verdict?.errors ?? [];
-      if (errors.length > 0) throw new KitPhaseError(`VERIFY failed: ${errors.map(reportable).join('; ')}`);
+      if (errors.length > 0) throw new KitPhaseError(`VERIFY failed: ${(await reportableAll(errors)).join('; ')}`);
     }],
   ];
 
@@ -234,7 +236,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     summariseOutputs(result);
   } catch (error) {
     const failedAt = current;
-    failRun(result, failedAt, error, redactor.redact, deps.onInternalError);
+    await failRun(result, failedAt, error, redactor.redact, deps.onInternalError);
     // Outputs count as valid only once VALIDATE has run: a run that fails before VALIDATE finishes
     // (its hook threw or timed out, composing failed) must not ship them as checked.
     if (!result.phases.some((record) => record.phase === 'VALIDATE' && record.status === 'completed')) {
@@ -245,6 +247,10 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
       }
     }
   } finally {
+    // A hook that failed may have left log lines being redacted: they get what is left of the run's time.
+    await bridge.settle(deadline).catch(() => {});
+    bridge.close();
+    redactor.close();
     hookRun?.release();
     if (sandbox) deps.pool.release(sandbox);
     result.executionTimeMs = roundMs(performance.now() - started);

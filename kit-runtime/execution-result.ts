@@ -44,13 +44,16 @@ export function summariseOutputs(result: KitExecutionResult): void {
   result.message = allInvalid ? `every output is invalid: ${names}` : `some outputs are invalid: ${names}`;
 }
 
-export function failRun(
+/** What a failed run reports when its own message could not be checked for secrets. */
+const UNREDACTABLE_FAILURE = 'the run failed, and its error message could not be checked for secrets';
+
+export async function failRun(
   result: KitExecutionResult,
   phase: KitRunStep | null,
   error: unknown,
-  redact: (text: string) => string,
+  redact: (text: string) => Promise<string>,
   onInternalError?: (error: unknown) => void,
-): void {
+): Promise<void> {
   let failure: KitExecutionError;
   if (error instanceof KitLimitError) failure = { code: 'LIMIT_EXCEEDED', limit: error.limit, phase, message: error.message };
   else if (error instanceof KitHookError) failure = { code: 'HOOK_FAILED', phase, message: error.message };
@@ -59,7 +62,7 @@ export function failRun(
     onInternalError?.(error);
     failure = { code: 'INTERNAL_ERROR', phase, message: 'the kit runtime failed internally' };
   }
-  failure.message = redact(failure.message);
+  failure.message = await redact(failure.message).catch(() => UNREDACTABLE_FAILURE);
   result.status = 'failed';
   result.error = failure;
   result.message = phase === null ? failure.message : `${phase}: ${failure.message}`;

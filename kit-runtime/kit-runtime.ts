@@ -1,18 +1,22 @@
 /**
  * The runtime a worker keeps for its lifetime: one isolate pool, the threads that validate outputs
- * (each keeping compiled output schemas), one set of limits. Create it once per process and `close()` it on shutdown.
+ * (each keeping compiled output schemas), the threads that redact secrets from long reports, one
+ * set of limits. Create it once per process and `close()` it on shutdown.
  */
 import type { KitPackage } from './kit-package.ts';
 import { resolveKitLimits, type KitLimits } from './limits.ts';
 import { createOutputValidation, type OutputValidationOptions } from './output-validation.ts';
 import { IsolatePool, type IsolatePoolOptions, type IsolatePoolStats } from './sandbox/isolate-pool.ts';
 import { executeKit, type KitExecutionRequest, type KitExecutionResult } from './execute-kit.ts';
+import { createSecretRedaction, type SecretRedactionOptions } from './secret-redaction.ts';
 
 export type KitRuntimeOptions = {
   limits?: Partial<KitLimits>;
   pool?: Partial<IsolatePoolOptions>;
   /** Where and for how long a run's outputs are validated (output-validation.ts). */
   validation?: Partial<OutputValidationOptions>;
+  /** Where and for how long the long texts and APPLY results of runs that opened credentials are redacted (secret-redaction.ts). */
+  redaction?: Partial<SecretRedactionOptions>;
   /** Called with errors that are bugs of the runtime or its caller, never kit errors; for logging. */
   onInternalError?: (error: unknown) => void;
 };
@@ -29,7 +33,8 @@ export function createKitRuntime(options: KitRuntimeOptions = {}): KitRuntime {
   const limits = Object.freeze(resolveKitLimits(options.limits));
   const pool = new IsolatePool(limits, options.pool);
   const validation = createOutputValidation(options.validation);
-  const dependencies = { pool, limits, validation, ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}) };
+  const redaction = createSecretRedaction(options.redaction);
+  const dependencies = { pool, limits, validation, redaction, ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}) };
   return {
     limits,
     execute: (kit, request) => executeKit(dependencies, kit, request),
@@ -37,6 +42,7 @@ export function createKitRuntime(options: KitRuntimeOptions = {}): KitRuntime {
     close: () => {
       pool.close();
       validation.close();
+      redaction.close();
     },
   };
 }

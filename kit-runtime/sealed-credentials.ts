@@ -51,8 +51,9 @@ type Keys = { publicKey: Uint8Array; privateKey: Uint8Array };
  * The most one credential secret may hold: `values` strings, numbers and booleans at any depth,
  * `bytes` bytes of JSON (UTF-8, as JSON.stringify writes it) and `depth` levels of objects and
  * arrays. A run remembers some ten encoded forms of every value it opens and matches each log line
- * and APPLY result against all of them on the worker's thread: a secret of 40,000 values blocked
- * the whole process for seconds. Real credentials fit with room to spare: a token, a key pair, a
+ * and APPLY result against all of them, short texts on the worker's thread (long ones on a thread of
+ * their own, secret-redaction.ts): a secret of 40,000 values blocked the whole process for
+ * seconds. Real credentials fit with room to spare: a token, a key pair, a
  * GCP service-account JSON with a 4096-bit PEM key (~4 KB, 11 values). Depth is bounded because
  * 16 KiB of `[` nests thousands of levels, deeper than JSON.stringify can walk.
  */

@@ -3,10 +3,15 @@
  * arrives as (name, JSON text) and leaves as JSON text; names are checked against an explicit
  * table, the phase against the capability's allowed phases, and every answer is built here, so
  * nothing but strings produced by the host ever crosses back.
+ *
+ * A log line takes its place in `logs` when the call arrives and its text once redacted, which for
+ * a long line happens on a thread (secret-redaction.ts): until then, and for good if redacting it
+ * fails or the run ends first, it reads WITHHELD. `settle` waits for the lines still being redacted.
  */
 import type { KitPhase } from '../manifest.schema.ts';
 import type { KitLimits } from '../limits.ts';
-import { HostCapabilityError, KitLimitError, cleanGuestMessage } from '../errors.ts';
+import { HostCapabilityError, KitLimitError } from '../errors.ts';
+import type { RunRedactor } from '../secret-redaction.ts';
 import type { HostDispatcher } from './kit-sandbox.ts';
 
 /** A function the host lends to hooks as `kit.<name>(argument)`; it receives and returns JSON values. */
@@ -20,6 +25,8 @@ export type KitLogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type KitLogEntry = { phase: KitPhase; level: KitLogLevel; message: string };
 
 const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'];
+/** What a log line reads until its text is redacted, and for good if that fails. */
+export const WITHHELD_LOG_MESSAGE = '[withheld: this line could not be checked for secrets]';
 const CAPABILITY_NAME = /^[a-z][A-Za-z0-9]{0,63}$/;
 const RESERVED_NAMES = new Set(['log']);
 
@@ -38,32 +45,62 @@ export class HostBridge {
   readonly #capabilities: Record<string, HostCapability>;
   readonly #limits: KitLimits;
   readonly #identity: { tenantId: string; kitRef: string };
-  readonly #redact: (text: string) => string;
+  readonly #redactor: Pick<RunRedactor, 'redact' | 'reportable'>;
   #calls = 0;
+  /** Log lines still being redacted; the first failure to redact one fails the run. */
+  readonly #redacting = new Set<Promise<void>>();
+  #redactionFailure: { error: unknown } | undefined;
+  #closed = false;
 
   constructor(options: {
     capabilities: Record<string, HostCapability>;
     limits: KitLimits;
     tenantId: string;
     kitRef: string;
-    redact: (text: string) => string;
+    redactor: Pick<RunRedactor, 'redact' | 'reportable'>;
   }) {
     assertCapabilityNames(options.capabilities);
     this.#capabilities = options.capabilities;
     this.names = Object.keys(options.capabilities);
     this.#limits = options.limits;
     this.#identity = { tenantId: options.tenantId, kitRef: options.kitRef };
-    this.#redact = options.redact;
+    this.#redactor = options.redactor;
   }
 
   readonly dispatcher: HostDispatcher = async (name, argumentJson) => {
     try {
       return JSON.stringify({ ok: true, value: (await this.#dispatch(name, argumentJson)) ?? null });
     } catch (error) {
-      const message = error instanceof HostCapabilityError || error instanceof KitLimitError ? error.message : `host function ${String(name).slice(0, 64)} failed`;
-      return JSON.stringify({ ok: false, message: this.#redact(message) });
+      const failed = `host function ${String(name).slice(0, 64)} failed`;
+      const message = error instanceof HostCapabilityError || error instanceof KitLimitError ? error.message : failed;
+      return JSON.stringify({ ok: false, message: await this.#redactor.redact(message).catch(() => failed) });
     }
   };
+
+  /**
+   * Waits, until `deadline` at most, for the log lines still being redacted, then fails the run if
+   * redacting one failed or it went over its host call limit (a hook may swallow either error).
+   */
+  async settle(deadline: number): Promise<void> {
+    let expiry: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => (expiry = setTimeout(() => resolve('expired'), Math.max(0, deadline - performance.now()))));
+    try {
+      while (this.#redacting.size > 0) {
+        if ((await Promise.race([Promise.all(this.#redacting), expired])) === 'expired') {
+          throw new KitLimitError('time', `kit exceeded its time limit of ${this.#limits.timeoutMs} ms`);
+        }
+      }
+    } finally {
+      clearTimeout(expiry);
+    }
+    if (this.#redactionFailure) throw this.#redactionFailure.error;
+    this.throwIfOverLimit();
+  }
+
+  /** The run is over: lines still being redacted keep reading WITHHELD. */
+  close(): void {
+    this.#closed = true;
+  }
 
   /** A hook may swallow the error it got for going over the limit; the run still fails. */
   throwIfOverLimit(): void {
@@ -92,11 +129,22 @@ export class HostBridge {
 
   #log(argument: unknown): null {
     const { level, message } = (argument ?? {}) as { level?: unknown; message?: unknown };
-    this.logs.push({
+    const entry: KitLogEntry = {
       phase: this.phase,
       level: typeof level === 'string' && LOG_LEVELS.includes(level) ? (level as KitLogLevel) : 'info',
-      message: cleanGuestMessage(typeof message === 'string' ? message : String(message), this.#redact),
-    });
+      message: WITHHELD_LOG_MESSAGE,
+    };
+    this.logs.push(entry);
+    const redacting = this.#redactor.reportable(typeof message === 'string' ? message : String(message)).then(
+      (reported) => {
+        if (!this.#closed) entry.message = reported;
+      },
+      (error: unknown) => {
+        this.#redactionFailure ??= { error };
+      },
+    );
+    this.#redacting.add(redacting);
+    void redacting.finally(() => this.#redacting.delete(redacting));
     return null;
   }
 }
