@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredentialKey } from '../../control-plane/domains/kit-credentials/credential-key-ring.ts';
 import { createPublicCredentialSealer } from '../../kit-runtime/index.ts';
-import { call } from '../helpers/http.ts';
+import { call, type ApiResponse } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { untilLockWaiters } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
@@ -221,7 +221,7 @@ describe('credential keys', () => {
     // The store reads the key, then waits on its insert; the rotation is asked for meanwhile.
     const holder = new pg.Client({ connectionString: app.database.ownerUrl });
     await holder.connect();
-    let storing: ReturnType<typeof call>;
+    let storing: Promise<ApiResponse>;
     try {
       await holder.query('begin');
       await holder.query('lock table kit_credentials in share mode');
