@@ -55,6 +55,8 @@ export interface ApiKeysTable {
   created_at: CreatedAt;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  /** Made by the platform for a tenant's owner (at the tenant's creation, or reissued), not by its user (migration 0022). */
+  issued_by_platform: Generated<boolean>;
 }
 
 export interface WorkerHeartbeatsTable {

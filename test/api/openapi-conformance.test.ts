@@ -100,6 +100,12 @@ describe('every documented operation, called for real', () => {
     await conform('POST', '/admin/tenants', '/admin/tenants', { body: { name: 'Second', ownerEmail: `second-${Date.now()}@example.test` } });
     await conform('PATCH', '/admin/tenants/{tenantId}/features', `/admin/tenants/${otherTenant.tenantId}/features`, { body: { kits_enabled: true } });
     await conform('PATCH', '/admin/tenants/{tenantId}/features', `/admin/tenants/${otherTenant.tenantId}/features`, { body: { kits_enabled: true }, apiKey: otherTenant.apiKey });
+    const lostAnswer = await createTenant(app, 'Lost answer');
+    expect((await conform('POST', '/admin/tenants/{tenantId}/owner-key', `/admin/tenants/${lostAnswer.tenantId}/owner-key`)).status).toBe(201);
+    // otherTenant's owner has used their key (just above): CONFLICT.
+    expect((await conform('POST', '/admin/tenants/{tenantId}/owner-key', `/admin/tenants/${otherTenant.tenantId}/owner-key`)).status).toBe(409);
+    await conform('POST', '/admin/tenants/{tenantId}/owner-key', '/admin/tenants/00000000-0000-4000-8000-000000000000/owner-key');
+    await conform('POST', '/admin/tenants/{tenantId}/owner-key', `/admin/tenants/${lostAnswer.tenantId}/owner-key`, { apiKey: otherTenant.apiKey });
 
     // Organizations and members.
     const slug = `conf-${Date.now()}`;

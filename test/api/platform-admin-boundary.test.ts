@@ -19,6 +19,7 @@ const outcome = (response: ApiResponse) => `${response.status} ${response.body?.
 const adminRoutes = (headers: Record<string, string>, tag: string) => ({
   create: () => call(app.url, '/api/admin/tenants', { headers, body: { name: 'Sneaky', ownerEmail: `sneaky-${tag}@boundary.test` } }),
   features: () => call(app.url, `/api/admin/tenants/${other.tenantId}/features`, { method: 'PATCH', headers, body: { kits_enabled: true } }),
+  ownerKey: () => call(app.url, `/api/admin/tenants/${other.tenantId}/owner-key`, { method: 'POST', headers }),
   rotate: () => call(app.url, '/api/admin/credential-keys/rotate', { method: 'POST', headers }),
   trpcCreate: () => call(app.url, '/trpc/admin.createTenant', { headers, body: { name: 'Sneaky', ownerEmail: `sneaky-trpc-${tag}@boundary.test` } }),
 });
@@ -51,6 +52,7 @@ describe('admin routes', () => {
     expect(Object.entries(seen).filter(([, got]) => got !== '403 FORBIDDEN' && got !== '403 -32003')).toEqual([]);
     expect(await tenantCount()).toBe(tenantsBefore);
     expect((await query('select features from tenants where id = $1', [other.tenantId]))[0].features).toEqual({ kits_enabled: false });
+    expect(await query('select name, revoked_at from api_keys where user_id = $1', [other.userId])).toEqual([{ name: 'Owner key', revoked_at: null }]);
   });
 
   it('are not opened by X-Tenant-ID naming the admin tenant, and E2E test mode never acts in another tenant', async () => {

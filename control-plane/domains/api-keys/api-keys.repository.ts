@@ -5,11 +5,11 @@ import type { Paging } from '../../http/paging.ts';
 
 export async function insertApiKey(
   db: Kysely<Database>,
-  values: { tenantId: string; userId: string; name: string; prefix: string; keyHash: string },
+  values: { tenantId: string; userId: string; name: string; prefix: string; keyHash: string; issuedByPlatform: boolean },
 ): Promise<ApiKeyRow> {
   return db
     .insertInto('api_keys')
-    .values({ tenant_id: values.tenantId, user_id: values.userId, name: values.name, prefix: values.prefix, key_hash: values.keyHash })
+    .values({ tenant_id: values.tenantId, user_id: values.userId, name: values.name, prefix: values.prefix, key_hash: values.keyHash, issued_by_platform: values.issuedByPlatform })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -49,6 +49,34 @@ export async function revokeApiKeyOfUser(db: Kysely<Database>, tenantId: string,
     .where('revoked_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * Every key the user ever held, revoked ones included, locked for the rest of the transaction: a
+ * use being noted meanwhile (app_private.authenticate_api_key updates last_used_at) is waited for
+ * and then seen, and none is noted until the transaction ends.
+ */
+export async function lockApiKeysOfUser(db: Kysely<Database>, tenantId: string, userId: string) {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'last_used_at', 'revoked_at', 'issued_by_platform'])
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .forNoKeyUpdate()
+    .execute();
+}
+
+/** Revokes every key of the user that is not revoked yet; returns their ids. */
+export async function revokeActiveApiKeysOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<string[]> {
+  const rows = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .execute();
+  return rows.map((row) => row.id);
 }
 
 export async function findApiKeyOfUser(db: Kysely<Database>, tenantId: string, userId: string, keyId: string): Promise<ApiKeyRow | undefined> {

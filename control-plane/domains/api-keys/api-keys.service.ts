@@ -24,13 +24,21 @@ function apiKeyRowToApiKey(row: ApiKeyRow): ApiKey {
  */
 export const MAX_ACTIVE_API_KEYS_PER_USER = 50;
 
-/** Creates a key and returns it in full; this is the only time the key itself is ever shown. */
-export async function issueApiKey(db: Kysely<Database>, owner: { tenantId: string; userId: string }, name: string): Promise<ApiKey & { key: string }> {
+/**
+ * Creates a key and returns it in full; this is the only time the key itself is ever shown.
+ * `issuedByPlatform`: made for a tenant's owner and handed to a platform admin (see tenants.service.ts).
+ */
+export async function issueApiKey(
+  db: Kysely<Database>,
+  owner: { tenantId: string; userId: string },
+  name: string,
+  { issuedByPlatform = false }: { issuedByPlatform?: boolean } = {},
+): Promise<ApiKey & { key: string }> {
   if ((await countActiveApiKeysOfUserLocked(db, owner.tenantId, owner.userId)) >= MAX_ACTIVE_API_KEYS_PER_USER) {
     throw conflict(`A user holds at most ${MAX_ACTIVE_API_KEYS_PER_USER} API keys that are not revoked; revoke one first`, { maxActiveKeys: MAX_ACTIVE_API_KEYS_PER_USER });
   }
   const generated = generateApiKey();
-  const row = await insertApiKey(db, { ...owner, name, prefix: generated.prefix, keyHash: generated.keyHash });
+  const row = await insertApiKey(db, { ...owner, name, prefix: generated.prefix, keyHash: generated.keyHash, issuedByPlatform });
   return { ...apiKeyRowToApiKey(row), key: generated.key };
 }
 

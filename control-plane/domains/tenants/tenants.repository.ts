@@ -54,6 +54,20 @@ export async function findFirstOrganizationOfTenant(db: Kysely<Database>, tenant
   return db.selectFrom('organizations').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
 }
 
+/**
+ * A user of the tenant, locked for the rest of the transaction as countActiveApiKeysOfUserLocked
+ * locks them (FOR NO KEY UPDATE), so work on their keys (a key issued, a key reissued) takes turns.
+ */
+export async function lockUserOfTenant(db: Kysely<Database>, tenantId: string, userId: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'password_hash', 'is_platform_admin'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .forNoKeyUpdate()
+    .executeTakeFirst();
+}
+
 export async function updateTenantFeatures(db: Kysely<Database>, tenantId: string, changes: Record<string, boolean>) {
   return db
     .updateTable('tenants')

@@ -3,8 +3,8 @@ import { platformAdminProcedure } from '../../trpc/procedures.ts';
 import { z } from 'zod';
 import { addJob } from '../../jobs/add-job.ts';
 import { rotateCredentialKeysJob } from '../kit-credentials/rotate-credential-keys.job.ts';
-import { createdTenantOutput, createTenantInput, setTenantFeaturesInput, tenantFeaturesOutput } from './tenants.schema.ts';
-import { createTenantAsPlatformAdmin, setTenantFeatures } from './tenants.service.ts';
+import { createdTenantOutput, createTenantInput, reissuedOwnerKeyOutput, reissueOwnerKeyInput, setTenantFeaturesInput, tenantFeaturesOutput } from './tenants.schema.ts';
+import { createTenantAsPlatformAdmin, reissueOwnerApiKey, setTenantFeatures } from './tenants.service.ts';
 
 export const adminRouter = router({
   createTenant: platformAdminProcedure
@@ -15,6 +15,24 @@ export const adminRouter = router({
     .input(createTenantInput)
     .output(createdTenantOutput)
     .mutation(({ ctx, input }) => createTenantAsPlatformAdmin(ctx.db, ctx.principal.tenantId, input)),
+
+  reissueOwnerKey: platformAdminProcedure
+    .meta({
+      successStatus: 201,
+      openapi: {
+        method: 'POST',
+        path: '/admin/tenants/{tenantId}/owner-key',
+        tags: ['admin'],
+        summary: "Issue a new API key for a tenant's owner whose creation answer was lost, revoking their unused one; shown once (platform admins)",
+        errorResponses: {
+          404: 'NOT_FOUND: no such tenant',
+          409: 'CONFLICT: the owner has a password, has used an API key or has created one: they create keys themselves',
+        },
+      },
+    })
+    .input(reissueOwnerKeyInput)
+    .output(reissuedOwnerKeyOutput)
+    .mutation(({ ctx, input }) => reissueOwnerApiKey(ctx.db, ctx.principal, input.tenantId, ctx.log)),
 
   setTenantFeatures: platformAdminProcedure
     .meta({ openapi: { method: 'PATCH', path: '/admin/tenants/{tenantId}/features', tags: ['admin'], summary: "Switch a tenant's feature flags, e.g. kits_enabled (platform admins)" } })

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
+import { createdApiKeyOutput } from '../api-keys/api-keys.schema.ts';
 
 export const createTenantInput = z
   .strictObject({
@@ -26,3 +27,13 @@ export const setTenantFeaturesInput = z.strictObject({
 });
 
 export const tenantFeaturesOutput = z.object({ tenantId: z.uuid(), features: z.record(z.string(), z.boolean()) });
+
+export const reissueOwnerKeyInput = z.strictObject({ tenantId: uuidInput() });
+
+/** A developer key creation's answer (what GET /developer/api-keys will list, plus the key), and whose key it is. */
+export const reissuedOwnerKeyOutput = createdApiKeyOutput.extend({
+  tenantId: z.uuid(),
+  userId: z.uuid().describe("The tenant's owner, whose key this is"),
+});
+
+export type ReissuedOwnerKey = z.infer<typeof reissuedOwnerKeyOutput>;

@@ -1,12 +1,23 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Principal } from '../../auth/principal.ts';
 import type { Database } from '../../db/database.ts';
 import { setTransactionTenant } from '../../db/tenant-transaction.ts';
 import { conflict, notFound } from '../../errors/app-error.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
+import type { Logger } from '../../logger.ts';
+import { lockApiKeysOfUser, revokeActiveApiKeysOfUser } from '../api-keys/api-keys.repository.ts';
 import { issueApiKey } from '../api-keys/api-keys.service.ts';
-import type { CreatedTenant } from './tenants.schema.ts';
-import { insertMembership, insertOrganization, insertTenant, insertUser, updateTenantFeatures } from './tenants.repository.ts';
+import type { CreatedTenant, ReissuedOwnerKey } from './tenants.schema.ts';
+import {
+  findFirstOrganizationOfTenant,
+  insertMembership,
+  insertOrganization,
+  insertTenant,
+  insertUser,
+  lockUserOfTenant,
+  updateTenantFeatures,
+} from './tenants.repository.ts';
 
 export interface NewTenantSpec {
   name: string;
@@ -41,7 +52,7 @@ export async function createTenantWithOwner(trx: Kysely<Database>, spec: NewTena
   });
   const organization = await insertOrganization(trx, { tenantId, name: spec.name, slug: organizationSlug(spec.name), displayName: spec.name, ownerId: owner.id });
   await insertMembership(trx, { tenantId, organizationId: organization.id, userId: owner.id, role: 'owner' });
-  const apiKey = await issueApiKey(trx, { tenantId, userId: owner.id }, 'Owner key');
+  const apiKey = await issueApiKey(trx, { tenantId, userId: owner.id }, 'Owner key', { issuedByPlatform: true });
   return { tenantId, organizationId: organization.id, userId: owner.id, apiKey: apiKey.key };
 }
 
@@ -68,4 +79,49 @@ export async function setTenantFeatures(trx: Kysely<Database>, adminTenantId: st
   await setTransactionTenant(trx, adminTenantId);
   if (!updated) throw notFound('The tenant');
   return { tenantId: updated.id, features: updated.features };
+}
+
+/**
+ * A new API key for the tenant's owner, for when the answer to the tenant's creation (the only
+ * place their first key was shown) was lost: they have no password, so without a key they could
+ * never get in, and the tenant cannot be created again (the email is taken). Issued only while
+ * that answer can be presumed lost: the owner has no password, has never used a key, and holds no
+ * key they made themselves. Otherwise they have got in, and make keys themselves: CONFLICT. The
+ * owner's previous keys are revoked with it, so a lost answer's key, should it surface, no longer
+ * works. The owner's row is locked first: two calls at once take turns, and the later one revokes
+ * the earlier one's key, leaving one that works.
+ */
+export async function reissueOwnerApiKey(trx: Kysely<Database>, admin: Principal, tenantId: string, log: Logger): Promise<ReissuedOwnerKey> {
+  await setTransactionTenant(trx, tenantId);
+  const { reissued, revokedApiKeyIds } = await reissueOwnerApiKeyInTenant(trx, tenantId);
+  await setTransactionTenant(trx, admin.tenantId);
+  // Ids only: the key itself is never logged.
+  log.info({ tenantId, ownerUserId: reissued.userId, adminUserId: admin.userId, apiKeyId: reissued.id, revokedApiKeyIds }, "a platform admin issued a new API key for a tenant's owner");
+  return reissued;
+}
+
+async function reissueOwnerApiKeyInTenant(trx: Kysely<Database>, tenantId: string) {
+  // The owner the creation made is the one its organization names; organizations are never
+  // deleted, so a tenant without one (under row-level security: one not seen) does not exist.
+  const organization = await findFirstOrganizationOfTenant(trx, tenantId);
+  if (!organization) throw notFound('The tenant');
+  const owner = await lockUserOfTenant(trx, tenantId, organization.owner_id);
+  if (!owner) throw notFound("The tenant's owner");
+  const unchanged = 'no key was issued and none was revoked';
+  if (owner.is_platform_admin) {
+    throw conflict(`The owner of this tenant is a platform admin (made at first run, whose key was written to bootstrap.json): ${unchanged}`);
+  }
+  if (owner.password_hash !== null) {
+    throw conflict(`The owner of this tenant has a password: they sign in (POST /auth/login) and create API keys themselves; ${unchanged}`);
+  }
+  const keys = await lockApiKeysOfUser(trx, tenantId, owner.id);
+  if (keys.some((key) => key.last_used_at !== null)) {
+    throw conflict(`The owner of this tenant has already used an API key: they create API keys themselves (POST /developer/api-keys); ${unchanged}`);
+  }
+  if (keys.some((key) => !key.issued_by_platform)) {
+    throw conflict(`The owner of this tenant has created an API key of their own: they create API keys themselves (POST /developer/api-keys); ${unchanged}`);
+  }
+  const revokedApiKeyIds = await revokeActiveApiKeysOfUser(trx, tenantId, owner.id);
+  const apiKey = await issueApiKey(trx, { tenantId, userId: owner.id }, 'Owner key (reissued)', { issuedByPlatform: true });
+  return { reissued: { ...apiKey, tenantId, userId: owner.id }, revokedApiKeyIds };
 }
