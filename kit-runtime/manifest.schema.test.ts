@@ -105,6 +105,9 @@ describe('kit manifest', () => {
     ['zero-width characters', '\u200b\u200d'],
     ['bidirectional controls', '\u202e\u2066\u2069\u200f'],
     ['a word joiner, a soft hyphen and a Hangul filler', '\u2060\u00ad\u3164'],
+    ['braille blanks', '\u2800\u2800'],
+    ['combining marks', '\u0301\u0301'],
+    ['format characters', '\ufff9\u206a'],
   ])('refuses display names of nothing but %s', (_, blank) => {
     const errors = errorsOf(withChanges((m) => {
       m.metadata.displayName = blank;

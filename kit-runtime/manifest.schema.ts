@@ -88,9 +88,10 @@ export const kitIdSchema = z
 
 /** Short text shown in the catalogue; the platform's is also returned in every kit list row. */
 const MAX_DISPLAY_STRING = 200;
-// What shows as nothing: spaces of every kind, zero-width characters, bidirectional controls and the
-// rest of Unicode's default-ignorable characters, and control characters.
-const VISIBLE_CHARACTER = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}]/u;
+// What shows: a letter, digit, punctuation mark or symbol — not a space of any kind, a control or
+// format character, a combining mark on its own, one of Unicode's default-ignorable characters
+// (zero-width, bidirectional controls, the Hangul filler …) or the braille blank, U+2800.
+const VISIBLE_CHARACTER = /(?![\p{Default_Ignorable_Code_Point}\u2800])[\p{L}\p{N}\p{P}\p{S}]/u;
 const displayString = z
   .string()
   .min(1)

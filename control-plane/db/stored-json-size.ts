@@ -16,18 +16,27 @@ function storedNumberLength(value: number): number {
   return sign.length + (beforePoint >= digits ? beforePoint : 2 - beforePoint + digits);
 }
 
+/** The spaces jsonb's text form adds to a container: one after each `:` and each `,`. */
+function separatorSpaces(item: object): number {
+  const entries = Array.isArray(item) ? item.length : Object.keys(item).length;
+  const colons = Array.isArray(item) ? 0 : entries;
+  return colons + Math.max(0, entries - 1);
+}
+
 /**
- * A value's size as JSON once stored in jsonb and read back. Measured as JavaScript writes it, a
- * request of `1e308`s would be counted at 6 bytes a number and stored at 310: 1 MiB of them is
- * 50 MB in the table.
+ * A value's size as JSON once stored in jsonb and read back (what the worker loads and a list page
+ * carries). Measured as JavaScript writes it, a request of `1e308`s would be counted at 6 bytes a
+ * number and stored at 310 (1 MiB of them is 50 MB in the table), and `[0,0,…]` at two thirds of
+ * what PostgreSQL gives back, `[0, 0, …]`.
  */
 export function storedJsonBytes(value: unknown): number {
-  let numbersGrowBy = 0;
+  let grownBy = 0;
   const json = JSON.stringify(value, (_key, item: unknown) => {
-    if (typeof item === 'number') numbersGrowBy += storedNumberLength(item) - String(item).length;
+    if (typeof item === 'number') grownBy += storedNumberLength(item) - String(item).length;
+    else if (typeof item === 'object' && item !== null) grownBy += separatorSpaces(item);
     return item;
   });
-  return Buffer.byteLength(json) + numbersGrowBy;
+  return Buffer.byteLength(json) + grownBy;
 }
 
 /** `schema`, refusing a value whose stored JSON (`storedJsonBytes`) is over `maxBytes`, on its own field. */

@@ -49,6 +49,15 @@ describe('POST /api/projects', () => {
     expect([patched.status, patched.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
     expect((await sqlAsOwner('select length(metadata::text) as size from projects where id = $1', [fits.id]))[0].size).toBeLessThan(16_384);
   });
+
+  it('counts metadata as PostgreSQL gives it back: with a space after every ":" and ","', async () => {
+    // 12 KB as sent, 18 KB as read back.
+    const spaced = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Spaced', metadata: { zeros: Array(6_000).fill(0) } } });
+    expect([spaced.status, spaced.body.error?.details?.issues]).toEqual([400, [{ field: 'metadata', issue: 'must be at most 16384 bytes as JSON' }]]);
+    const fits = await createProject({ name: 'Spaced fit', metadata: { zeros: Array(4_000).fill(0), pairs: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, i])) } });
+    // 11 KB as sent, counted at 15,702 bytes: what PostgreSQL gives back, to the byte.
+    expect((await sqlAsOwner('select octet_length(metadata::text) as size from projects where id = $1', [fits.id]))[0].size).toBe(15_702);
+  });
 });
 
 describe('text PostgreSQL cannot store', () => {

@@ -40,7 +40,9 @@ export async function insertInvitation(
       role: values.role,
       message: values.message,
       token_hash: values.tokenHash,
-      expires_at: sql<Date>`date_trunc('milliseconds', now()) + make_interval(days => ${values.lifetimeDays})`,
+      // In hours: days would follow the session's time zone, and across a daylight-saving change
+      // make the lifetime 167 or 169 hours on a server whose TimeZone is not UTC.
+      expires_at: sql<Date>`date_trunc('milliseconds', now()) + make_interval(hours => ${values.lifetimeDays * 24})`,
       invited_by: values.invitedBy,
     })
     .returning('id')

@@ -76,7 +76,7 @@ export const executeKitJob = defineJob({
     try {
       // Switching kits off stops the runs already queued or waiting for a retry, not only new ones.
       if (!(await kitsEnabledFor(ownerDb, tenantId))) {
-        await failExecution(deps, { executionId, tenantId }, KITS_DISABLED_MESSAGE);
+        await failExecution(deps, { executionId, tenantId }, kitsDisabledMessage(helpers.job.attempts));
         log.info('kits are disabled for this tenant; the execution ends failed without running');
         return;
       }
@@ -171,7 +171,11 @@ export function whyNotToRetry(error: unknown, job: Pick<Job, 'attempts' | 'max_a
   return null;
 }
 
-const KITS_DISABLED_MESSAGE = `Kits are disabled for this tenant (the feature flag ${KITS_FEATURE_FLAG} is off), so this execution did not run. Start a new execution once kits are enabled again.`;
+/** Why a run ends when kits are off. On a retry an earlier attempt may have run some of it (APPLY included). */
+function kitsDisabledMessage(attempt: number): string {
+  const what = attempt > 1 ? 'was stopped before its retry: an earlier attempt may have run part of it, and none of its outputs were kept' : 'did not run';
+  return `Kits are disabled for this tenant (the feature flag ${KITS_FEATURE_FLAG} is off), so this execution ${what}. Start a new execution once kits are enabled again.`;
+}
 
 /**
  * Ends the execution failed with `errorMessage`, keeping none of its outputs (of `outcome`, the
