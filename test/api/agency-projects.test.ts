@@ -212,8 +212,11 @@ describe('DELETE /api/agency-projects/{id}', () => {
     expect(assigned.status, assigned.text).toBe(201);
     const outsider = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Otto');
     const ownerElsewhere = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Elsa');
-    const elsewhere = await call(app.url, '/api/organizations', { apiKey: ownerElsewhere.apiKey, body: { name: 'Elsewhere', slug: `elsewhere-${Date.now()}` } });
+    // Founded by the tenant's owner (a user of no organization may not found one), then handed to Elsa as a co-owner.
+    const elsewhere = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Elsewhere', slug: `elsewhere-${Date.now()}` } });
     expect(elsewhere.status, elsewhere.text).toBe(201);
+    const coOwner = await call(app.url, `/api/organizations/${elsewhere.body.data.id}/members`, { apiKey: owner.apiKey, body: { userId: ownerElsewhere.userId, role: 'owner' } });
+    expect(coOwner.status, coOwner.text).toBe(201);
 
     const callers: Record<string, { apiKey?: string; headers?: Record<string, string> }> = {
       member: { apiKey: member.apiKey },

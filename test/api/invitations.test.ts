@@ -410,8 +410,11 @@ describe('POST /api/customer-invitations/{token}/revoke', () => {
     const created = await invite();
     const outsider = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Olaf');
     const ownerElsewhere = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Elsa');
-    const elsewhere = await call(app.url, '/api/organizations', { apiKey: ownerElsewhere.apiKey, body: { name: 'Elsewhere', slug: `elsewhere-${Date.now()}` } });
+    // Founded by the tenant's owner (a user of no organization may not found one), then handed to Elsa as a co-owner.
+    const elsewhere = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Elsewhere', slug: `elsewhere-${Date.now()}` } });
     expect(elsewhere.status, elsewhere.text).toBe(201);
+    const coOwner = await call(app.url, `/api/organizations/${elsewhere.body.data.id}/members`, { apiKey: owner.apiKey, body: { userId: ownerElsewhere.userId, role: 'owner' } });
+    expect(coOwner.status, coOwner.text).toBe(201);
     const revoke = (ref: string, apiKey: string) => call(app.url, `/api/customer-invitations/${ref}/revoke`, { body: {}, apiKey });
 
     const callers = { member: member.apiKey, 'user of the tenant who is not a member': outsider.apiKey, 'owner of another organization': ownerElsewhere.apiKey };

@@ -52,6 +52,21 @@ describe('organizations', () => {
     expect(foreign.status).toBe(404);
   });
 
+  it("are founded by members, admins and owners only: a customer, or a user no organization holds, gets FORBIDDEN and founds nothing", async () => {
+    const customer = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Cora');
+    const agency = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: "Cora's agency", slug: 'coras-agency' } });
+    expect(agency.status, agency.text).toBe(201);
+    await sqlAsOwner(`insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'customer')`, [app.bootstrap.tenantId, agency.body.data.id, customer.userId]);
+    const before = await sqlAsOwner('select count(*)::int as n from organizations');
+    for (const [who, actor] of [['a customer', customer], ['a user of no organization', outsider]] as const) {
+      const founded = await call(app.url, '/api/organizations', { apiKey: actor.apiKey, body: { name: 'Own shop', slug: `own-shop-${actor.userId.slice(0, 8)}` } });
+      expect([founded.status, founded.body.error?.code], who).toEqual([403, 'FORBIDDEN']);
+    }
+    expect(await sqlAsOwner('select count(*)::int as n from organizations')).toEqual(before);
+    const byMember = await call(app.url, '/api/organizations', { apiKey: member.apiKey, body: { name: 'Side project', slug: 'members-side-project' } });
+    expect(byMember.status, byMember.text).toBe(201);
+  });
+
   it('bound slugs to 3-63 characters, refuse a taken one on update too, and answer SLUG_TAKEN to a create that meets one not yet committed', async () => {
     for (const [slug, status] of [['ab', 400], ['a'.repeat(64), 400], ['abc', 201], ['b'.repeat(63), 201]] as const) {
       const response = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Bounds', slug } });

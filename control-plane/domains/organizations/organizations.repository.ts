@@ -31,6 +31,19 @@ export async function updateOrganization(db: Kysely<Database>, tenantId: string,
     .executeTakeFirstOrThrow();
 }
 
+/** Whether the user belongs to some organization of the tenant as a member, admin or owner (not only as a customer). */
+export async function holdsMembershipAboveCustomer(db: Kysely<Database>, tenantId: string, userId: string): Promise<boolean> {
+  const found = await db
+    .selectFrom('organization_members')
+    .select('user_id')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('role', '!=', 'customer')
+    .limit(1)
+    .executeTakeFirst();
+  return found !== undefined;
+}
+
 export async function findMembership(db: Kysely<Database>, tenantId: string, organizationId: string, userId: string) {
   return db
     .selectFrom('organization_members')

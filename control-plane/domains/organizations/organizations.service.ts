@@ -7,7 +7,7 @@ import type { Paging } from '../../http/paging.ts';
 import { insertMembership, insertOrganization } from '../tenants/tenants.repository.ts';
 import { requireOrganizationRole } from './organization-access.ts';
 import type { Organization, OrganizationSettings } from './organizations.schema.ts';
-import { listOrganizationsOfUser, slugTaken, updateOrganization } from './organizations.repository.ts';
+import { holdsMembershipAboveCustomer, listOrganizationsOfUser, slugTaken, updateOrganization } from './organizations.repository.ts';
 
 export function organizationRowToOrganization(row: OrganizationRow): Organization {
   return {
@@ -43,6 +43,12 @@ export async function createOrganization(
   // Its creator becomes its owner, and a user belongs to one tenant only.
   if (principal.tenantId !== principal.homeTenantId) {
     throw forbidden('An organization is founded by a user of its own tenant; acting in another tenant (X-Tenant-ID), a platform admin cannot own one there');
+  }
+  // A tenant is an agency's account: its customers see the projects assigned to them, and founding
+  // an organization there would give them one of their own, with its projects, invitations and kit
+  // runs on the agency's account. So do users no organization holds any more (removed everywhere).
+  if (!(await holdsMembershipAboveCustomer(db, principal.tenantId, principal.userId))) {
+    throw forbidden('Only a member, admin or owner of an organization of this tenant may found another; customers, and users no organization holds, may not');
   }
   if (await slugTaken(db, input.slug)) throw slugTakenError(input.slug);
   const row = await guardSlug(input.slug, () =>
