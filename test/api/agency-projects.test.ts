@@ -3,7 +3,7 @@ import { call } from '../helpers/http.ts';
 import { whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
-import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
+import { createTenant, createUserInTenant, ownerOfAnotherOrganization, type Actor } from '../helpers/tenant-fixtures.ts';
 
 const PASSWORD = 'customers have long passwords';
 let app: TestApp;
@@ -211,12 +211,7 @@ describe('DELETE /api/agency-projects/{id}', () => {
     const assigned = await call(app.url, '/api/agency-projects', { apiKey: admin.apiKey, body: { organizationId: orgId, projectId: project, customerUserId: cora.userId } });
     expect(assigned.status, assigned.text).toBe(201);
     const outsider = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Otto');
-    const ownerElsewhere = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Elsa');
-    // Founded by the tenant's owner (a user of no organization may not found one), then handed to Elsa as a co-owner.
-    const elsewhere = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Elsewhere', slug: `elsewhere-${Date.now()}` } });
-    expect(elsewhere.status, elsewhere.text).toBe(201);
-    const coOwner = await call(app.url, `/api/organizations/${elsewhere.body.data.id}/members`, { apiKey: owner.apiKey, body: { userId: ownerElsewhere.userId, role: 'owner' } });
-    expect(coOwner.status, coOwner.text).toBe(201);
+    const ownerElsewhere = await ownerOfAnotherOrganization(app, sqlAsOwner, owner.apiKey, 'Elsa');
 
     const callers: Record<string, { apiKey?: string; headers?: Record<string, string> }> = {
       member: { apiKey: member.apiKey },

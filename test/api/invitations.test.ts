@@ -7,7 +7,7 @@ import { call } from '../helpers/http.ts';
 import { untilLockWaiters, whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { ownerQuery, withOwnerKysely } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
-import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
+import { createTenant, createUserInTenant, ownerOfAnotherOrganization, type Actor } from '../helpers/tenant-fixtures.ts';
 
 const PASSWORD = 'a long enough password 42';
 let app: TestApp;
@@ -409,12 +409,7 @@ describe('POST /api/customer-invitations/{token}/revoke', () => {
   it('named by id, answers whoever may not revoke it as it answers an id that does not exist; named by token, says why', async () => {
     const created = await invite();
     const outsider = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Olaf');
-    const ownerElsewhere = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Elsa');
-    // Founded by the tenant's owner (a user of no organization may not found one), then handed to Elsa as a co-owner.
-    const elsewhere = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Elsewhere', slug: `elsewhere-${Date.now()}` } });
-    expect(elsewhere.status, elsewhere.text).toBe(201);
-    const coOwner = await call(app.url, `/api/organizations/${elsewhere.body.data.id}/members`, { apiKey: owner.apiKey, body: { userId: ownerElsewhere.userId, role: 'owner' } });
-    expect(coOwner.status, coOwner.text).toBe(201);
+    const ownerElsewhere = await ownerOfAnotherOrganization(app, sqlAsOwner, owner.apiKey, 'Elsa');
     const revoke = (ref: string, apiKey: string) => call(app.url, `/api/customer-invitations/${ref}/revoke`, { body: {}, apiKey });
 
     const callers = { member: member.apiKey, 'user of the tenant who is not a member': outsider.apiKey, 'owner of another organization': ownerElsewhere.apiKey };

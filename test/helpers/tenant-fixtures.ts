@@ -29,3 +29,16 @@ export async function createUserInTenant(app: TestApp, ownerQuery: (sql: string,
   await ownerQuery('insert into api_keys (tenant_id, user_id, name, prefix, key_hash) values ($1, $2, $3, $4, $5)', [tenantId, user.id, 'test', key.prefix, key.keyHash]);
   return { userId: user.id, apiKey: key.key, email };
 }
+
+/**
+ * A user of the bootstrap tenant who co-owns an organization of its own (founded by `founderApiKey`,
+ * since a user of no organization may not found one): an owner, but not of the organization under test.
+ */
+export async function ownerOfAnotherOrganization(app: TestApp, ownerQuery: (sql: string, values: unknown[]) => Promise<any[]>, founderApiKey: string, name: string): Promise<Actor> {
+  const user = await createUserInTenant(app, ownerQuery, app.bootstrap.tenantId, name);
+  const founded = await call(app.url, '/api/organizations', { apiKey: founderApiKey, body: { name: 'Elsewhere', slug: `elsewhere-${user.userId.slice(0, 8)}` } });
+  expect(founded.status, founded.text).toBe(201);
+  const added = await call(app.url, `/api/organizations/${founded.body.data.id}/members`, { apiKey: founderApiKey, body: { userId: user.userId, role: 'owner' } });
+  expect(added.status, added.text).toBe(201);
+  return user;
+}
