@@ -42,7 +42,9 @@ const wholeNumber = (min: number, max: number, tooLarge = `must be at most ${max
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, tooLarge));
 const positiveInt = (fallback: number) => wholeNumber(1, Number.MAX_SAFE_INTEGER).default(fallback);
 /** What setTimeout can wait: Node fires a longer timer after 1 ms. */
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
+/** DATABASE_CONNECT_TIMEOUT_MS's default (also a pool's made without configuration). */
+export const DEFAULT_DATABASE_CONNECT_TIMEOUT_MS = 10_000;
 const milliseconds = (fallback: number) => wholeNumber(1, MAX_TIMER_MS).default(fallback);
 /** Time shutdown keeps, after SHUTDOWN_GRACE_MS, to close connections and stop the embedded database. */
 export const SHUTDOWN_CLOSE_MARGIN_MS = 5_000;
@@ -129,7 +131,7 @@ const environmentSchema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: milliseconds(20_000),
   HTTP_REQUEST_TIMEOUT_MS: milliseconds(120_000),
   HTTP_IDLE_TIMEOUT_MS: milliseconds(70_000),
-  DATABASE_CONNECT_TIMEOUT_MS: milliseconds(10_000),
+  DATABASE_CONNECT_TIMEOUT_MS: milliseconds(DEFAULT_DATABASE_CONNECT_TIMEOUT_MS),
   DATABASE_STATEMENT_TIMEOUT_MS: milliseconds(30_000),
 }).superRefine((e, ctx) => {
   // A worker beats every WORKER_HEARTBEAT_MS and is dead after WORKER_STALE_AFTER_MS of silence:

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { DEFAULT_DATABASE_CONNECT_TIMEOUT_MS, MAX_TIMER_MS } from '../config.ts';
 import type { Database } from './database.ts';
 import { PatientPool } from './patient-pool.ts';
 import { preparingPool } from './prepared-statements.ts';
@@ -45,13 +46,8 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number;
 }
 
-/** DATABASE_CONNECT_TIMEOUT_MS's default. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-
 /** How much longer than the statement timeout the client waits before it takes the server for silent. */
-export const STATEMENT_GIVE_UP_MARGIN_MS = 2_000;
-/** The longest delay a Node timer keeps (a longer one fires after 1 ms). */
-const LONGEST_TIMER_MS = 2_147_483_647;
+const STATEMENT_GIVE_UP_MARGIN_MS = 2_000;
 
 export function createDatabase(connectionString: string, options: DatabaseOptions = {}): DatabaseHandle {
   const { statementTimeoutMs } = options;
@@ -63,8 +59,8 @@ export function createDatabase(connectionString: string, options: DatabaseOption
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'specwright',
     pipeline: options.prepareStatements === true,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-    ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs, query_timeout: Math.min(statementTimeoutMs + STATEMENT_GIVE_UP_MARGIN_MS, LONGEST_TIMER_MS) }),
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_DATABASE_CONNECT_TIMEOUT_MS,
+    ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs, query_timeout: Math.min(statementTimeoutMs + STATEMENT_GIVE_UP_MARGIN_MS, MAX_TIMER_MS) }),
   };
   const pool = options.patientConnectMs === undefined ? new pg.Pool(config) : new PatientPool({ ...config, patienceMs: options.patientConnectMs });
   // An idle client losing its connection must not take the process down; the pool replaces it.

@@ -29,7 +29,7 @@ function separatorSpaces(item: object): number {
  * number and stored at 310 (1 MiB of them is 50 MB in the table), and `[0,0,…]` at two thirds of
  * what PostgreSQL gives back, `[0, 0, …]`.
  */
-export function storedJsonBytes(value: unknown): number {
+function storedJsonBytes(value: unknown): number {
   let grownBy = 0;
   const json = JSON.stringify(value, (_key, item: unknown) => {
     if (typeof item === 'number') grownBy += storedNumberLength(item) - String(item).length;

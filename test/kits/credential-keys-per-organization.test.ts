@@ -3,7 +3,7 @@ import pg from 'pg';
 import sodium from 'libsodium-wrappers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addCredentialKey } from '../../control-plane/domains/kit-credentials/credential-key-ring.ts';
+import { addCredentialKey, createCredentialKeyMaker } from '../../control-plane/domains/kit-credentials/credential-key-ring.ts';
 import { createPublicCredentialSealer } from '../../kit-runtime/index.ts';
 import { call, type ApiResponse } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
@@ -245,8 +245,8 @@ describe('credential keys', () => {
 
   it('still open what was sealed to a server-wide key of before, and move it under its organization’s key at rotation', async () => {
     // A key and a client-sealed credential as an earlier version stored them: the key of no organization.
-    const legacyKeyId = await addCredentialKey(app.service.owner.db, TEST_SERVER_SECRET, await newOrganization('key-holder'));
-    await sqlAsOwner("update credential_keys set organization_id = null, public_key_tag = null, created_at = now() - interval '1 day' where key_id = $1", [legacyKeyId]);
+    const legacyKeyId = await addCredentialKey(app.service.owner.db, createCredentialKeyMaker(TEST_SERVER_SECRET), null);
+    await sqlAsOwner("update credential_keys set created_at = now() - interval '1 day' where key_id = $1", [legacyKeyId]);
     const [legacy] = await sqlAsOwner('select public_key from credential_keys where key_id = $1', [legacyKeyId]);
     const sealer = await createPublicCredentialSealer({ keyId: legacyKeyId, key: legacy.public_key });
     const credentialId = randomUUID();

@@ -5,7 +5,7 @@ import { generateCredentialKeyPair, type CredentialKeyRing } from '../../../kit-
 import type { Database } from '../../db/database.ts';
 
 /** The key ring was sealed under another SERVER_SECRET. */
-export class KeyRingSecretMismatch extends Error {
+class KeyRingSecretMismatch extends Error {
   override name = 'KeyRingSecretMismatch';
   constructor() {
     super('A credential key could not be opened: SERVER_SECRET differs from the one the key ring was created with');
@@ -59,50 +59,44 @@ function openPrivateKey(sealed: string, serverSecret: string): string {
   }
 }
 
+type TaggedKey = { keyId: string; organizationId: string; publicKey: string };
+
+/** The tag of an organization's key, under a key derived from SERVER_SECRET: only the service can make it. */
+function publicKeyTag(tagKey: Buffer, key: TaggedKey): string {
+  return createHmac('sha256', tagKey).update(JSON.stringify([key.keyId, key.organizationId, key.publicKey])).digest('base64url');
+}
+
 // Unique across every organization's keys: 64 random bits, so even a million keys made in one day
 // collide with odds of about one in 37 million.
-function tagKey(serverSecret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', serverSecret, 'specwright', 'credential-key-tag', 32));
-}
-
-/** The tag of an organization's key: what only a holder of SERVER_SECRET can make. */
-function publicKeyTag(serverSecret: string, key: { keyId: string; organizationId: string; publicKey: string }): string {
-  return createHmac('sha256', tagKey(serverSecret)).update(JSON.stringify([key.keyId, key.organizationId, key.publicKey])).digest('base64url');
-}
-
-/** Whether an organization's key was made by the service (with this SERVER_SECRET), not planted. */
-function tagChecksOut(serverSecret: string, key: { keyId: string; organizationId: string; publicKey: string; tag: string | null }): boolean {
-  if (key.tag === null) return false;
-  const expected = Buffer.from(publicKeyTag(serverSecret, key));
-  const given = Buffer.from(key.tag);
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
 const newKeyId = () => `k${new Date().toISOString().slice(0, 10).replaceAll('-', '')}-${randomBytes(8).toString('hex')}`;
 
-/** A new organization key as it is stored: its private key sealed, its public key tagged. */
-export type StorableCredentialKey = { keyId: string; publicKey: string; sealedPrivateKey: string; publicKeyTag: string };
+/** A new key as it is stored: its private key sealed, its public key tagged (an organization's only). */
+export type StorableCredentialKey = { keyId: string; publicKey: string; sealedPrivateKey: string; publicKeyTag: string | null };
 
-/** What the API issues an organization's first key with, and checks a stored one's tag with. */
+/** Makes keys (the API an organization's first, workers the rest) and checks a stored one's tag. */
 export type CredentialKeyMaker = {
-  make(organizationId: string): Promise<StorableCredentialKey>;
+  /** A key for the organization, or the server-wide one a first start makes (`null`, untagged: the app role cannot write one). */
+  make(organizationId: string | null): Promise<StorableCredentialKey>;
   /** Whether the organization's key was made by the service, not planted. */
   madeByService(organizationId: string, key: { keyId: string; publicKey: string; tag: string | null }): boolean;
 };
 
 export function createCredentialKeyMaker(serverSecret: string): CredentialKeyMaker {
+  // Derived once, as the download links' and session tokens' keys are.
+  const tagKey = Buffer.from(hkdfSync('sha256', serverSecret, 'specwright', 'credential-key-tag', 32));
   return {
     async make(organizationId) {
       await sodium.ready;
       const pair = await generateCredentialKeyPair(newKeyId());
-      return {
-        keyId: pair.keyId,
-        publicKey: pair.publicKey,
-        sealedPrivateKey: sealPrivateKey(pair.privateKey, serverSecret),
-        publicKeyTag: publicKeyTag(serverSecret, { keyId: pair.keyId, organizationId, publicKey: pair.publicKey }),
-      };
+      const tag = organizationId === null ? null : publicKeyTag(tagKey, { keyId: pair.keyId, organizationId, publicKey: pair.publicKey });
+      return { keyId: pair.keyId, publicKey: pair.publicKey, sealedPrivateKey: sealPrivateKey(pair.privateKey, serverSecret), publicKeyTag: tag };
     },
-    madeByService: (organizationId, key) => tagChecksOut(serverSecret, { ...key, organizationId }),
+    madeByService(organizationId, key) {
+      if (key.tag === null) return false;
+      const expected = Buffer.from(publicKeyTag(tagKey, { ...key, organizationId }));
+      const given = Buffer.from(key.tag);
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    },
   };
 }
 
@@ -110,18 +104,11 @@ export function createCredentialKeyMaker(serverSecret: string): CredentialKeyMak
  * Adds a key for the organization (a rotation, which retires the one before first), or the
  * server-wide one a first start makes (`null`); returns its id.
  */
-export async function addCredentialKey(owner: Kysely<Database>, serverSecret: string, organizationId: string | null): Promise<string> {
-  const key = await createCredentialKeyMaker(serverSecret).make(organizationId ?? '');
+export async function addCredentialKey(owner: Kysely<Database>, keys: CredentialKeyMaker, organizationId: string | null): Promise<string> {
+  const key = await keys.make(organizationId);
   await owner
     .insertInto('credential_keys')
-    .values({
-      key_id: key.keyId,
-      organization_id: organizationId,
-      public_key: key.publicKey,
-      sealed_private_key: key.sealedPrivateKey,
-      // Only an organization's key needs one: the app role cannot write a server-wide key.
-      public_key_tag: organizationId === null ? null : key.publicKeyTag,
-    })
+    .values({ key_id: key.keyId, organization_id: organizationId, public_key: key.publicKey, sealed_private_key: key.sealedPrivateKey, public_key_tag: key.publicKeyTag })
     .execute();
   return key.keyId;
 }
@@ -134,7 +121,7 @@ export async function addCredentialKey(owner: Kysely<Database>, serverSecret: st
 export async function ensureKeyRingStarted(owner: Kysely<Database>, serverSecret: string): Promise<void> {
   const any = await owner.selectFrom('credential_keys').select('key_id').limit(1).executeTakeFirst();
   if (any) return;
-  await addCredentialKey(owner, serverSecret, null);
+  await addCredentialKey(owner, createCredentialKeyMaker(serverSecret), null);
 }
 
 /**
@@ -147,6 +134,7 @@ export async function ensureKeyRingStarted(owner: Kysely<Database>, serverSecret
 export async function loadOrganizationKeyRing(
   owner: Kysely<Database>,
   serverSecret: string,
+  keys: CredentialKeyMaker,
   organizationId: string,
 ): Promise<{ ring: CredentialKeyRing | undefined; untrusted: string[] }> {
   await sodium.ready;
@@ -157,10 +145,10 @@ export async function loadOrganizationKeyRing(
     .orderBy('created_at')
     .orderBy('key_id')
     .execute();
-  const trusted = (row: (typeof found)[number]) =>
-    row.organization_id === null || tagChecksOut(serverSecret, { keyId: row.key_id, organizationId, publicKey: row.public_key, tag: row.public_key_tag });
-  const rows = found.filter(trusted);
-  const untrusted = found.filter((row) => !trusted(row)).map((row) => row.key_id);
+  const { true: rows = [], false: planted = [] } = Object.groupBy(found, (row) =>
+    String(row.organization_id === null || keys.madeByService(organizationId, { keyId: row.key_id, publicKey: row.public_key, tag: row.public_key_tag })),
+  );
+  const untrusted = planted.map((row) => row.key_id);
   if (rows.length === 0) return { ring: undefined, untrusted };
   const current = rows.filter((row) => row.organization_id === organizationId && row.retired_at === null).at(-1) ?? rows.at(-1)!;
   return {

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { createCredentialSealer } from '../../../kit-runtime/index.ts';
 import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
-import { addCredentialKey, loadOrganizationKeyRing } from './credential-key-ring.ts';
+import { addCredentialKey, createCredentialKeyMaker, loadOrganizationKeyRing } from './credential-key-ring.ts';
 
 /** The worker's side of credentials: the only place a secret is ever opened. */
 export interface CredentialVault {
@@ -30,6 +30,7 @@ export class CredentialUnopenableError extends Error {
 }
 
 export function createCredentialVault(owner: Kysely<Database>, serverSecret: string, log: Logger): CredentialVault {
+  const keys = createCredentialKeyMaker(serverSecret);
   return {
     async openForExecution({ tenantId, organizationId, projectId, kitId, credentialId }) {
       const rows = await owner
@@ -46,7 +47,7 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
         .execute();
       if (rows.length === 0) return null;
       // The organization's keys only: a value sealed to another organization's key does not open here.
-      const { ring, untrusted } = await loadOrganizationKeyRing(owner, serverSecret, organizationId);
+      const { ring, untrusted } = await loadOrganizationKeyRing(owner, serverSecret, keys, organizationId);
       if (untrusted.length > 0) log.error({ organizationId, keyIds: untrusted }, 'credential keys not made by the service (their tags do not check out) were left out');
       if (!ring) throw new Error('The credential key ring holds no key to open stored credentials with');
       const sealer = await createCredentialSealer(ring);
@@ -74,17 +75,23 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
       return owner.transaction().execute(async (trx) => {
         await sql`select pg_advisory_xact_lock(${ROTATION_LOCK_KEY})`.execute(trx);
         const rows = await trx.selectFrom('kit_credentials').select(['id', 'tenant_id', 'organization_id', 'key_id', 'sealed']).forUpdate().execute();
-        const keyed = await trx.selectFrom('credential_keys').select('organization_id').where('retired_at', 'is', null).where('organization_id', 'is not', null).execute();
+        // Every organization's current key retired first, in one statement: an organization has one
+        // current key at a time. (The server-wide keys stay until the end: they still open.)
+        const retired = await trx
+          .updateTable('credential_keys')
+          .set({ retired_at: new Date() })
+          .where('organization_id', 'is not', null)
+          .where('retired_at', 'is', null)
+          .returning('organization_id')
+          .execute();
         const rowsByOrganization = Map.groupBy(rows, (row) => row.organization_id);
-        const organizations = new Set([...rowsByOrganization.keys(), ...keyed.map((key) => key.organization_id!)]);
+        const organizations = new Set([...rowsByOrganization.keys(), ...retired.map((key) => key.organization_id!)]);
         let resealed = 0;
         for (const organizationId of organizations) {
-          // Retired first: an organization has one current key at a time.
-          await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('organization_id', '=', organizationId).where('retired_at', 'is', null).execute();
-          await addCredentialKey(trx, serverSecret, organizationId);
+          await addCredentialKey(trx, keys, organizationId);
           // Its only unretired key is the one just added: it seals, older ones still open (a planted
           // one, retired like the rest, is left out: what was sealed to it is marked invalid below).
-          const { ring } = await loadOrganizationKeyRing(trx, serverSecret, organizationId);
+          const { ring } = await loadOrganizationKeyRing(trx, serverSecret, keys, organizationId);
           const sealer = await createCredentialSealer(ring!);
           for (const row of rowsByOrganization.get(organizationId) ?? []) {
             const binding = { tenantId: row.tenant_id, credentialId: row.id };

@@ -8,7 +8,8 @@ import type { Paging } from '../../http/paging.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { apiKeyIsActive } from '../api-keys/api-keys.service.ts';
 import { readBlob, readBlobMeta } from '../blobs/blobs.repository.ts';
-import { requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
+import { kitsEnabledFor, requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
+import { holdsOrganizationRole } from '../organizations/organization-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
 import { getsBundle } from './kit-bundle.job.ts';
 import { EXECUTION_JOB_ATTEMPTS, executeKitJob } from './kit-execution.job.ts';
@@ -105,7 +106,7 @@ export async function listKitExecutions(
   return { executions: rows.map(executionRowToSummary), ...page };
 }
 
-async function requireExecution(db: Kysely<Database>, principal: Pick<Principal, 'tenantId' | 'userId'>, orgId: string, executionId: string) {
+async function requireExecution(db: Kysely<Database>, principal: Principal, orgId: string, executionId: string) {
   await requireKitAccess(db, principal, orgId);
   const row = await findExecution(db, principal.tenantId, orgId, executionId);
   if (!row) throw notFound('The execution');
@@ -193,9 +194,6 @@ export async function getBundleLink(db: Kysely<Database>, principal: Principal, 
   };
 }
 
-/** Refusals of the holder's standing (kits off, no longer a member or below member, organization gone). */
-const HOLDER_REFUSALS: ReadonlySet<string> = new Set(['FORBIDDEN', 'ORG_NOT_MEMBER', 'NOT_FOUND']);
-
 /**
  * The bundle a download link names, read for the holder it was handed to — only while they may
  * still read it, as GET …/bundle asks: removed from the organization, below member, kits switched
@@ -205,12 +203,12 @@ const HOLDER_REFUSALS: ReadonlySet<string> = new Set(['FORBIDDEN', 'ORG_NOT_MEMB
  */
 export async function readBundleForDownload(db: Kysely<Database>, target: DownloadTarget) {
   const holder = { tenantId: target.tenantId, userId: target.holder.userId };
-  try {
-    if (target.holder.apiKeyId !== undefined && !(await apiKeyIsActive(db, holder, target.holder.apiKeyId))) throw invalidDownloadLink();
-    await requireKitAccess(db, holder, target.organizationId);
-  } catch (error) {
-    throw error instanceof AppError && HOLDER_REFUSALS.has(error.code) ? invalidDownloadLink() : error;
-  }
+  // What requireKitAccess asks of a caller, as yes or no (an organization gone holds no member).
+  const mayRead =
+    (target.holder.apiKeyId === undefined || (await apiKeyIsActive(db, holder, target.holder.apiKeyId))) &&
+    (await kitsEnabledFor(db, target.tenantId)) &&
+    (await holdsOrganizationRole(db, holder, target.organizationId, 'member'));
+  if (!mayRead) throw invalidDownloadLink();
   const row = await findExecution(db, target.tenantId, target.organizationId, target.executionId);
   const blob = row?.bundle_blob_id === target.blobId ? await readBlob(db, target.tenantId, target.blobId) : undefined;
   if (!blob) throw new AppError('NOT_FOUND', 'The file behind this link no longer exists');

@@ -13,12 +13,8 @@ export async function kitsEnabledFor(db: Kysely<Database>, tenantId: string): Pr
   return (await tenantFeatures(db, tenantId))[KITS_FEATURE_FLAG] === true;
 }
 
-/**
- * Every kit route: the tenant's kits_enabled flag, then the caller's role in the organization. Also
- * asked again for the holder of a download link, who is no request's principal: hence only the
- * user and the tenant.
- */
-export async function requireKitAccess(db: Kysely<Database>, principal: Pick<Principal, 'tenantId' | 'userId'>, organizationId: string, minimum: OrganizationRole = 'member') {
+/** Every kit route: the tenant's kits_enabled flag, then the caller's role in the organization. */
+export async function requireKitAccess(db: Kysely<Database>, principal: Principal, organizationId: string, minimum: OrganizationRole = 'member') {
   if (!(await kitsEnabledFor(db, principal.tenantId))) {
     throw new AppError('FORBIDDEN', `Kits are not enabled for this tenant: the feature flag ${KITS_FEATURE_FLAG} is off`, { featureFlag: KITS_FEATURE_FLAG });
   }

@@ -31,17 +31,22 @@ export async function updateOrganization(db: Kysely<Database>, tenantId: string,
     .executeTakeFirstOrThrow();
 }
 
-/** Whether the user belongs to some organization of the tenant as a member, admin or owner (not only as a customer). */
-export async function holdsMembershipAboveCustomer(db: Kysely<Database>, tenantId: string, userId: string): Promise<boolean> {
-  const found = await db
+/**
+ * The user's oldest organization as member or above: where a project lands when its caller names
+ * none. Undefined for a customer, or a user no organization holds, who may found none either.
+ */
+export async function defaultOrganizationOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<string | undefined> {
+  const row = await db
     .selectFrom('organization_members')
-    .select('user_id')
+    .select('organization_id')
     .where('tenant_id', '=', tenantId)
     .where('user_id', '=', userId)
-    .where('role', '!=', 'customer')
+    .where('role', 'in', ['owner', 'admin', 'member'])
+    .orderBy('joined_at')
+    .orderBy('id')
     .limit(1)
     .executeTakeFirst();
-  return found !== undefined;
+  return row?.organization_id;
 }
 
 export async function findMembership(db: Kysely<Database>, tenantId: string, organizationId: string, userId: string) {

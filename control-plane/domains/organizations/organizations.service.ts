@@ -7,7 +7,7 @@ import type { Paging } from '../../http/paging.ts';
 import { insertMembership, insertOrganization } from '../tenants/tenants.repository.ts';
 import { requireOrganizationRole } from './organization-access.ts';
 import type { Organization, OrganizationSettings } from './organizations.schema.ts';
-import { holdsMembershipAboveCustomer, listOrganizationsOfUser, slugTaken, updateOrganization } from './organizations.repository.ts';
+import { defaultOrganizationOfUser, listOrganizationsOfUser, slugTaken, updateOrganization } from './organizations.repository.ts';
 
 export function organizationRowToOrganization(row: OrganizationRow): Organization {
   return {
@@ -47,7 +47,7 @@ export async function createOrganization(
   // A tenant is an agency's account: its customers see the projects assigned to them, and founding
   // an organization there would give them one of their own, with its projects, invitations and kit
   // runs on the agency's account. So do users no organization holds any more (removed everywhere).
-  if (!(await holdsMembershipAboveCustomer(db, principal.tenantId, principal.userId))) {
+  if ((await defaultOrganizationOfUser(db, principal.tenantId, principal.userId)) === undefined) {
     throw forbidden('Only a member, admin or owner of an organization of this tenant may found another; customers, and users no organization holds, may not');
   }
   if (await slugTaken(db, input.slug)) throw slugTakenError(input.slug);

@@ -136,18 +136,3 @@ export async function deleteProjectRow(db: Kysely<Database>, tenantId: string, p
   const result = await db.deleteFrom('projects').where('tenant_id', '=', tenantId).where('id', '=', projectId).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
-
-/** The organization a project lands in when the caller names none: their oldest as member or above. */
-export async function defaultOrganizationOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('organization_members')
-    .select('organization_id')
-    .where('tenant_id', '=', tenantId)
-    .where('user_id', '=', userId)
-    .where('role', 'in', ['owner', 'admin', 'member'])
-    .orderBy('joined_at')
-    .orderBy('id')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.organization_id;
-}

@@ -5,10 +5,10 @@ import { invalid, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { deleteBlobs } from '../blobs/blobs.repository.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
+import { defaultOrganizationOfUser } from '../organizations/organizations.repository.ts';
 import { projectScopeFor } from './project-scope.ts';
 import { progressKeys, type CreateProjectInput, type ProjectDetail, type ProjectSummary, type UpdateProjectInput } from './projects.schema.ts';
 import {
-  defaultOrganizationOfUser,
   deleteKitExecutionsOfProject,
   deleteKitOutputsOfProject,
   lockKitExecutionsOfProject,
