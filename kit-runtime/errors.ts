@@ -15,6 +15,11 @@ export class KitLimitError extends Error {
   }
 }
 
+/** A run that outlasted its time limit: one wording, wherever the limit is found passed. */
+export function kitTimeLimitError(timeoutMs: number): KitLimitError {
+  return new KitLimitError('time', `kit exceeded its time limit of ${timeoutMs} ms`);
+}
+
 /** A hook threw, returned something unusable, or does not follow the hook convention. */
 export class KitHookError extends Error {
   override name = 'KitHookError';

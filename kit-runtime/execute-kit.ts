@@ -62,8 +62,9 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
   const { manifest } = kit;
   const redactor = createRunRedactor(deps.redaction);
   /** What a hook says, fit to report: redacted while still as sent, then cleaned. */
-  const reportable = (text: unknown) => redactor.reportable(text);
-  const reportableAll = (texts: readonly unknown[]) => Promise.all(texts.map(reportable));
+  const reportableAll = (texts: readonly unknown[]) => Promise.all(texts.map(redactor.reportable));
+  /** The length of the JSON text the last hook answered: what redacting its result may cost. */
+  let lastAnswerLength = 0;
   const bridge = new HostBridge({
     capabilities: request.capabilities ?? {},
     limits: deps.limits,
@@ -121,9 +122,10 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     if (Buffer.byteLength(answer, 'utf8') > deps.limits.maxTotalOutputBytes) {
       throw new KitLimitError('output-size', `kit exceeded its total output size limit of ${deps.limits.maxTotalOutputBytes} bytes (${phase} hook result)`);
     }
+    lastAnswerLength = answer.length;
     const reply = JSON.parse(answer) as { ok: boolean; value?: unknown; message?: string; convention?: boolean };
     if (!reply.ok) {
-      const why = await reportable(reply.message);
+      const why = await redactor.reportable(reply.message);
       throw new KitHookError(reply.convention ? `${phase} hook ${file} ${why}` : `${phase} hook (${file}) failed: ${why}`);
     }
     return parseHookResult(phase, file, reply.value);
@@ -200,7 +202,8 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
       if (manifest.hooks?.APPLY === undefined) return 'no APPLY hook';
       const credentials = await openDeclaredCredentials(manifest.credentials ?? [], request.openCredential, redactor.remember);
       // A hook may hand back what it was given: the result is reported, so it is redacted too.
-      result.applyResult = ((await redactor.redactJson(await callHook('APPLY', { credentials }))) as typeof result.applyResult) ?? null;
+      const applied = await callHook('APPLY', { credentials });
+      result.applyResult = ((await redactor.redactJson(applied, lastAnswerLength)) as typeof result.applyResult) ?? null;
     }],
     ['VERIFY', async () => {
       const verdict = await callHook('VERIFY');

@@ -92,10 +92,8 @@ const MAX_DISPLAY_STRING = 200;
 // format character, a combining mark on its own, one of Unicode's default-ignorable characters
 // (zero-width, bidirectional controls, the Hangul filler …) or the braille blank, U+2800.
 const VISIBLE_CHARACTER = /(?![\p{Default_Ignorable_Code_Point}\u2800])[\p{L}\p{N}\p{P}\p{S}]/u;
-const displayString = z
-  .string()
-  .min(1)
-  .max(MAX_DISPLAY_STRING)
+const boundedDisplayString = z.string().min(1).max(MAX_DISPLAY_STRING);
+const displayString = boundedDisplayString
   // A name of "   " or "\u200b\u200d" lists as a blank row. Only for text the rules above took, so
   // an empty name gets one message.
   .refine((text) => VISIBLE_CHARACTER.test(text), {
@@ -185,8 +183,8 @@ export const kitManifestJsonSchema = z.toJSONSchema(kitManifestSchema, { target:
  */
 const storedKitManifestSchema = kitManifestSchema.safeExtend({
   metadata: kitManifestSchema.shape.metadata.safeExtend({
-    displayName: z.string().min(1).max(MAX_DISPLAY_STRING),
-    author: z.string().min(1).max(MAX_DISPLAY_STRING),
+    displayName: boundedDisplayString,
+    author: boundedDisplayString,
   }),
   platform: z.strictObject({ name: z.string().min(1), category: z.string().min(1) }),
 });

@@ -11,7 +11,7 @@ import { resolveKitLimits } from './limits.ts';
 import { createOutputValidation } from './output-validation.ts';
 import { WITHHELD_LOG_MESSAGE } from './sandbox/host-bridge.ts';
 import { IsolatePool } from './sandbox/isolate-pool.ts';
-import { createRunRedactor, createSecretRedaction, INLINE_REDACTION_MAX_CHARS, type RedactionRequest } from './secret-redaction.ts';
+import { createRedactionPerformer, createRunRedactor, createSecretRedaction, INLINE_REDACTION_MAX_CHARS, type RedactionRequest } from './secret-redaction.ts';
 import { createSecretRedactor } from './secret-redactor.ts';
 import { loadOrThrow } from './test-support/kits.ts';
 
@@ -148,7 +148,7 @@ describe('redacting the long reports of a run that opened a credential', () => {
     });
     redactor.remember(SECRET);
     const first = redactor.redact(longText);
-    const waiting = [redactor.reportable(longText), redactor.redactJson({ uploaded: longText })];
+    const waiting = [redactor.reportable(longText), redactor.redactJson({ uploaded: longText }, JSON.stringify({ uploaded: longText }).length)];
     await new Promise((resolve) => setImmediate(resolve));
     expect(performed).toHaveLength(1);
 
@@ -157,6 +157,25 @@ describe('redacting the long reports of a run that opened a credential', () => {
     await expect(first).resolves.toBe('first, redacted');
     for (const refused of waiting) await expect(refused).rejects.toThrow('the run is over');
     expect(performed).toHaveLength(1);
+  });
+
+  it('redacts a short APPLY result where it arrives, and a long one on the thread', async () => {
+    const performed: RedactionRequest[] = [];
+    const redactor = createRunRedactor({ perform: async (request) => (performed.push(request), 'on the thread'), close: () => {} });
+    redactor.remember(SECRET);
+    const short = { applied: true, echoed: SECRET.token };
+    await expect(redactor.redactJson(short, JSON.stringify(short).length)).resolves.toEqual({ applied: true, echoed: '[redacted]' });
+    expect(performed).toEqual([]);
+    await expect(redactor.redactJson({ uploaded: longText }, JSON.stringify({ uploaded: longText }).length)).resolves.toBe('on the thread');
+    expect(performed).toHaveLength(1);
+  });
+
+  it("keeps each run's redactor on the thread, teaching it only the secrets the run opened since, and no other run's", () => {
+    const perform = createRedactionPerformer();
+    const text = 'first-secret-value and second-secret-value';
+    expect(perform({ run: 1, secrets: ['first-secret-value'], task: { redact: text } })).toBe('[redacted] and second-secret-value');
+    expect(perform({ run: 1, secrets: ['first-secret-value', 'second-secret-value'], task: { redact: text } })).toBe('[redacted] and [redacted]');
+    expect(perform({ run: 2, secrets: ['second-secret-value'], task: { redact: text } })).toBe('first-secret-value and [redacted]');
   });
 
   it('reports a run whose own error message cannot be redacted with a message that quotes nothing', async () => {

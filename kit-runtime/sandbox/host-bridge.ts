@@ -10,7 +10,7 @@
  */
 import type { KitPhase } from '../manifest.schema.ts';
 import type { KitLimits } from '../limits.ts';
-import { HostCapabilityError, KitLimitError } from '../errors.ts';
+import { HostCapabilityError, KitLimitError, kitTimeLimitError } from '../errors.ts';
 import type { RunRedactor } from '../secret-redaction.ts';
 import type { HostDispatcher } from './kit-sandbox.ts';
 
@@ -87,14 +87,14 @@ export class HostBridge {
     try {
       while (this.#redacting.size > 0) {
         if ((await Promise.race([Promise.all(this.#redacting), expired])) === 'expired') {
-          throw new KitLimitError('time', `kit exceeded its time limit of ${this.#limits.timeoutMs} ms`);
+          throw kitTimeLimitError(this.#limits.timeoutMs);
         }
       }
     } finally {
       clearTimeout(expiry);
     }
     if (this.#redactionFailure) throw this.#redactionFailure.error;
-    this.throwIfOverLimit();
+    this.#throwIfOverLimit();
   }
 
   /** The run is over: lines still being redacted keep reading WITHHELD. */
@@ -103,7 +103,7 @@ export class HostBridge {
   }
 
   /** A hook may swallow the error it got for going over the limit; the run still fails. */
-  throwIfOverLimit(): void {
+  #throwIfOverLimit(): void {
     if (this.#calls > this.#limits.maxHostCalls) {
       throw new KitLimitError('host-calls', `kit exceeded its host call limit of ${this.#limits.maxHostCalls} calls`);
     }
@@ -111,7 +111,7 @@ export class HostBridge {
 
   async #dispatch(name: unknown, argumentJson: unknown): Promise<unknown> {
     this.#calls++;
-    this.throwIfOverLimit();
+    this.#throwIfOverLimit();
     if (typeof name !== 'string' || typeof argumentJson !== 'string') throw new HostCapabilityError('malformed host call');
     if (argumentJson.length > this.#limits.maxOutputBytes) {
       throw new HostCapabilityError(`the argument of kit.${name} is larger than ${this.#limits.maxOutputBytes} bytes`);

@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import ivm from 'isolated-vm';
-import { KitLimitError, KitHookError, cleanGuestMessage } from '../errors.ts';
+import { KitLimitError, KitHookError, cleanGuestMessage, kitTimeLimitError } from '../errors.ts';
 import type { KitPackage } from '../kit-package.ts';
 import type { KitLimits } from '../limits.ts';
 import { RENDER_BOOTSTRAP } from './guest-render.ts';
@@ -151,7 +151,7 @@ export class KitSandbox {
   }
 
   #timeLimitError(): KitLimitError {
-    return new KitLimitError('time', `kit exceeded its time limit of ${this.#limits.timeoutMs} ms`);
+    return kitTimeLimitError(this.#limits.timeoutMs);
   }
 
   /** Internal to HookRun. */
