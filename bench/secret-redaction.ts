@@ -13,9 +13,9 @@
 //   node --no-node-snapshot bench/secret-redaction.ts
 import { cleanGuestMessage } from '../kit-runtime/errors.ts';
 import { createKitRuntime } from '../kit-runtime/kit-runtime.ts';
-import { loadKitPackage } from '../kit-runtime/kit-package.ts';
 import { CREDENTIAL_SECRET_BOUND } from '../kit-runtime/sealed-credentials.ts';
 import { createSecretRedactor } from '../kit-runtime/secret-redactor.ts';
+import { hostileKit } from '../kit-runtime/test-support/kits.ts';
 import { atMost, median, medianMs, report } from './measure.ts';
 
 const TEXT_CHARS = 8 * 1024 * 1024 - 64 * 1024; // the hook's answer carries JSON around it
@@ -50,22 +50,7 @@ const cases = {
   },
 };
 
-function kitWithApply(source: string) {
-  const loaded = loadKitPackage({
-    manifest: {
-      metadata: { id: 'uploader', displayName: 'Uploader', version: '1.0.0', description: '', author: 'bench', kitType: 'file' },
-      platform: { name: 'none', category: 'bench' },
-      phases: ['APPLY'],
-      outputs: [{ id: 'out', filename: 'out.txt', template: 'out.txt.hbs', outputType: 'text' }],
-      discovery: { pools: [] },
-      hooks: { APPLY: 'hooks/apply.js' },
-      credentials: [{ id: 'deploy', description: 'deploy key', required: false }],
-    },
-    files: { 'out.txt.hbs': 'hello\n', 'hooks/apply.js': source },
-  });
-  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  return loaded.kit;
-}
+const kitWithApply = (source: string) => hostileKit({ hooks: { APPLY: source }, credentials: [{ id: 'deploy', description: 'deploy key', required: false }] });
 
 /** A secret at the bound: a 4096-bit PEM key (as a service account holds it) and tokens, 64 values. */
 function secretAtTheBound(): Record<string, unknown> {

@@ -13,26 +13,13 @@ import { WITHHELD_LOG_MESSAGE } from './sandbox/host-bridge.ts';
 import { IsolatePool } from './sandbox/isolate-pool.ts';
 import { createRedactionPerformer, createRunRedactor, createSecretRedaction, INLINE_REDACTION_MAX_CHARS, type RedactionRequest } from './secret-redaction.ts';
 import { createSecretRedactor } from './secret-redactor.ts';
-import { loadOrThrow } from './test-support/kits.ts';
+import { hostileKit } from './test-support/kits.ts';
 
 const SECRET = { token: 'ghp_Redact+Me/Please=42', pin: 987654, pem: '-----BEGIN KEY-----\nAAAAline1xyz\nBBBBline2xyz\n-----END KEY-----' };
 const TOKEN_FORMS = [SECRET.token, encodeURIComponent(SECRET.token), SECRET.token.toUpperCase(), Buffer.from(SECRET.token).toString('base64'), 'Redact+Me', 'BBBBline2xyz'];
 
-/** A kit whose APPLY (and VERIFY, if given) hook is `source`; the credential is optional. */
-function kitWith(hooks: { apply: string; verify?: string }) {
-  return loadOrThrow(
-    {
-      metadata: { id: 'uploader', displayName: 'Uploader', version: '1.0.0', description: '', author: 'test', kitType: 'file' },
-      platform: { name: 'none', category: 'test' },
-      phases: hooks.verify ? ['APPLY', 'VERIFY'] : ['APPLY'],
-      outputs: [{ id: 'out', filename: 'out.txt', template: 'out.txt.hbs', outputType: 'text' }],
-      discovery: { pools: [] },
-      hooks: { APPLY: 'hooks/apply.js', ...(hooks.verify ? { VERIFY: 'hooks/verify.js' } : {}) },
-      credentials: [{ id: 'deploy', description: 'deploy key', required: true }],
-    },
-    { 'out.txt.hbs': 'hello\n', 'hooks/apply.js': hooks.apply, ...(hooks.verify ? { 'hooks/verify.js': hooks.verify } : {}) },
-  );
-}
+/** A kit whose APPLY hook is `apply`, needing the `deploy` credential. */
+const kitWith = ({ apply }: { apply: string }) => hostileKit({ hooks: { APPLY: apply }, credentials: [{ id: 'deploy', description: 'deploy key', required: true }] });
 
 // Hundreds of kilobytes of base64 with the secret in several forms, at the start, in the middle
 // and at the end; the hook builds it from the run's input and the opened credential.

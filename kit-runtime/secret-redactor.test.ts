@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKitRuntime } from './kit-runtime.ts';
 import { createSecretRedactor } from './secret-redactor.ts';
-import { exampleInput, loadOrThrow } from './test-support/kits.ts';
+import { exampleInput, hostileKit, loadOrThrow } from './test-support/kits.ts';
 
 const runtime = createKitRuntime({ limits: { timeoutMs: 3000 } });
 afterAll(() => runtime.close());
@@ -9,20 +9,7 @@ afterAll(() => runtime.close());
 // A quote, a backslash and a tab: each one JSON.stringify escapes.
 const SECRET = 'pa"ss\\w0rd\tXYZ-SECRET';
 
-function applyKit(applySource: string) {
-  return loadOrThrow(
-    {
-      metadata: { id: 'leaky', displayName: 'Leaky', version: '1.0.0', description: '', author: 'test', kitType: 'file' },
-      platform: { name: 'none', category: 'test' },
-      phases: ['APPLY'],
-      outputs: [{ id: 'out', filename: 'out.txt', template: 'out.txt.hbs', outputType: 'text' }],
-      discovery: { pools: [] },
-      hooks: { APPLY: 'hooks/apply.js' },
-      credentials: [{ id: 'git', description: 'token', required: true }],
-    },
-    { 'out.txt.hbs': 'hello\n', 'hooks/apply.js': applySource },
-  );
-}
+const applyKit = (applySource: string) => hostileKit({ hooks: { APPLY: applySource }, credentials: [{ id: 'git', description: 'token', required: true }] });
 
 function stringsIn(value: unknown): string[] {
   if (typeof value === 'string') return [value];

@@ -109,7 +109,14 @@ let hostileCounter = 0;
  * A one-output text kit; `hooks` maps phases to hook sources, `template` replaces the output
  * template, `filename` the output filename. Each call gets its own kit id so pools never mix.
  */
-export function hostileKit(options: { hooks?: Partial<Record<KitPhase, string>>; template?: string; filename?: string; partials?: Record<string, string>; stored?: boolean }): KitPackage {
+export function hostileKit(options: {
+  hooks?: Partial<Record<KitPhase, string>>;
+  template?: string;
+  filename?: string;
+  partials?: Record<string, string>;
+  credentials?: KitManifest['credentials'];
+  stored?: boolean;
+}): KitPackage {
   const hooks = options.hooks ?? {};
   const phases = Object.keys(hooks) as KitPhase[];
   const files: Record<string, string> = { 'templates/out.txt.hbs': options.template ?? 'hello {{name}}\n' };
@@ -134,6 +141,7 @@ export function hostileKit(options: { hooks?: Partial<Record<KitPhase, string>>;
       discovery: { pools: [] },
       ...(phases.length > 0 ? { hooks: hookFiles } : {}),
       ...(options.partials ? { partials: partialFiles } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
     },
     files,
     { stored: options.stored === true },

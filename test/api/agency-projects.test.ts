@@ -211,7 +211,7 @@ describe('DELETE /api/agency-projects/{id}', () => {
     const assigned = await call(app.url, '/api/agency-projects', { apiKey: admin.apiKey, body: { organizationId: orgId, projectId: project, customerUserId: cora.userId } });
     expect(assigned.status, assigned.text).toBe(201);
     const outsider = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Otto');
-    const ownerElsewhere = await ownerOfAnotherOrganization(app, sqlAsOwner, owner.apiKey, 'Elsa');
+    const ownerElsewhere = await ownerOfAnotherOrganization(app, owner.apiKey, 'Elsa');
 
     const callers: Record<string, { apiKey?: string; headers?: Record<string, string> }> = {
       member: { apiKey: member.apiKey },

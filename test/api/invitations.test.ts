@@ -409,7 +409,7 @@ describe('POST /api/customer-invitations/{token}/revoke', () => {
   it('named by id, answers whoever may not revoke it as it answers an id that does not exist; named by token, says why', async () => {
     const created = await invite();
     const outsider = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Olaf');
-    const ownerElsewhere = await ownerOfAnotherOrganization(app, sqlAsOwner, owner.apiKey, 'Elsa');
+    const ownerElsewhere = await ownerOfAnotherOrganization(app, owner.apiKey, 'Elsa');
     const revoke = (ref: string, apiKey: string) => call(app.url, `/api/customer-invitations/${ref}/revoke`, { body: {}, apiKey });
 
     const callers = { member: member.apiKey, 'user of the tenant who is not a member': outsider.apiKey, 'owner of another organization': ownerElsewhere.apiKey };

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { call } from './http.ts';
+import { ownerQuery } from './owner-sql.ts';
 import type { TestApp } from './test-app.ts';
 
 export interface Actor {
@@ -34,8 +35,8 @@ export async function createUserInTenant(app: TestApp, ownerQuery: (sql: string,
  * A user of the bootstrap tenant who co-owns an organization of its own (founded by `founderApiKey`,
  * since a user of no organization may not found one): an owner, but not of the organization under test.
  */
-export async function ownerOfAnotherOrganization(app: TestApp, ownerQuery: (sql: string, values: unknown[]) => Promise<any[]>, founderApiKey: string, name: string): Promise<Actor> {
-  const user = await createUserInTenant(app, ownerQuery, app.bootstrap.tenantId, name);
+export async function ownerOfAnotherOrganization(app: TestApp, founderApiKey: string, name: string): Promise<Actor> {
+  const user = await createUserInTenant(app, (sql, values) => ownerQuery(app.database.ownerUrl, sql, values), app.bootstrap.tenantId, name);
   const founded = await call(app.url, '/api/organizations', { apiKey: founderApiKey, body: { name: 'Elsewhere', slug: `elsewhere-${user.userId.slice(0, 8)}` } });
   expect(founded.status, founded.text).toBe(201);
   const added = await call(app.url, `/api/organizations/${founded.body.data.id}/members`, { apiKey: founderApiKey, body: { userId: user.userId, role: 'owner' } });

@@ -1,7 +1,6 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishDeployerWithCredential, waitForExecution } from '../helpers/kit-fixtures.ts';
-import { untilLockWaiters } from '../helpers/lock-holder.ts';
+import { holdTableLock, untilLockWaiters } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -25,12 +24,9 @@ afterAll(() => app?.stop());
 
 describe('a credential key ring load that fails for a reason of the server\'s own', () => {
   it('runs the execution again instead of failing it as "could not be opened", and is not remembered by later runs', async () => {
-    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
-    await holder.connect();
+    const release = await holdTableLock(app.database.ownerUrl, 'credential_keys');
     let executionId: string;
     try {
-      await holder.query('begin');
-      await holder.query('lock table credential_keys in access exclusive mode');
       executionId = await execute();
       await untilLockWaiters(app.database.ownerUrl);
       const [terminated] = await ownerQuery(
@@ -38,9 +34,8 @@ describe('a credential key ring load that fails for a reason of the server\'s ow
         `select count(pg_terminate_backend(pid)) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%credential_keys%'`,
       );
       expect(Number(terminated.count)).toBe(1);
-      await holder.query('commit');
     } finally {
-      await holder.end();
+      await release();
     }
 
     const first = await waitForExecution(app.url, key, orgId, executionId, 30_000);
