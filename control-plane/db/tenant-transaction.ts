@@ -12,6 +12,17 @@ export async function setTransactionTenant(trx: Kysely<Database>, tenantId: stri
 }
 
 /**
+ * Runs `work` with row-level security pointed at `tenantId`, then back at `restoreTo` (a platform
+ * admin's request acting on another tenant). No `finally`: an error rolls the transaction back.
+ */
+export async function asTenant<T>(trx: Kysely<Database>, tenantId: string, restoreTo: string, work: () => Promise<T>): Promise<T> {
+  await setTransactionTenant(trx, tenantId);
+  const outcome = await work();
+  await setTransactionTenant(trx, restoreTo);
+  return outcome;
+}
+
+/**
  * Runs a request's transaction again when PostgreSQL rolled it back to settle a conflict with a
  * concurrent one (a deadlock, a serialization failure): nothing of it was kept, and the same work
  * usually passes once the other transaction is through. Three attempts in all, a short random pause

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database } from '../../db/database.ts';
-import { setTransactionTenant } from '../../db/tenant-transaction.ts';
+import { asTenant, setTransactionTenant } from '../../db/tenant-transaction.ts';
 import { conflict, notFound } from '../../errors/app-error.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import type { Logger } from '../../logger.ts';
@@ -74,9 +74,7 @@ export async function createTenantAsPlatformAdmin(
 
 /** Switches a tenant's feature flags (platform admins); RLS is pointed at that tenant for the write. */
 export async function setTenantFeatures(trx: Kysely<Database>, adminTenantId: string, tenantId: string, changes: Record<string, boolean>) {
-  await setTransactionTenant(trx, tenantId);
-  const updated = await updateTenantFeatures(trx, tenantId, changes);
-  await setTransactionTenant(trx, adminTenantId);
+  const updated = await asTenant(trx, tenantId, adminTenantId, () => updateTenantFeatures(trx, tenantId, changes));
   if (!updated) throw notFound('The tenant');
   return { tenantId: updated.id, features: updated.features };
 }
@@ -92,9 +90,7 @@ export async function setTenantFeatures(trx: Kysely<Database>, adminTenantId: st
  * the earlier one's key, leaving one that works.
  */
 export async function reissueOwnerApiKey(trx: Kysely<Database>, admin: Principal, tenantId: string, log: Logger): Promise<ReissuedOwnerKey> {
-  await setTransactionTenant(trx, tenantId);
-  const { reissued, revokedApiKeyIds } = await reissueOwnerApiKeyInTenant(trx, tenantId);
-  await setTransactionTenant(trx, admin.tenantId);
+  const { reissued, revokedApiKeyIds } = await asTenant(trx, tenantId, admin.tenantId, () => reissueOwnerApiKeyInTenant(trx, tenantId));
   // Ids only: the key itself is never logged.
   log.info({ tenantId, ownerUserId: reissued.userId, adminUserId: admin.userId, apiKeyId: reissued.id, revokedApiKeyIds }, "a platform admin issued a new API key for a tenant's owner");
   return reissued;
