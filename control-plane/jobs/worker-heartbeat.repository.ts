@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../db/database.ts';
 
 /** Records that this worker is alive and, once its pool has started, which pool locks its jobs. */
@@ -11,6 +11,23 @@ export async function recordHeartbeat(db: Kysely<Database>, workerId: string, jo
       conflict.column('worker_id').doUpdateSet((eb) => ({ last_seen_at: sql<Date>`now()`, job_pool_id: eb.fn.coalesce('excluded.job_pool_id', 'worker_heartbeats.job_pool_id') })),
     )
     .execute();
+}
+
+/** `worker_heartbeats.last_seen_at`, bare or qualified by the alias the query gives the table. */
+type LastSeenAtColumn = 'last_seen_at' | `${string}.last_seen_at`;
+
+/**
+ * The one rule for a dead worker: its heartbeat is stale once its last beat is `staleAfterMs` old
+ * or older (exactly `staleAfterMs` counts as stale), by the database's clock, which every worker's
+ * beats were stamped with — the app's clock may drift from it.
+ */
+export function heartbeatIsStale(lastSeenAt: LastSeenAtColumn, staleAfterMs: number): RawBuilder<boolean> {
+  return sql<boolean>`${sql.ref(lastSeenAt)} <= now() - make_interval(secs => ${staleAfterMs / 1000})`;
+}
+
+/** The negation of `heartbeatIsStale` (exact: `last_seen_at` is never null): beaten less than `staleAfterMs` ago. */
+export function heartbeatIsFresh(lastSeenAt: LastSeenAtColumn, staleAfterMs: number): RawBuilder<boolean> {
+  return sql<boolean>`not (${heartbeatIsStale(lastSeenAt, staleAfterMs)})`;
 }
 
 export async function removeHeartbeat(db: Kysely<Database>, workerId: string): Promise<void> {
@@ -26,7 +43,7 @@ export async function takeJobPoolsOfDeadWorkers(db: Kysely<Database>, staleAfter
   const { rows } = await sql<{ job_pool_id: string }>`
     with dead as (
       select worker_id, job_pool_id from worker_heartbeats
-      where job_pool_id is not null and last_seen_at <= now() - make_interval(secs => ${staleAfterMs / 1000})
+      where job_pool_id is not null and ${heartbeatIsStale('last_seen_at', staleAfterMs)}
       for update skip locked
     )
     update worker_heartbeats as h set job_pool_id = null

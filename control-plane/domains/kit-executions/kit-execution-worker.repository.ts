@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, KitExecutionLogEntry, KitExecutionPhase, KitExecutionStatus, OutputStatus } from '../../db/database.ts';
+import { heartbeatIsFresh } from '../../jobs/worker-heartbeat.repository.ts';
 import { componentVersionQuery } from '../kits/kits.repository.ts';
 
 /**
@@ -185,7 +186,7 @@ export async function finishExecution(db: Kysely<Database>, executionId: string,
 export async function ownHeartbeatIsFresh(db: Kysely<Database>, workerId: string, withinMs: number): Promise<boolean> {
   const row = await db
     .selectFrom('worker_heartbeats')
-    .select(sql<boolean>`last_seen_at > now() - make_interval(secs => ${withinMs / 1000})`.as('fresh'))
+    .select(heartbeatIsFresh('last_seen_at', withinMs).as('fresh'))
     .where('worker_id', '=', workerId)
     .executeTakeFirst();
   return row?.fresh === true;
@@ -219,7 +220,7 @@ export async function failExecutionsOfDeadWorkers(db: Kysely<Database>, staleAft
           selectFrom('worker_heartbeats as h')
             .select('h.worker_id')
             .whereRef('h.worker_id', '=', 'e.worker_process_id')
-            .where('h.last_seen_at', '>', sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000})`),
+            .where(heartbeatIsFresh('h.last_seen_at', staleAfterMs)),
         ),
       ),
     )
