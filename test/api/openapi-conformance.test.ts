@@ -1,6 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentedOperations } from '../helpers/documented-operations.ts';
 import { call, type ApiResponse, type RequestOptions } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForBundle } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
@@ -193,8 +194,8 @@ describe('every documented operation, called for real', () => {
     await conform('DELETE', '/{orgId}/kits/credentials/{credentialId}', `/${orgId}/kits/credentials/${credential.credentialId}`);
     await conform('POST', '/admin/credential-keys/rotate', '/admin/credential-keys/rotate', { body: {} });
 
-    const documentedOperations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item as object).map((method) => `${method.toUpperCase()} ${path}`));
-    expect(documentedOperations.filter((operation) => !exercised.has(operation))).toEqual([]);
+    const unexercised = documentedOperations(document).map(({ method, template }) => `${method} ${template}`).filter((operation) => !exercised.has(operation));
+    expect(unexercised).toEqual([]);
     expect(problems).toEqual([]);
   }, 120_000);
 });
@@ -214,9 +215,9 @@ describe('rate limits, which apply to every operation', () => {
     const last = await conform('GET', '/health', '/health', { apiKey: undefined }, limited);
     expect(last.status).toBe(429);
     expect(problems).toEqual([]);
-    const without429 = Object.entries(document.paths).flatMap(([path, item]) =>
-      Object.entries(item as Record<string, { responses: object }>).filter(([, operation]) => !('429' in operation.responses)).map(([method]) => `${method} ${path}`),
-    );
+    const without429 = documentedOperations<{ responses: object }>(document)
+      .filter(({ operation }) => !('429' in operation.responses))
+      .map(({ method, template }) => `${method} ${template}`);
     expect(without429).toEqual([]);
   });
 });

@@ -40,6 +40,7 @@ export async function startFreezableRelay(target: URL) {
     get stalledQuery() {
       return stalledQuery;
     },
+    /** Cuts every connection and refuses new ones: to the service, the database is gone for good. */
     close() {
       for (const socket of sockets) socket.destroy();
       server.close();

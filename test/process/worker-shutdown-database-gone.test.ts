@@ -1,55 +1,27 @@
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
+import { startFreezableRelay } from '../helpers/freezable-relay.ts';
 
 const startMainProcess = mainProcessesStoppedAfterAll();
 
-/** A TCP relay to PostgreSQL that can go away for good: open connections are cut, new ones refused. */
-async function startRelay(target: URL) {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => {
-        client.destroy();
-        upstream.destroy();
-        sockets.delete(socket);
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const relayed = new URL(target);
-  relayed.host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url: relayed.toString(),
-    goAway: () => new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
-  };
-}
-
-const relays: Array<Awaited<ReturnType<typeof startRelay>>> = [];
-afterAll(() => Promise.all(relays.map((relay) => relay.goAway())));
+const relays: Array<Awaited<ReturnType<typeof startFreezableRelay>>> = [];
+afterAll(() => relays.forEach((relay) => relay.close()));
 
 describe('a worker stopped (SIGTERM) while its database is gone', () => {
   it('says so in JSON log lines only: no raw stack trace on stderr', async () => {
     const database = await createTestDatabase();
-    const relay = await startRelay(new URL(database.ownerUrl));
+    const relay = await startFreezableRelay(new URL(database.ownerUrl));
     relays.push(relay);
-    const worker = startMainProcess('worker', { DATABASE_URL: relay.url, SERVER_SECRET: TEST_SERVER_SECRET, DATA_DIR: await scratchDir('worker-db-gone') });
+    const worker = startMainProcess('worker', { DATABASE_URL: relay.urlFor(database.ownerUrl), SERVER_SECRET: TEST_SERVER_SECRET, DATA_DIR: await scratchDir('worker-db-gone') });
     let stderr = '';
     worker.child.stderr!.on('data', (chunk) => (stderr += chunk));
     await untilOutput(worker, /Worker connected and looking for jobs/);
 
-    await relay.goAway();
+    relay.close();
     // The worker looks for a job every second: by now it waits for a connection the database will not give.
     await sleep(2_500);
     worker.child.kill('SIGTERM');
