@@ -95,6 +95,26 @@ describe('limits', () => {
     expect(performance.now() - started).toBeLessThan(500);
   });
 
+  it('keeps a log line a hook writes as it returns, and finishes a host call it did not await, within its phase', async () => {
+    // The host used to get to the hook's answer before its last kit.log now and then (about one run
+    // in five): the line was lost, or landed in the next phase.
+    const calls: string[] = [];
+    const record = { phases: ['PLAN'] as const, call: async (argument: any) => { await new Promise((resolve) => setTimeout(resolve, 20)); calls.push(argument.id); return null; } };
+    const kit = hostileKit({
+      hooks: {
+        PLAN: 'function plan(context, kit) { kit.record({ id: context.input.name }); kit.log("info", "planned " + context.input.name); return null; }',
+        VERIFY: 'function verify() { return null; }',
+      },
+    });
+    for (let i = 0; i < 30; i++) {
+      const result = await runtime.execute(kit, { tenantId: 't', input: { name: `run-${i}` }, capabilities: { record } });
+      expect(result.status, result.message ?? '').toBe('completed');
+      expect(result.logs).toEqual([{ phase: 'PLAN', level: 'info', message: `planned run-${i}` }]);
+      expect(calls.at(-1)).toBe(`run-${i}`);
+    }
+    expect(calls).toHaveLength(30);
+  });
+
   it('fails a hook result nesting too deep for the host with a plain message, not an internal error', async () => {
     const result = await run(hostileKit({ hooks: { SPEC: 'function spec() { let v = 1; for (let i = 0; i < 10000; i++) v = [v]; return v; }' } }));
     expect(result.error).toEqual({ code: 'HOOK_FAILED', phase: 'SPEC', message: 'SPEC hook (hooks/spec.js) returned a value that nests deeper than 256 levels' });

@@ -20,7 +20,9 @@
  * that made it. So replies are delivered only while the invocation that asked is still running;
  * a reply that arrives after its hook returned is dropped and nothing chained on it ever runs —
  * else a hook could leave work (an endless loop) behind in a pooled isolate, out of any run's
- * time limit. Promise and Promise.prototype are frozen before kit code runs, since settling a
+ * time limit. Yet the invocation answers only once the host has answered every call it made (under
+ * the run's time limit), so a hook's last kit.log, or a capability call it did not await, belongs
+ * to its phase and is never lost. Promise and Promise.prototype are frozen before kit code runs, since settling a
  * promise with a reply looks up `then` and the species, and those must not be kit functions.
  */
 
@@ -39,6 +41,11 @@ const rejected = (message) => GuestPromise.reject(new GuestError(message));
 // Which invocation of hooks() is running, if any; a host call remembers the one that made it.
 let invocation = 0;
 let running = false;
+// Host calls the running invocation made that have not been answered yet, what to call once none
+// is left, and whether its hook has returned (see drainHostCalls).
+let unanswered = 0;
+let onAllAnswered = null;
+let returned = false;
 
 function callHost(name, argument) {
   let json;
@@ -48,6 +55,7 @@ function callHost(name, argument) {
   let settle;
   const result = new GuestPromise((resolve, reject) => { settle = { __proto__: null, resolve, reject }; });
   const pending = reflectApply(applyReference, dispatch, [undefined, [name, json], options]);
+  if (running) unanswered++;
   deliver(pending, running ? invocation : -1, settle);
   return result;
 }
@@ -56,6 +64,9 @@ async function deliver(pending, askedIn, settle) {
   let reply;
   try { reply = await pending; } catch { reply = undefined; }
   if (!running || askedIn !== invocation) return;
+  unanswered--;
+  if (unanswered === 0 && onAllAnswered !== null) onAllAnswered();
+  if (returned) return;
   let answer;
   try { answer = parse(reply); } catch { answer = { __proto__: null, ok: false, message: 'malformed host reply' }; }
   if (answer.ok === true) settle.resolve(answer.value);
@@ -97,9 +108,23 @@ function messageOf(error) {
 const answer = (value) => stringify({ ok: true, value: value === undefined ? null : value });
 const failure = (message, convention) => stringify({ ok: false, message: String(message), convention: convention === true });
 
+// Once the hook has returned, waits until the host has answered every call the invocation made.
+// The host runs a call when it gets to it, and may get to the invocation's own answer first: a
+// hook's last kit.log, or a capability call it did not await, would then reach the host after the
+// phase it belongs to had ended, or not at all. The answers themselves are dropped, as any reply
+// that arrives after its hook returned: nothing chained on them runs.
+async function drainHostCalls() {
+  returned = true;
+  while (unanswered > 0) await new GuestPromise((resolve) => { onAllAnswered = resolve; });
+  onAllAnswered = null;
+}
+
 return async function hooks(operation, a, b) {
   invocation++;
   running = true;
+  unanswered = 0;
+  onAllAnswered = null;
+  returned = false;
   try {
     if (operation === 'load') {
       indirectEval(b + '\\n//# sourceURL=kit:///' + a);
@@ -116,6 +141,7 @@ return async function hooks(operation, a, b) {
     if (typeof message !== 'string') message = 'unknown error';
     return failure(message);
   } finally {
+    await drainHostCalls();
     running = false;
   }
 };
