@@ -245,6 +245,45 @@ describe('executeKit', () => {
       expect(JSON.stringify(result)).not.toContain('s3cr3t-token-value');
     });
 
+    describe('a hostOnly credential', () => {
+      const hostOnlyKit = () => kitWith({
+        manifest: (m) => {
+          m.hooks.APPLY = 'hooks/apply.js';
+          m.credentials = [{ id: 'push-token', description: 'token', required: true, hostOnly: true }, { id: 'plain', description: 'x', required: false }];
+        },
+        files: (f) => {
+          f['hooks/apply.js'] = `async function apply(context, kit) {
+            var pushed = await kit.push({ credential: 'push-token', repository: 'https://git.example/acme/spec' });
+            kit.log('info', 'pushed to https://git.example/acme/spec as acme-bot');
+            return { pushed: pushed, given: Object.keys(context.credentials), repository: 'https://git.example/acme/spec', username: 'acme-bot' };
+          }`;
+        },
+      });
+      const secret = { token: 'h0st-only-t0ken-value', repository: 'https://git.example/acme/spec', username: 'acme-bot' };
+
+      it('reaches the host capability that names it, never the hook, and blanks nothing the hook reports', async () => {
+        const opened: string[] = [];
+        const openCredential = async (id: string) => { opened.push(id); return id === 'push-token' ? secret : null; };
+        // The capability opens the credential itself, as the git capabilities do.
+        const push = { phases: ['APPLY'] as const, call: async (argument: any) => ({ authorised: (await openCredential(argument.credential))?.token === secret.token }) };
+        const result = await runtime.execute(hostOnlyKit(), { tenantId: 't', input: exampleInput, openCredential, capabilities: { push } });
+        expect(result.status, result.message ?? '').toBe('completed');
+        expect(opened).toEqual(['push-token', 'plain', 'push-token']);
+        // Only the non-hostOnly credentials that opened reach the hook; its result and log read as written.
+        expect(result.applyResult).toEqual({ pushed: { authorised: true }, given: [], repository: secret.repository, username: 'acme-bot' });
+        expect(result.logs.find((l) => l.phase === 'APPLY')?.message).toBe('pushed to https://git.example/acme/spec as acme-bot');
+        expect(JSON.stringify(result)).not.toContain(secret.token);
+      });
+
+      it('still fails APPLY before the hook runs when it is required and not configured', async () => {
+        let pushes = 0;
+        const push = { phases: ['APPLY'] as const, call: async () => ++pushes };
+        const result = await runtime.execute(hostOnlyKit(), { tenantId: 't', input: exampleInput, openCredential: async () => null, capabilities: { push } });
+        expect(result.message).toBe('APPLY: required credential "push-token" is not configured');
+        expect(pushes).toBe(0);
+      });
+    });
+
     it.each([
       ['a multi-line key', '-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END KEY-----', ''],
       ['a carriage return', 'CRSECRET\rbabcdef', ''],

@@ -261,13 +261,19 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
   return result;
 }
 
+/**
+ * The credentials APPLY's hook is given, each remembered for redaction. A `hostOnly` credential is
+ * opened here only to learn whether it is configured: host capabilities open it themselves, and the
+ * hook, which never holds it, has nothing of it to echo, so nothing it reports is redacted for it
+ * (a git credential's `repository` stays readable in the hook's result).
+ */
 async function openDeclaredCredentials(
-  declared: ReadonlyArray<{ id: string; required: boolean }>,
+  declared: ReadonlyArray<{ id: string; required: boolean; hostOnly?: boolean | undefined }>,
   open: KitExecutionRequest['openCredential'],
   remember: (secret: unknown) => void,
 ): Promise<Record<string, Record<string, unknown>>> {
   const opened: Record<string, Record<string, unknown>> = {};
-  for (const { id, required } of declared) {
+  for (const { id, required, hostOnly } of declared) {
     let secret: Record<string, unknown> | null = null;
     try {
       secret = open ? await open(id) : null;
@@ -279,6 +285,7 @@ async function openDeclaredCredentials(
       if (required) throw new KitPhaseError(`required credential "${id}" is not configured`);
       continue;
     }
+    if (hostOnly) continue;
     remember(secret);
     opened[id] = secret;
   }

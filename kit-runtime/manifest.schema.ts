@@ -128,6 +128,10 @@ export const kitManifestSchema = z
           id: z.string().regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
           description: z.string(),
           required: z.boolean(),
+          hostOnly: z
+            .boolean()
+            .describe('true: only host capabilities that take the credential id (kit.gitCommit, kit.gitVerify) open it; hooks never see it (no context.credentials entry).')
+            .optional(),
         }),
       )
       .optional(),

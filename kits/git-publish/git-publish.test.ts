@@ -35,11 +35,13 @@ describe('git-publish kit', () => {
       'CHECK:completed', 'PLAN:completed', 'RENDER:completed', 'VALIDATE:completed', 'APPLY:completed', 'VERIFY:completed',
     ]);
     const applied = result.applyResult as { commit: string; parent: string; changed: boolean; files: string[] };
-    expect(applied).toMatchObject({ parent: seed, changed: true, branch: 'main', files: ['project.json', 'README.md'] });
+    // The credential is hostOnly: the hooks never hold it, so nothing they report is blanked for it
+    // (its `repository` is this URL too).
+    expect(applied).toEqual({ repository: server.url('spec'), branch: 'main', commit: expect.stringMatching(/^[0-9a-f]{40}$/), parent: seed, changed: true, files: ['project.json', 'README.md'] });
     expect(await server.git('spec', 'rev-parse', 'main')).toBe(applied.commit);
     expect(await server.git('spec', 'ls-tree', '-r', '--name-only', 'main')).toBe('README.md\nspecwright/README.md\nspecwright/project.json');
     expect(JSON.parse(await server.git('spec', 'show', 'main:specwright/project.json'))).toEqual(result.parsed('project'));
-    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.1.3)');
+    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.2.0)');
     expect(result.verifyWarnings).toEqual([]);
     expect(result.logs.map((l) => l.message)).toEqual([`committed ${applied.commit} to main`]);
 

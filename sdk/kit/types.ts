@@ -65,7 +65,7 @@ export type KitHookContext<Input = KitInput> = {
   outputs: KitHookOutput[];
   /** What the APPLY hook returned (VERIFY reads it). */
   applyResult: unknown;
-  /** APPLY only: the opened credentials the kit declares, by id. */
+  /** APPLY only: the opened credentials the kit declares, by id (not those declared `hostOnly`). */
   credentials?: Record<string, Record<string, unknown>>;
 };
 

@@ -89,7 +89,8 @@ describe('built-in kits', () => {
     const headAfter = await git.git('specs', 'rev-parse', 'main');
     expect(headAfter).not.toBe(headBefore);
     // What APPLY returned: the commit it made, which the caller could not learn otherwise.
-    expect(real.applyResult).toMatchObject({ branch: 'main', commit: headAfter.trim(), changed: true });
+    // The token is the host's alone (hostOnly), so the repository it is bound to reads as it is.
+    expect(real.applyResult).toMatchObject({ repository: git.url('specs'), branch: 'main', commit: headAfter.trim(), changed: true });
     expect(await git.git('specs', 'ls-tree', '-r', '--name-only', 'main')).toMatch(/README\.md/);
     expect(app.rawLog.join('\n')).not.toContain(TOKEN);
   });
