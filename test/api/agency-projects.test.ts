@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { whileTransactionHolds } from '../helpers/lock-holder.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, ownerOfAnotherOrganization, type Actor } from '../helpers/tenant-fixtures.ts';
 
@@ -19,7 +19,7 @@ let otherOrgProject: string;
 let foreignProject: string;
 
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
-const assignmentCount = async () => Number((await sqlAsOwner('select count(*) from agency_project_assignments'))[0].count);
+const assignmentCount = () => countRows(app.database.ownerUrl, 'agency_project_assignments');
 
 async function createProject(apiKey: string, organizationId: string, name: string): Promise<string> {
   const response = await call(app.url, '/api/projects', { apiKey, body: { name, organizationId } });
@@ -117,12 +117,12 @@ describe('POST /api/agency-projects', () => {
 
 describe('POST /api/projects by a customer', () => {
   it('creates nothing, and without organizationId the answer says which roles create projects', async () => {
-    const before = (await sqlAsOwner('select count(*) from projects'))[0].count;
+    const before = await countRows(app.database.ownerUrl, 'projects');
     const unnamed = await call(app.url, '/api/projects', { headers: { authorization: customer.bearer }, body: { name: 'Mine' } });
     expect([unnamed.status, unnamed.body.error?.message]).toEqual([400, 'organizationId is required: you belong to no organization as its owner, an admin or a member']);
     const named = await call(app.url, '/api/projects', { headers: { authorization: customer.bearer }, body: { name: 'Mine', organizationId: orgId } });
     expect(named.status, named.text).toBe(403);
-    expect((await sqlAsOwner('select count(*) from projects'))[0].count).toBe(before);
+    expect(await countRows(app.database.ownerUrl, 'projects')).toBe(before);
   });
 });
 

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { lockWaiterCount } from '../helpers/lock-holder.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
 
@@ -68,7 +68,7 @@ describe('API keys', () => {
   it('are at most 50 per user that are not revoked, also when created at the same moment; revoking one makes room', async () => {
     const user = await createTenant(app, 'Key minter');
     const create = () => call(app.url, '/api/developer/api-keys', { apiKey: user.apiKey, body: { name: 'minted' } });
-    const active = async () => Number((await ownerQuery(app.database.ownerUrl, 'select count(*) from api_keys where user_id = $1 and revoked_at is null', [user.userId]))[0].count);
+    const active = () => countRows(app.database.ownerUrl, 'api_keys where user_id = $1 and revoked_at is null', [user.userId]);
     const held = await active();
     const answers = await Promise.all(Array.from({ length: 60 - held }, create));
     expect(answers.filter((a) => a.status === 201)).toHaveLength(50 - held);
@@ -102,7 +102,7 @@ describe('API keys', () => {
   });
 
   it('refuses a key name with the NUL character, and fields that cannot be set, creating no key', async () => {
-    const keysOfOwner = async () => Number((await ownerQuery(app.database.ownerUrl, 'select count(*) from api_keys where user_id = $1', [app.bootstrap.userId]))[0].count);
+    const keysOfOwner = () => countRows(app.database.ownerUrl, 'api_keys where user_id = $1', [app.bootstrap.userId]);
     const before = await keysOfOwner();
     for (const [body, field] of [[{ name: 'ci\u0000' }, 'name'], [{ name: 'ci', expiresAt: '2030-01-01T00:00:00Z' }, 'expiresAt']] as const) {
       const response = await call(app.url, '/api/developer/api-keys', { apiKey: app.bootstrap.apiKey, body });

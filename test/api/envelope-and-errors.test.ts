@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let app: TestApp;
@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-const keyCount = async () => Number((await ownerQuery(app.database.ownerUrl, 'select count(*) from api_keys'))[0].count);
+const keyCount = () => countRows(app.database.ownerUrl, 'api_keys');
 
 describe('the /api envelope', () => {
   it('wraps success in {success, data, metadata {timestamp, requestId}}', async () => {

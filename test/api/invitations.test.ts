@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { up as revokeInvitationsOfFormerAdmins } from '../../migrations/0013_revoke_invitations_of_former_admins.ts';
 import { call } from '../helpers/http.ts';
 import { untilLockWaiters, whileTransactionHolds } from '../helpers/lock-holder.ts';
-import { ownerQuery, withOwnerKysely } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery, withOwnerKysely } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, ownerOfAnotherOrganization, type Actor } from '../helpers/tenant-fixtures.ts';
 
@@ -19,11 +19,10 @@ let orgId: string;
 let next = 0;
 
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
-const count = async (sql: string, values: unknown[] = []) => Number((await sqlAsOwner(sql, values))[0].count);
 const rowCounts = async () => ({
-  users: await count('select count(*) from users'),
-  members: await count('select count(*) from organization_members'),
-  invitations: await count("select count(*) from customer_invitations where status <> 'pending'"),
+  users: await countRows(app.database.ownerUrl, 'users'),
+  members: await countRows(app.database.ownerUrl, 'organization_members'),
+  invitations: await countRows(app.database.ownerUrl, "customer_invitations where status <> 'pending'"),
 });
 const freshEmail = (label = 'guest') => `${label}-${++next}@invitee.test`;
 
@@ -103,7 +102,7 @@ describe('POST /api/customer-invitations', () => {
   });
 
   it('is for organization admins and owners; others get FORBIDDEN, ORG_NOT_MEMBER or NOT_FOUND, and nothing is stored', async () => {
-    const before = await count('select count(*) from customer_invitations');
+    const before = await countRows(app.database.ownerUrl, 'customer_invitations');
     const body = { organizationId: orgId, email: freshEmail() };
     const byMember = await call(app.url, '/api/customer-invitations', { apiKey: member.apiKey, body });
     expect([byMember.status, byMember.body.error.code]).toEqual([403, 'FORBIDDEN']);
@@ -117,15 +116,15 @@ describe('POST /api/customer-invitations', () => {
     const bad = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: 'nope', email: 'not-an-email', message: 'x'.repeat(2001) } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['email', 'message', 'organizationId']);
-    expect(await count('select count(*) from customer_invitations')).toBe(before);
+    expect(await countRows(app.database.ownerUrl, 'customer_invitations')).toBe(before);
   });
 
   it('refuses a message with the NUL character (PostgreSQL cannot store it) by field, instead of failing with a 500', async () => {
-    const before = await count('select count(*) from customer_invitations');
+    const before = await countRows(app.database.ownerUrl, 'customer_invitations');
     const response = await call(app.url, '/api/customer-invitations', { apiKey: admin.apiKey, body: { organizationId: orgId, email: freshEmail(), message: 'Hi\u0000there' } });
     expect([response.status, response.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
     expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['message']);
-    expect(await count('select count(*) from customer_invitations')).toBe(before);
+    expect(await countRows(app.database.ownerUrl, 'customer_invitations')).toBe(before);
   });
 
   it('refuses a second pending invitation for the same email, and inviting a member', async () => {
@@ -244,7 +243,7 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
     expect([duplicate.status, duplicate.body.error.code]).toEqual([409, 'CONFLICT']);
 
     expect(await rowCounts()).toEqual({ ...before, users: before.users + 1, invitations: before.invitations + 1 });
-    expect(await count('select count(*) from organization_members where user_id = $1', [registered.userId])).toBe(0);
+    expect(await countRows(app.database.ownerUrl, 'organization_members where user_id = $1', [registered.userId])).toBe(0);
   });
 
   it('as an existing user: needs the caller, with the invited email, in the same tenant', async () => {
@@ -258,7 +257,7 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
     const otherEmail = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Zoe');
     const wrongEmail = await accept(created.token, { userId: otherEmail.userId }, otherEmail.apiKey);
     expect([wrongEmail.status, wrongEmail.body.error.code]).toEqual([403, 'FORBIDDEN']);
-    expect(await count("select count(*) from customer_invitations where id = $1 and status = 'pending'", [created.id])).toBe(1);
+    expect(await countRows(app.database.ownerUrl, "customer_invitations where id = $1 and status = 'pending'", [created.id])).toBe(1);
 
     const response = await accept(created.token, { userId: invitee.userId }, invitee.apiKey);
     expect(response.status, response.text).toBe(200);
@@ -277,7 +276,7 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
       () => accept(created.token, { userId: invitee.userId }, invitee.apiKey),
     );
     expect([response.status, response.body.error?.code]).toEqual([409, 'CONFLICT']);
-    expect(await count("select count(*) from customer_invitations where id = $1 and status = 'pending'", [created.id])).toBe(1);
+    expect(await countRows(app.database.ownerUrl, "customer_invitations where id = $1 and status = 'pending'", [created.id])).toBe(1);
     expect(await sqlAsOwner('select role from organization_members where organization_id = $1 and user_id = $2', [orgId, invitee.userId])).toEqual([{ role: 'member' }]);
   });
 
@@ -292,7 +291,7 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
     expect(removed.status, removed.text).toBe(200);
     const response = await accept(created.token, { userId: invitee.userId }, invitee.apiKey);
     expect([response.status, response.body.error?.code, response.body.error?.message]).toEqual([409, 'CONFLICT', 'The invitation has been revoked']);
-    expect(await count('select count(*) from organization_members where organization_id = $1 and user_id = $2', [orgId, invitee.userId])).toBe(0);
+    expect(await countRows(app.database.ownerUrl, 'organization_members where organization_id = $1 and user_id = $2', [orgId, invitee.userId])).toBe(0);
   });
 
   it('refuses a user of another tenant even with the invited email', async () => {
@@ -301,15 +300,15 @@ describe('POST /api/customer-invitations/{token}/accept', () => {
     expect([response.status, response.body.error.code]).toEqual([403, 'FORBIDDEN']);
     const asNew = await accept(created.token, { name: 'Foreign Again', password: PASSWORD });
     expect([asNew.status, asNew.body.error.code]).toEqual([409, 'CONFLICT']);
-    expect(await count('select count(*) from organization_members where user_id = $1', [foreign.userId])).toBe(1);
+    expect(await countRows(app.database.ownerUrl, 'organization_members where user_id = $1', [foreign.userId])).toBe(1);
   });
 
   it('lets exactly one of several concurrent accepts succeed', async () => {
     const created = await invite();
     const responses = await Promise.all(Array.from({ length: 5 }, (_, i) => accept(created.token, { name: `Racer ${i}`, password: PASSWORD })));
     expect(responses.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
-    expect(await count('select count(*) from users where lower(email) = lower($1)', [created.email])).toBe(1);
-    expect(await count('select count(*) from organization_members m join users u on u.id = m.user_id where lower(u.email) = lower($1)', [created.email])).toBe(1);
+    expect(await countRows(app.database.ownerUrl, 'users where lower(email) = lower($1)', [created.email])).toBe(1);
+    expect(await countRows(app.database.ownerUrl, 'organization_members m join users u on u.id = m.user_id where lower(u.email) = lower($1)', [created.email])).toBe(1);
   });
 });
 
@@ -336,7 +335,7 @@ describe("an inviter's standing", () => {
     for (const { token, email } of [fromRemoved, fromLeaving]) {
       const response = await accept(token, { name: 'Back Door', password: PASSWORD });
       expect([response.status, response.body.error?.message]).toEqual([409, 'The invitation has been revoked']);
-      expect(await count('select count(*) from users where lower(email) = lower($1)', [email])).toBe(0);
+      expect(await countRows(app.database.ownerUrl, 'users where lower(email) = lower($1)', [email])).toBe(0);
     }
   });
 
@@ -362,7 +361,7 @@ describe("an inviter's standing", () => {
     await sqlAsOwner("update organization_members set role = 'member' where organization_id = $1 and user_id = $2", [orgId, former.userId]);
     const response = await accept(invitation.token, { name: 'Late Guest', password: PASSWORD });
     expect([response.status, response.body.error?.message]).toEqual([409, 'The invitation has been revoked: the person who sent it can no longer invite']);
-    expect(await count('select count(*) from users where lower(email) = lower($1)', [invitation.email])).toBe(0);
+    expect(await countRows(app.database.ownerUrl, 'users where lower(email) = lower($1)', [invitation.email])).toBe(0);
 
     // Migration 0013 revokes such invitations, so their status says so too; others stay pending.
     const standing = await invite();
@@ -385,7 +384,7 @@ describe("an inviter's standing", () => {
       () => call(app.url, '/api/customer-invitations', { apiKey: removed.apiKey, body: { organizationId: orgId, email } }),
     );
     expect([response.status, response.body.error?.code]).toEqual([403, 'ORG_NOT_MEMBER']);
-    expect(await count('select count(*) from customer_invitations where email = $1', [email])).toBe(0);
+    expect(await countRows(app.database.ownerUrl, 'customer_invitations where email = $1', [email])).toBe(0);
   });
 });
 
@@ -422,7 +421,7 @@ describe('POST /api/customer-invitations/{token}/revoke', () => {
     // The token's holder can see the invitation on its public page anyway: the answer may say why.
     const byToken = Object.fromEntries(await Promise.all(Object.entries(callers).map(async ([who, apiKey]) => [who, (await revoke(created.token, apiKey)).body.error?.code])));
     expect(byToken).toEqual({ member: 'FORBIDDEN', 'user of the tenant who is not a member': 'ORG_NOT_MEMBER', 'owner of another organization': 'ORG_NOT_MEMBER' });
-    expect(await count("select count(*) from customer_invitations where id = $1 and status = 'pending'", [created.id])).toBe(1);
+    expect(await countRows(app.database.ownerUrl, "customer_invitations where id = $1 and status = 'pending'", [created.id])).toBe(1);
   });
 
   it('cannot revoke an accepted invitation, and answers NOT_FOUND to another tenant', async () => {
@@ -436,7 +435,7 @@ describe('POST /api/customer-invitations/{token}/revoke', () => {
       const response = await call(app.url, `/api/customer-invitations/${ref}/revoke`, { body: {}, apiKey: foreign.apiKey });
       expect([response.status, response.body.error.code]).toEqual([404, 'NOT_FOUND']);
     }
-    expect(await count("select count(*) from customer_invitations where id = $1 and status = 'pending'", [pending.id])).toBe(1);
+    expect(await countRows(app.database.ownerUrl, "customer_invitations where id = $1 and status = 'pending'", [pending.id])).toBe(1);
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { createUserInTenant } from '../helpers/tenant-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -104,8 +104,8 @@ describe('list order', () => {
     expect(columns.length).toBeGreaterThanOrEqual(18);
     const finer: string[] = [];
     for (const { table_name: table, column_name: column, column_default: fallback } of columns) {
-      const [row] = await ownerQuery(app.database.ownerUrl, `select count(*)::int as finer from ${table} where ${column} <> date_trunc('milliseconds', ${column})`);
-      if (row.finer > 0 || !fallback?.includes('date_trunc')) finer.push(`${table}.${column}: ${row.finer} rows, default ${fallback}`);
+      const rows = await countRows(app.database.ownerUrl, `${table} where ${column} <> date_trunc('milliseconds', ${column})`);
+      if (rows > 0 || !fallback?.includes('date_trunc')) finer.push(`${table}.${column}: ${rows} rows, default ${fallback}`);
     }
     expect(finer).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { whileTransactionHolds } from '../helpers/lock-holder.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
@@ -57,12 +57,12 @@ describe('organizations', () => {
     const agency = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: "Cora's agency", slug: 'coras-agency' } });
     expect(agency.status, agency.text).toBe(201);
     await sqlAsOwner(`insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'customer')`, [app.bootstrap.tenantId, agency.body.data.id, customer.userId]);
-    const before = await sqlAsOwner('select count(*)::int as n from organizations');
+    const before = await countRows(app.database.ownerUrl, 'organizations');
     for (const [who, actor] of [['a customer', customer], ['a user of no organization', outsider]] as const) {
       const founded = await call(app.url, '/api/organizations', { apiKey: actor.apiKey, body: { name: 'Own shop', slug: `own-shop-${actor.userId.slice(0, 8)}` } });
       expect([founded.status, founded.body.error?.code], who).toEqual([403, 'FORBIDDEN']);
     }
-    expect(await sqlAsOwner('select count(*)::int as n from organizations')).toEqual(before);
+    expect(await countRows(app.database.ownerUrl, 'organizations')).toBe(before);
     const byMember = await call(app.url, '/api/organizations', { apiKey: member.apiKey, body: { name: 'Side project', slug: 'members-side-project' } });
     expect(byMember.status, byMember.text).toBe(201);
   });
@@ -96,18 +96,18 @@ describe('organizations', () => {
     expect((await call(app.url, '/api/organizations/slug-check?slug=fresh-one', { apiKey: owner.apiKey })).body.data).toEqual({ slug: 'fresh-one', available: true });
     expect((await call(app.url, '/api/organizations/slug-check?slug=NO', { apiKey: owner.apiKey })).status).toBe(400);
 
-    const before = Number((await sqlAsOwner('select count(*) from organizations'))[0].count);
+    const before = await countRows(app.database.ownerUrl, 'organizations');
     const racers = await Promise.all([1, 2, 3].map(() => call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Race', slug: 'race-slug' } })));
     expect(racers.map((r) => r.status).sort()).toEqual([201, 409, 409]);
     expect(racers.filter((r) => r.status === 409).every((r) => r.body.error.code === 'SLUG_TAKEN')).toBe(true);
-    expect(Number((await sqlAsOwner('select count(*) from organizations'))[0].count)).toBe(before + 1);
+    expect(await countRows(app.database.ownerUrl, 'organizations')).toBe(before + 1);
     // A taken slug is taken in every tenant.
     const other = await createTenant(app);
     expect((await call(app.url, '/api/organizations', { apiKey: other.apiKey, body: { name: 'Y', slug: 'acme-agency' } })).body.error.code).toBe('SLUG_TAKEN');
   });
 
   it('refuse text PostgreSQL cannot store (NUL, unpaired surrogates) by field, instead of failing with a 500, and change nothing', async () => {
-    const before = Number((await sqlAsOwner('select count(*) from organizations'))[0].count);
+    const before = await countRows(app.database.ownerUrl, 'organizations');
     const creates: Array<[Record<string, unknown>, string]> = [
       [{ name: 'Nul\u0000Co', slug: 'nul-co' }, 'name'],
       [{ name: 'Nul Co', slug: 'nul-co', displayName: '\u0000' }, 'displayName'],
@@ -121,7 +121,7 @@ describe('organizations', () => {
       expect([response.status, response.body.error?.code], JSON.stringify(body)).toEqual([400, 'VALIDATION_ERROR']);
       expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual([field]);
     }
-    expect(Number((await sqlAsOwner('select count(*) from organizations'))[0].count)).toBe(before);
+    expect(await countRows(app.database.ownerUrl, 'organizations')).toBe(before);
     const [row] = await sqlAsOwner('select name, display_name, updated_at from organizations where id = $1', [orgId]);
     const update = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: owner.apiKey, body: { displayName: 'Acme\u0000' } });
     expect([update.status, update.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
@@ -138,7 +138,7 @@ describe('organizations', () => {
       expect(updated.status, logo).toBe(400);
     }
     expect(await sqlAsOwner('select settings, updated_at from organizations where id = $1', [orgId])).toEqual([row]);
-    expect(Number((await sqlAsOwner(`select count(*) from organizations where slug = 'logo-co'`))[0].count)).toBe(0);
+    expect(await countRows(app.database.ownerUrl, `organizations where slug = 'logo-co'`)).toBe(0);
   });
 
   it('are changed by owners and admins only', async () => {

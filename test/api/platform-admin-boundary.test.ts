@@ -2,7 +2,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../control-plane/domains/users/password-hash.ts';
 import { call, type ApiResponse } from '../helpers/http.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
 
@@ -39,7 +39,7 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-const tenantCount = async () => Number((await query('select count(*) from tenants'))[0].count);
+const tenantCount = () => countRows(app.database.ownerUrl, 'tenants');
 
 describe('admin routes', () => {
   it('refuse everyone but a platform admin, whatever the credential, on both surfaces, and change nothing', async () => {
@@ -106,8 +106,8 @@ describe('POST /api/admin/tenants', () => {
     const email = `race-${Date.now()}@boundary.test`;
     const answers = await Promise.all([1, 2, 3].map((n) => call(app.url, '/api/admin/tenants', { apiKey: app.bootstrap.apiKey, body: { name: `Race ${n}`, ownerEmail: n === 2 ? email.toUpperCase() : email } })));
     expect(answers.map(outcome).sort()).toEqual(['201 ok', '409 CONFLICT', '409 CONFLICT']);
-    expect(Number((await query("select count(*) from tenants where name like 'Race %'"))[0].count)).toBe(1);
-    expect(Number((await query('select count(*) from users where lower(email) = $1', [email]))[0].count)).toBe(1);
+    expect(await countRows(app.database.ownerUrl, "tenants where name like 'Race %'")).toBe(1);
+    expect(await countRows(app.database.ownerUrl, 'users where lower(email) = $1', [email])).toBe(1);
   });
 
   it("answers the owner's first key once: its list shows only the prefix, and it acts as the owner, not as an admin", async () => {
@@ -158,6 +158,6 @@ describe('a platform admin acting in another tenant', () => {
       rename: '403 ORG_NOT_MEMBER',
     });
     expect(await query('select user_id, role from organization_members where tenant_id = $1 order by user_id', [other.tenantId])).toEqual(membersBefore);
-    expect(Number((await query("select count(*) from customer_invitations where email = 'planted@boundary.test'"))[0].count)).toBe(0);
+    expect(await countRows(app.database.ownerUrl, "customer_invitations where email = 'planted@boundary.test'")).toBe(0);
   });
 });

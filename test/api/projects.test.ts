@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { whileTransactionHolds } from '../helpers/lock-holder.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
 
@@ -31,19 +31,19 @@ describe('POST /api/projects', () => {
   });
 
   it('refuses bad input by field and writes nothing', async () => {
-    const before = Number((await sqlAsOwner('select count(*) from projects'))[0].count);
+    const before = await countRows(app.database.ownerUrl, 'projects');
     const response = await call(app.url, '/api/projects', { apiKey: key, body: { name: '', phase: 'SPECIFICATION' } });
     expect(response.status).toBe(400);
     expect(response.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['name', 'phase']);
-    expect(Number((await sqlAsOwner('select count(*) from projects'))[0].count)).toBe(before);
+    expect(await countRows(app.database.ownerUrl, 'projects')).toBe(before);
   });
 
   it('caps metadata at 16 KiB of JSON on create and update, since every list page carries it', async () => {
-    const before = Number((await sqlAsOwner('select count(*) from projects'))[0].count);
+    const before = await countRows(app.database.ownerUrl, 'projects');
     const oversized = { notes: 'x'.repeat(16_384) };
     const created = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Heavy', metadata: oversized } });
     expect([created.status, created.body.error.details.issues]).toEqual([400, [{ field: 'metadata', issue: 'must be at most 16384 bytes as JSON' }]]);
-    expect(Number((await sqlAsOwner('select count(*) from projects'))[0].count)).toBe(before);
+    expect(await countRows(app.database.ownerUrl, 'projects')).toBe(before);
     const fits = await createProject({ name: 'Light', metadata: { notes: 'x'.repeat(16_000) } });
     const patched = await call(app.url, `/api/projects/${fits.id}`, { method: 'PATCH', apiKey: key, body: { metadata: oversized } });
     expect([patched.status, patched.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
@@ -63,7 +63,7 @@ describe('POST /api/projects', () => {
 describe('text PostgreSQL cannot store', () => {
   it('refuses the NUL character and unpaired surrogates by field on create and update, instead of failing with a 500, and writes nothing', async () => {
     const project = await createProject({ name: 'Clean', metadata: { keep: 'me' } });
-    const before = Number((await sqlAsOwner('select count(*) from projects'))[0].count);
+    const before = await countRows(app.database.ownerUrl, 'projects');
     const attempts: Array<[string, Record<string, unknown>, string]> = [
       ['POST', { name: 'a\u0000b' }, 'name'],
       ['POST', { name: 'ok', description: 'nul \u0000 inside' }, 'description'],
@@ -82,7 +82,7 @@ describe('text PostgreSQL cannot store', () => {
       expect([response.status, response.body.error?.code], `${method} ${JSON.stringify(body)}`).toEqual([400, 'VALIDATION_ERROR']);
       expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual([field]);
     }
-    expect(Number((await sqlAsOwner('select count(*) from projects'))[0].count)).toBe(before);
+    expect(await countRows(app.database.ownerUrl, 'projects')).toBe(before);
     const [row] = await sqlAsOwner('select description, metadata, updated_at = created_at as untouched from projects where id = $1', [project.id]);
     expect(row).toEqual({ description: null, metadata: { keep: 'me' }, untouched: true });
   });

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let app: TestApp;
@@ -17,7 +17,6 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-const count = async (sql: string) => Number((await ownerQuery(app.database.ownerUrl, sql))[0].count);
 
 describe('POST /api/admin/tenants', () => {
   it('creates a tenant whose owner key works in that tenant only', async () => {
@@ -46,17 +45,17 @@ describe('POST /api/admin/tenants', () => {
   });
 
   it('refuses bad input and a duplicate owner email, leaving no rows behind', async () => {
-    const tenantsBefore = await count('select count(*) from tenants');
-    const usersBefore = await count('select count(*) from users');
+    const tenantsBefore = await countRows(app.database.ownerUrl, 'tenants');
+    const usersBefore = await countRows(app.database.ownerUrl, 'users');
     const bad = await call(app.url, '/api/admin/tenants', { apiKey: admin, body: { name: '', ownerEmail: 'not-an-email' } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['name', 'ownerEmail']);
     const duplicate = await call(app.url, '/api/admin/tenants', { apiKey: admin, body: { name: 'Again', ownerEmail: 'OWNER@acme.test' } });
     expect(duplicate.status).toBe(409);
     expect(duplicate.body.error.code).toBe('CONFLICT');
-    expect(await count('select count(*) from tenants')).toBe(tenantsBefore);
-    expect(await count('select count(*) from users')).toBe(usersBefore);
-    expect(await count('select count(*) from organizations')).toBe(tenantsBefore);
+    expect(await countRows(app.database.ownerUrl, 'tenants')).toBe(tenantsBefore);
+    expect(await countRows(app.database.ownerUrl, 'users')).toBe(usersBefore);
+    expect(await countRows(app.database.ownerUrl, 'organizations')).toBe(tenantsBefore);
   });
 });
 
@@ -64,7 +63,7 @@ describe('row-level security', () => {
   it('connects as a role that owns no table and cannot bypass RLS', async () => {
     const [role] = await ownerQuery(app.database.ownerUrl, "select rolsuper, rolbypassrls from pg_roles where rolname = 'specwright_app'");
     expect(role).toEqual({ rolsuper: false, rolbypassrls: false });
-    expect(await count("select count(*) from pg_tables where schemaname = 'public' and tableowner = 'specwright_app'")).toBe(0);
+    expect(await countRows(app.database.ownerUrl, "pg_tables where schemaname = 'public' and tableowner = 'specwright_app'")).toBe(0);
     const unprotected = await ownerQuery(app.database.ownerUrl, "select c.relname from pg_class c join pg_attribute a on a.attrelid = c.oid where a.attname = 'tenant_id' and c.relkind = 'r' and not c.relrowsecurity");
     expect(unprotected).toEqual([]);
   });
@@ -142,11 +141,11 @@ describe('X-Tenant-ID', () => {
 
   it('does not let a platform admin found an organization in another tenant (they would own it from outside)', async () => {
     const slug = `outside-${Date.now()}`;
-    const before = await count('select count(*) from organization_members');
+    const before = await countRows(app.database.ownerUrl, 'organization_members');
     const response = await call(app.url, '/api/organizations', { apiKey: admin, headers: { 'x-tenant-id': other.tenantId }, body: { name: 'Outside', slug } });
     expect(response.status, response.text).toBe(403);
     expect(response.body.error.code).toBe('FORBIDDEN');
-    expect(await count(`select count(*) from organizations where slug = '${slug}'`)).toBe(0);
-    expect(await count('select count(*) from organization_members')).toBe(before);
+    expect(await countRows(app.database.ownerUrl, `organizations where slug = '${slug}'`)).toBe(0);
+    expect(await countRows(app.database.ownerUrl, 'organization_members')).toBe(before);
   });
 });

@@ -7,7 +7,7 @@ import { createDatabase, type DatabaseHandle } from '../../control-plane/db/kyse
 import { isDatabaseUnavailable } from '../../control-plane/db/postgres-errors.ts';
 import { sentAhead } from '../../control-plane/db/prepared-statements.ts';
 import { inTenantTransaction } from '../../control-plane/db/tenant-transaction.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
 let ownerUrl: string;
@@ -149,7 +149,7 @@ describe('a statement sent ahead that nothing followed', () => {
     await handle.db.connection().execute(async (connection) => {
       await sql.raw(sentAhead('select 1')).execute(connection);
     });
-    const sessions = async () => Number((await ownerQuery(ownerUrl, `select count(*) from pg_stat_activity where application_name = 'faults-ahead'`))[0].count);
+    const sessions = () => countRows(ownerUrl, `pg_stat_activity where application_name = 'faults-ahead'`);
     const deadline = Date.now() + 3_000;
     while ((await sessions()) > 0 && Date.now() < deadline) await sleep(50);
     expect(await sessions()).toBe(0);
@@ -162,7 +162,7 @@ describe('a pool ended while a COMMIT is sent behind', () => {
     const handle = createDatabase(appUrl, { prepareStatements: true, max: 1, applicationName: 'faults-ending' });
     await inTenantTransaction(handle.db, tenantA, { readOnly: true }, async (db) => SETTING.execute(db));
     await handle.db.destroy();
-    const sessions = async () => Number((await ownerQuery(ownerUrl, `select count(*) from pg_stat_activity where application_name = 'faults-ending'`))[0].count);
+    const sessions = () => countRows(ownerUrl, `pg_stat_activity where application_name = 'faults-ending'`);
     const deadline = Date.now() + 3_000;
     while ((await sessions()) > 0 && Date.now() < deadline) await sleep(50);
     expect(await sessions()).toBe(0);

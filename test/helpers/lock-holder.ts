@@ -1,12 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { ownerQuery } from './owner-sql.ts';
-
-const LOCK_WAITERS = `select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+import { countRows } from './owner-sql.ts';
 
 /** How many sessions of the database wait on a lock now. */
 export async function lockWaiterCount(ownerUrl: string): Promise<number> {
-  return Number((await ownerQuery(ownerUrl, LOCK_WAITERS))[0].count);
+  return countRows(ownerUrl, "pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
 }
 
 /** Waits until at least `count` sessions of the database wait on a lock (up to 10 s). */

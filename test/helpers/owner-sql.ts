@@ -13,6 +13,16 @@ export async function ownerQuery<T extends pg.QueryResultRow = any>(url: string,
   }
 }
 
+/**
+ * How many rows `select count(*) from ${from}` finds, as the owner (who sees every tenant's rows).
+ * `from` is a table, optionally with joins and a where clause: `countRows(url, 'projects')`,
+ * `countRows(url, 'api_keys where user_id = $1', [userId])`.
+ */
+export async function countRows(url: string, from: string, values: unknown[] = []): Promise<number> {
+  const rows = await ownerQuery<{ count: string }>(url, `select count(*) from ${from}`, values);
+  return Number(rows[0]!.count);
+}
+
 /** Runs `work` with a Kysely connection as the database owner (a migration's `up`, the migrator), then closes it. */
 export async function withOwnerKysely<T>(url: string, work: (owner: Kysely<any>) => Promise<T>): Promise<T> {
   const { db } = createDatabase(url, { max: 1 });

@@ -8,7 +8,7 @@ import { createPublicCredentialSealer } from '../../kit-runtime/index.ts';
 import { call, type ApiResponse } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { untilLockWaiters } from '../helpers/lock-holder.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { createTenant } from '../helpers/tenant-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
@@ -73,15 +73,15 @@ const newOrganization = async (slug: string) => {
   return created.body.data.id as string;
 };
 const rotateKeys = async () => {
-  const before = await sqlAsOwner('select count(*)::int as n from credential_keys');
+  const before = await countRows(app.database.ownerUrl, 'credential_keys');
   const rotation = await call(app.url, '/api/admin/credential-keys/rotate', { apiKey: app.bootstrap.apiKey, method: 'POST' });
   expect(rotation.status, rotation.text).toBe(202);
-  return before[0].n as number;
+  return before;
 };
 /** Until the rotation job is done (its job row gone). */
 const untilRotated = async () => {
   const deadline = Date.now() + 15_000;
-  while ((await sqlAsOwner("select count(*)::int as n from graphile_worker.jobs where task_identifier = 'credentials.rotate_keys'"))[0].n > 0) {
+  while ((await countRows(app.database.ownerUrl, "graphile_worker.jobs where task_identifier = 'credentials.rotate_keys'")) > 0) {
     if (Date.now() > deadline) throw new Error('rotation did not finish');
     await sleep(100);
   }
@@ -136,11 +136,11 @@ describe('credential keys', () => {
     it('is refused when sent as sealed, and reaches no kit when relabelled with the thief’s own key id', async () => {
       const victimKey = await publicKeyOf(victim);
       const stolen = sealTo(victimKey, { token: VICTIM_SECRET });
-      const before = await sqlAsOwner('select count(*)::int as n from kit_credentials where organization_id = $1', [thief().orgId]);
+      const before = await countRows(app.database.ownerUrl, 'kit_credentials where organization_id = $1', [thief().orgId]);
 
       const asSealed = await store(thief(), { keyId: victimKey.keyId, ciphertext: stolen });
       expect([asSealed.status, asSealed.body.error?.code, asSealed.body.error?.details?.issues?.[0]?.field]).toEqual([400, 'VALIDATION_ERROR', 'sealedCredentials.keyId']);
-      expect(await sqlAsOwner('select count(*)::int as n from kit_credentials where organization_id = $1', [thief().orgId])).toEqual(before);
+      expect(await countRows(app.database.ownerUrl, 'kit_credentials where organization_id = $1', [thief().orgId])).toBe(before);
 
       // The API cannot look inside a client-sealed value: stored, it is opened only by the worker.
       const relabelled = await store(thief(), { keyId: (await publicKeyOf(thief())).keyId, ciphertext: stolen });

@@ -6,7 +6,7 @@ import { createCredentialVault } from '../../control-plane/domains/kit-credentia
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { untilLockWaiters, whileTransactionHolds } from '../helpers/lock-holder.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { recordedResponses } from '../helpers/response-log.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
@@ -153,7 +153,7 @@ describe('stored credentials', () => {
   });
 
   it('refuse a secret beyond the bound (64 values, 16 KiB of JSON) by field, storing nothing', async () => {
-    const rows = async () => (await sqlAsOwner('select count(*)::int as n from kit_credentials'))[0].n;
+    const rows = () => countRows(app.database.ownerUrl, 'kit_credentials');
     const before = await rows();
     const tooMany = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`key${i}`, `${SECRET}-${i}`]));
     const refused = await store({ credentials: tooMany });

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
@@ -59,7 +59,7 @@ describe('an execution whose job is added again before the first job claims it',
 
     expect((await waitForExecution(api.url, key, orgId, executionId)).status).toBe('completed');
     const jobsDone = Date.now() + 10_000;
-    while (Number((await sqlAsOwner(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.execute'`))[0].count) > 0 && Date.now() < jobsDone) await sleep(50);
+    while ((await countRows(api.database.ownerUrl, `graphile_worker.jobs where task_identifier = 'kits.execute'`)) > 0 && Date.now() < jobsDone) await sleep(50);
     expect(runsOf(worker, executionId)).toBe(1);
   });
 });

@@ -2,7 +2,7 @@ import { strFromU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForBundle, waitForExecution } from '../helpers/kit-fixtures.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
@@ -127,8 +127,7 @@ describe('an outcome the database refuses for good', () => {
       });
       expect(done.phases.map((p: { phase: string }) => p.phase)).toEqual(['PLAN', 'RENDER', 'VALIDATE']);
       // Its job ended too: nothing is left to retry.
-      const jobs = await sqlAsOwner(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.execute'`);
-      expect(Number(jobs[0].count)).toBe(0);
+      expect(await countRows(app.database.ownerUrl, `graphile_worker.jobs where task_identifier = 'kits.execute'`)).toBe(0);
     } finally {
       await sqlAsOwner('alter table kit_outputs drop constraint test_refuses_forbidden_md');
     }
@@ -150,8 +149,7 @@ describe('a bundle the database refuses for good', () => {
         message: 'The bundle of this execution could not be built: the database refused it: a rule it enforces (SQLSTATE 23514, constraint test_refuses_bundles). Start a new execution.',
         details: { bundleStatus: 'failed' },
       });
-      const jobs = await sqlAsOwner(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.bundle_execution'`);
-      expect(Number(jobs[0].count)).toBe(0);
+      expect(await countRows(app.database.ownerUrl, `graphile_worker.jobs where task_identifier = 'kits.bundle_execution'`)).toBe(0);
     } finally {
       await sqlAsOwner('alter table blobs drop constraint test_refuses_bundles');
     }

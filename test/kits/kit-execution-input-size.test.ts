@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type ApiResponse } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
@@ -14,7 +14,6 @@ let key: string;
 let orgId: string;
 let projectId: string;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
-const countOf = async (sql: string) => Number((await sqlAsOwner(sql))[0].count);
 const execute = (body: unknown) => call(app.url, `/api/${orgId}/kits/service-starter/execute`, { apiKey: key, body });
 const refusal = (response: ApiResponse) => [response.status, response.body.error?.code, response.body.error?.details?.issues];
 
@@ -41,8 +40,8 @@ describe("an execution's inputs", () => {
       const field = what.split(' ')[0];
       expect(refusal(await execute(request)), what).toEqual([400, 'VALIDATION_ERROR', [{ field, issue: `must be at most ${bound} bytes as JSON` }]]);
     }
-    expect(await countOf('select count(*) from kit_executions')).toBe(0);
-    expect(await countOf("select count(*) from graphile_worker.jobs where task_identifier = 'kits.execute'")).toBe(0);
+    expect(await countRows(app.database.ownerUrl, 'kit_executions')).toBe(0);
+    expect(await countRows(app.database.ownerUrl, "graphile_worker.jobs where task_identifier = 'kits.execute'")).toBe(0);
   });
 
   it('within their bound are stored as sent, read back near the bound, and run', async () => {

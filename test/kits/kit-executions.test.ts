@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDownloadLinks } from '../../control-plane/http/download-links.ts';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForBundle, waitForExecution } from '../helpers/kit-fixtures.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 
@@ -14,7 +14,6 @@ let key: string;
 let orgId: string;
 let projectId: string;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
-const countOf = async (sql: string) => Number((await sqlAsOwner(sql))[0].count);
 
 beforeAll(async () => {
   app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500' } });
@@ -28,7 +27,7 @@ afterAll(() => app?.stop());
 const execute = (kitId: string, body: unknown) => call(app.url, `/api/${orgId}/kits/${kitId}/execute`, { apiKey: key, body });
 const untilNoJobsOf = async (task: string) => {
   const deadline = Date.now() + 10_000;
-  while ((await countOf(`select count(*) from graphile_worker.jobs where task_identifier = '${task}'`)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while ((await countRows(app.database.ownerUrl, `graphile_worker.jobs where task_identifier = '${task}'`)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
 };
 
 describe('executing a kit', () => {
@@ -324,8 +323,8 @@ describe('a pinned version', () => {
 
 describe('bad input', () => {
   it('is refused clearly and leaves no rows or jobs', async () => {
-    const executions = await countOf('select count(*) from kit_executions');
-    const jobs = await countOf('select count(*) from graphile_worker.jobs');
+    const executions = await countRows(app.database.ownerUrl, 'kit_executions');
+    const jobs = await countRows(app.database.ownerUrl, 'graphile_worker.jobs');
     const unknownProject = await execute('service-starter', sampleExecutionBody('00000000-0000-4000-8000-000000000000'));
     expect(unknownProject.status).toBe(404);
     expect(unknownProject.body.error.details).toEqual({ field: 'projectId' });
@@ -343,14 +342,14 @@ describe('bad input', () => {
     const misplaced = await execute('service-starter', { ...sampleExecutionBody(projectId), dryRun: true });
     expect([misplaced.status, misplaced.body.error.code]).toEqual([400, 'VALIDATION_ERROR']);
     expect(misplaced.body.error.details.issues).toEqual([{ field: 'dryRun', issue: 'is not a field that can be set here' }]);
-    expect(await countOf('select count(*) from kit_executions')).toBe(executions);
-    expect(await countOf('select count(*) from graphile_worker.jobs')).toBe(jobs);
+    expect(await countRows(app.database.ownerUrl, 'kit_executions')).toBe(executions);
+    expect(await countRows(app.database.ownerUrl, 'graphile_worker.jobs')).toBe(jobs);
     expect((await call(app.url, `/api/${orgId}/kits/executions/00000000-0000-4000-8000-000000000000`, { apiKey: key })).status).toBe(404);
   });
 
   it('refuses NUL characters and unpaired surrogates by field, not with a 500, and leaves no rows or jobs', async () => {
-    const executions = await countOf('select count(*) from kit_executions');
-    const jobs = await countOf('select count(*) from graphile_worker.jobs');
+    const executions = await countRows(app.database.ownerUrl, 'kit_executions');
+    const jobs = await countRows(app.database.ownerUrl, 'graphile_worker.jobs');
     const body = sampleExecutionBody(projectId);
     const nul = await execute('service-starter', { ...body, discoveryAnswers: { entities: ['Rocket\u0000'] } });
     expect(nul.status, nul.text).toBe(400);
@@ -360,8 +359,8 @@ describe('bad input', () => {
     expect(surrogate.status, surrogate.text).toBe(400);
     expect(surrogate.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['businessProfile.company.name']);
     expect((await execute('service-starter', { ...body, version: '1.0.0\u0000' })).status).toBe(400);
-    expect(await countOf('select count(*) from kit_executions')).toBe(executions);
-    expect(await countOf('select count(*) from graphile_worker.jobs')).toBe(jobs);
+    expect(await countRows(app.database.ownerUrl, 'kit_executions')).toBe(executions);
+    expect(await countRows(app.database.ownerUrl, 'graphile_worker.jobs')).toBe(jobs);
     const listed = await call(app.url, `/api/${orgId}/kits/executions?kitId=%00`, { apiKey: key });
     expect(listed.status, listed.text).toBe(400);
     expect(listed.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['kitId']);

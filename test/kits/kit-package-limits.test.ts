@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadKitDirectory } from '../../sdk/kit/index.ts';
 import { call } from '../helpers/http.ts';
 import { sampleKit } from '../helpers/kit-fixtures.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
 
@@ -16,7 +16,6 @@ import { scratchDir } from '../helpers/scratch-dir.ts';
 let app: TestApp;
 let key: string;
 let orgId: string;
-const count = async (table: string) => Number((await ownerQuery(app.database.ownerUrl, `select count(*) from ${table}`, []))[0].count);
 const publish = (body: unknown) => call(app.url, `/api/${orgId}/kits`, { apiKey: key, body });
 
 beforeAll(async () => {
@@ -35,11 +34,11 @@ function expectRefused(response: Awaited<ReturnType<typeof publish>>, file: stri
 
 describe('publishing kits over the template expression limits', () => {
   it('refuses a 1.9 MB template of expressions naming the file and the limit, stores nothing, and keeps answering', async () => {
-    const before = [await count('kits'), await count('kit_versions')];
+    const before = [await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')];
     const kit = sampleKit({ id: 'expression-heavy' });
     kit.files['templates/readme.md.hbs'] = '{{a}}'.repeat(380_000);
     expectRefused(await publish(kit), 'templates/readme.md.hbs', 'template has more than 5000 expressions, over the limit of 2000 per template');
-    expect([await count('kits'), await count('kit_versions')]).toEqual(before);
+    expect([await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')]).toEqual(before);
     expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key })).status).toBe(200);
   });
 
@@ -84,9 +83,9 @@ describe('discovery pools that are not plain data', () => {
   };
 
   it('refuses a YAML pool whose alias contains itself at publish, naming the file', async () => {
-    const before = [await count('kits'), await count('kit_versions')];
+    const before = [await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')];
     expectRefused(await publish(withPool('cyclic-pool', 'discovery/loop.yaml', cyclicPool)), 'discovery/loop.yaml', /^cannot parse discovery pool: an alias refers to a node that contains it/);
-    expect([await count('kits'), await count('kit_versions')]).toEqual(before);
+    expect([await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')]).toEqual(before);
   });
 
   it('refuses it in the local validator too', async () => {
@@ -131,12 +130,11 @@ describe('checking a costly kit at publish', () => {
       await call(app.url, '/api/health');
       if (!published) answeredMeanwhile += 1;
       // A transaction caught between two of its statements is idle for a moment; one left waiting on the check, for long.
-      const [open] = await ownerQuery(
+      const open = await countRows(
         app.database.ownerUrl,
-        "select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'idle in transaction' and clock_timestamp() - state_change > interval '250 milliseconds'",
-        [],
+        "pg_stat_activity where datname = current_database() and state = 'idle in transaction' and clock_timestamp() - state_change > interval '250 milliseconds'",
       );
-      if (!published) transactionsHeld = Math.max(transactionsHeld, open.n as number);
+      if (!published) transactionsHeld = Math.max(transactionsHeld, open);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect((await publishing).status).toBe(201);

@@ -5,7 +5,7 @@ import { registerBuiltInKits } from '../../control-plane/domains/kits/builtin-ki
 import { call } from '../helpers/http.ts';
 import { sampleKit } from '../helpers/kit-fixtures.ts';
 import { whileTransactionHolds } from '../helpers/lock-holder.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
@@ -14,7 +14,6 @@ let app: TestApp;
 let key: string;
 let orgId: string;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
-const count = async (table: string) => Number((await sqlAsOwner(`select count(*) from ${table}`))[0].count);
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -48,7 +47,7 @@ describe('publishing kits', () => {
   });
 
   it('rejects a template or schema that does not compile, a hook without its phase function, or a missing file, naming the file — and stores nothing', async () => {
-    const before = [await count('kits'), await count('kit_versions')];
+    const before = [await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')];
     const badTemplate = sampleKit({ id: 'broken-kit' });
     badTemplate.files['templates/readme.md.hbs'] = '{{#each items}}never closed';
     const badSchema = sampleKit({ id: 'broken-kit' });
@@ -77,11 +76,11 @@ describe('publishing kits', () => {
     }
     const badManifest = await publish({ manifest: { metadata: { id: 'NOT A SLUG' } }, files: {} });
     expect(badManifest.status).toBe(400);
-    expect([await count('kits'), await count('kit_versions')]).toEqual(before);
+    expect([await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')]).toEqual(before);
   });
 
   it('refuses NUL characters and unpaired surrogates in the manifest or a file by field, not with a 500, and stores nothing', async () => {
-    const before = [await count('kits'), await count('kit_versions')];
+    const before = [await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')];
     const inManifest = sampleKit({ id: 'nul-manifest' });
     inManifest.manifest.metadata.description = 'Starts\u0000 a service';
     const inFile = sampleKit({ id: 'nul-file' });
@@ -94,7 +93,7 @@ describe('publishing kits', () => {
       expect(response.body.error.code).toBe('VALIDATION_ERROR');
       expect(response.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual([field]);
     }
-    expect([await count('kits'), await count('kit_versions')]).toEqual(before);
+    expect([await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')]).toEqual(before);
   });
 
   it('refuses a version longer than semver allows, so later versions of the kit can still be published', async () => {
@@ -118,7 +117,7 @@ describe('publishing kits', () => {
   });
 
   it('refuses major, minor or patch numbers beyond what semver can order, before and after a kit has versions, and stores nothing', async () => {
-    const versionsBefore = await count('kit_versions');
+    const versionsBefore = await countRows(app.database.ownerUrl, 'kit_versions');
     for (const version of ['99999999999999999999.0.0', '1.9007199254740992.0', '1.0.10000000000000000']) {
       const refused = await publish(sampleKit({ id: 'huge-version', version }));
       expect([refused.status, refused.body.error?.code], version).toEqual([400, 'VALIDATION_ERROR']);
@@ -129,7 +128,7 @@ describe('publishing kits', () => {
     expect((await publish(sampleKit({ id: 'huge-version', version: '1.0.0' }))).status).toBe(201);
     const refused = await publish(sampleKit({ id: 'huge-version', version: '9007199254740993.0.0' }));
     expect(refused.status, refused.text).toBe(400);
-    expect(await count('kit_versions')).toBe(versionsBefore + 2);
+    expect(await countRows(app.database.ownerUrl, 'kit_versions')).toBe(versionsBefore + 2);
     const listed = await call(app.url, `/api/${orgId}/kits/huge-version`, { apiKey: key });
     expect(listed.body.data.version).toBe(`${Number.MAX_SAFE_INTEGER}.0.0`);
   });
@@ -147,7 +146,7 @@ describe('publishing kits', () => {
   });
 
   it('refuses kit ids that name the routes beside GET /kits/{kitId}, where the kit could never be read', async () => {
-    const before = [await count('kits'), await count('kit_versions')];
+    const before = [await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')];
     for (const id of ['executions', 'credentials']) {
       const response = await publish(sampleKit({ id }));
       expect(response.status, response.text).toBe(400);
@@ -155,7 +154,7 @@ describe('publishing kits', () => {
       expect(response.body.error.message).toContain('metadata.id');
       expect(response.body.error.details.problems).toEqual([{ file: 'kit.json', message: expect.stringContaining(`"${id}" is reserved`) }]);
     }
-    expect([await count('kits'), await count('kit_versions')]).toEqual(before);
+    expect([await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')]).toEqual(before);
   });
 
   it('takes kit packages above the 1 MiB JSON limit up to UPLOAD_LIMIT_BYTES, and answers 413 beyond', async () => {
@@ -189,7 +188,7 @@ describe('publishing kits', () => {
       },
       files: { 't/index.hbs': '# index\n' },
     });
-    const before = [await count('kits'), await count('kit_versions')];
+    const before = [await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')];
     const cases: Array<[unknown[], string]> = [
       [[{ kitId: 'nowhere-kit', prefix: 'a' }], 'components[0]: no kit "nowhere-kit" is published in this organization or built in'],
       [[{ kitId: 'project-docs', version: '9.9.9', prefix: 'a' }], 'components[0]: kit "project-docs" has no version 9.9.9'],
@@ -199,7 +198,7 @@ describe('publishing kits', () => {
       const refused = await publish(composite('bundle-of-itself', components));
       expect([refused.status, refused.body.error?.details?.problems]).toEqual([400, [{ file: 'kit.json', message }]]);
     }
-    expect([await count('kits'), await count('kit_versions')]).toEqual(before);
+    expect([await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')]).toEqual(before);
     const accepted = await publish(composite('docs-bundle', [{ kitId: 'project-docs', prefix: 'docs' }, { kitId: 'service-starter', version: '1.0.0', prefix: 'svc' }]));
     expect(accepted.status, accepted.text).toBe(201);
   });

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { publishDeployerWithCredential, waitForExecution } from '../helpers/kit-fixtures.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
@@ -22,7 +22,7 @@ const setKitsEnabled = async (enabled: boolean) => {
 };
 const untilNoExecuteJobs = async () => {
   const deadline = Date.now() + 20_000;
-  while (Number((await sqlAsOwner(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.execute'`))[0].count) > 0 && Date.now() < deadline) await sleep(50);
+  while ((await countRows(api.database.ownerUrl, `graphile_worker.jobs where task_identifier = 'kits.execute'`)) > 0 && Date.now() < deadline) await sleep(50);
 };
 const credentialLastChecked = async () => {
   const listed = await call(api.url, `/api/${orgId}/kits/credentials?projectId=${deployer.projectId}`, { apiKey: key });

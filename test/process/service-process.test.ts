@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
 import { call } from '../helpers/http.ts';
 import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
 
@@ -65,7 +65,6 @@ describe('control-plane/main.ts worker against DATABASE_URL', () => {
     worker.child.kill('SIGTERM');
     expect(await worker.exit, worker.output()).toBe(0);
     expect(await ownerQuery(database.ownerUrl, 'select worker_id from worker_heartbeats')).toHaveLength(0);
-    const sessions = await ownerQuery(database.ownerUrl, "select count(*) from pg_stat_activity where datname = $1 and application_name like 'specwright%'", [database.name]);
-    expect(Number(sessions[0].count)).toBe(0);
+    expect(await countRows(database.ownerUrl, "pg_stat_activity where datname = $1 and application_name like 'specwright%'", [database.name])).toBe(0);
   }, 60_000);
 });

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody } from '../helpers/kit-fixtures.ts';
 import { untilLockWaiters } from '../helpers/lock-holder.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /** What shutdown does with work that is still arriving: no new jobs, and no connection kept open. */
@@ -38,7 +38,7 @@ describe('shutdown', () => {
     }
     const ownerUrl = app.database.ownerUrl;
     const sql = (text: string) => ownerQuery(ownerUrl, text, []);
-    while (Number((await sql("select count(*) from kit_executions where status = 'running'"))[0].count) === 0) await new Promise((r) => setTimeout(r, 20));
+    while ((await countRows(ownerUrl, "kit_executions where status = 'running'")) === 0) await new Promise((r) => setTimeout(r, 20));
     // A client that never finishes its request holds the HTTP drain for the whole grace period.
     const port = Number(new URL(app.url).port);
     const stalled = connect(port, '127.0.0.1', () => stalled.write('GET /api/health HTTP/1.1\r\nHost: x\r\n'));
@@ -52,7 +52,7 @@ describe('shutdown', () => {
     // Started after shutdown began: the worker used to keep claiming jobs until the HTTP server drained.
     const late = await sql(`select id from kit_executions where started_at > '${(shutdownBegan as Date).toISOString()}'::timestamptz + interval '100 milliseconds'`);
     expect(late).toEqual([]);
-    expect(Number((await sql("select count(*) from kit_executions where status = 'pending'"))[0].count)).toBeGreaterThan(0);
+    expect(await countRows(ownerUrl, "kit_executions where status = 'pending'")).toBeGreaterThan(0);
   });
 
   // With a grace period longer than the test may run: kept alive, the connection held shutdown for all of it.

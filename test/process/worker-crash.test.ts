@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { startMainProcess } from '../helpers/main-process.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
+import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
@@ -38,7 +38,7 @@ async function startWorkerProcess(): Promise<ChildProcess> {
   });
   workers.push(child);
   const deadline = Date.now() + 30_000;
-  while ((await sqlAsOwner('select count(*) from worker_heartbeats'))[0].count === '0' || child.exitCode !== null) {
+  while ((await countRows(api.database.ownerUrl, 'worker_heartbeats')) === 0 || child.exitCode !== null) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start:\n${output()}`);
     await sleep(50);
   }
@@ -89,7 +89,7 @@ describe('a job added again while its execution is running', () => {
     expect(done.outputs).toHaveLength(3);
     const [after] = await sqlAsOwner('select started_at, worker_process_id from kit_executions where id = $1', [executionId]);
     expect(after).toEqual(before);
-    while (Number((await sqlAsOwner(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.execute'`))[0].count) > 0) await sleep(50);
+    while ((await countRows(api.database.ownerUrl, `graphile_worker.jobs where task_identifier = 'kits.execute'`)) > 0) await sleep(50);
     expect(await sqlAsOwner('select output_id, count(*) from kit_outputs where execution_id = $1 group by 1 having count(*) > 1', [executionId])).toEqual([]);
     expect((await waitForExecution(api.url, key, orgId, executionId)).phases.filter((p: { phase: string }) => p.phase === 'PLAN')).toHaveLength(1);
     worker.kill('SIGTERM');
@@ -130,7 +130,7 @@ describe('a worker killed with SIGKILL mid-execution', () => {
     expect(ended.outputs).toEqual([]);
     // The killed job was released and finished as a no-op rather than waiting hours for its lock.
     const jobDeadline = Date.now() + 10_000;
-    while (Number((await sqlAsOwner(`select count(*) from graphile_worker.jobs where task_identifier = 'kits.execute'`))[0].count) > 0) {
+    while ((await countRows(api.database.ownerUrl, `graphile_worker.jobs where task_identifier = 'kits.execute'`)) > 0) {
       if (Date.now() > jobDeadline) throw new Error('the interrupted job is still queued');
       await sleep(100);
     }
@@ -170,7 +170,7 @@ describe('a worker killed with SIGKILL after locking a job, before claiming its 
       }
       // The heartbeat names the pool graphile-worker locked the job with: how the reaper finds it.
       const lockedBy = (await executeJob())!.locked_by;
-      expect(await sqlAsOwner('select count(*)::int as n from worker_heartbeats where job_pool_id = $1', [lockedBy])).toEqual([{ n: 1 }]);
+      expect(await countRows(api.database.ownerUrl, 'worker_heartbeats where job_pool_id = $1', [lockedBy])).toBe(1);
       doomed.kill('SIGKILL');
       await new Promise((resolve) => doomed.once('exit', resolve));
       // Its claim still waits in PostgreSQL, which would notice the dead client only on replying;
