@@ -1,5 +1,6 @@
-import { createTRPCClient, httpBatchLink, httpLink, splitLink } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import { observable } from '@trpc/server/observable';
 import type { AppRouter } from '../control-plane/router.ts';
 import { originOf, serviceAnswersOnly } from './service-fetch.ts';
 
@@ -37,6 +38,7 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
   const serviceFetch = serviceAnswersOnly(options.fetch, originOf(options.url));
   return createTRPCClient<AppRouter>({
     links: [
+      endsOnItsOwnSignal,
       splitLink({
         // Mutations go one per request. A batch POST carries every call's input in one body, and the
         // server reads a body whole up to its limit: four calls each well under it would, together,
@@ -60,6 +62,24 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
 }
 
 export type SpecwrightClient = ReturnType<typeof createSpecwrightClient>;
+
+/**
+ * A call whose `signal` aborts (`AbortSignal.timeout(ms)`) rejects at once. tRPC cancels a batch's
+ * request only when every call in it is aborted; until then an aborted call would wait for the
+ * batch and resolve with its answer, however long that took.
+ */
+const endsOnItsOwnSignal: TRPCLink<AppRouter> = () => ({ op, next }) =>
+  observable((observer) => {
+    // What an aborted fetch rejects with, as for a call that has its request to itself.
+    const abort = () => observer.error(TRPCClientError.from(new DOMException('This operation was aborted', 'AbortError')));
+    if (op.signal?.aborted) return abort();
+    op.signal?.addEventListener('abort', abort, { once: true });
+    const call = next(op).subscribe(observer);
+    return () => {
+      op.signal?.removeEventListener('abort', abort);
+      call.unsubscribe();
+    };
+  });
 
 /**
  * A credential as it can travel in a header. Surrounding whitespace is dropped, as fetch does (a key

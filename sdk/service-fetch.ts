@@ -1,12 +1,18 @@
 import { SpecwrightTransportError } from './client-errors.ts';
 
+/** The service's origin, named in errors. The url is never echoed: a key pasted in the wrong place would end up in the error. */
 export function originOf(url: string): string {
+  let parsed: URL;
   try {
-    return new URL(url).origin;
+    parsed = new URL(url);
   } catch {
-    // Not echoed: a key pasted in the wrong place would end up in the error.
     throw new TypeError('url is not a URL (expected http(s)://host[:port])');
   }
+  // `localhost:3000` parses, as a URL of scheme `localhost:`, and every call would fail "cannot reach null".
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TypeError('url must start with http:// or https:// (expected http(s)://host[:port])');
+  // fetch refuses such a URL, in an error quoting it whole, password included.
+  if (parsed.username || parsed.password) throw new TypeError('url carries a user name or password, which fetch refuses (the value is not shown); pass apiKey or bearerToken instead');
+  return parsed.origin;
 }
 
 /**

@@ -35,6 +35,12 @@ describe('credentials in the errors the client throws', () => {
     expect(`${error?.message} ${String(error?.cause)}`).not.toContain('c2lnbmF0dXJlLXNlY3JldA');
   });
 
+  it('a url with a password in it is refused without showing it', async () => {
+    const { error } = await outcomeOf({ url: app.url.replace('http://', 'http://deploy:pa55word-of-the-proxy@'), apiKey: app.bootstrap.apiKey });
+    expect(error?.message).toBe('url carries a user name or password, which fetch refuses (the value is not shown); pass apiKey or bearerToken instead');
+    expect(inspect(error, { depth: 10 })).not.toContain('pa55word-of-the-proxy');
+  });
+
   it('a key read with a trailing CRLF (a .env file) still works', async () => {
     const { ok } = await outcomeOf({ url: app.url, apiKey: `${app.bootstrap.apiKey}\r\n` });
     expect(ok?.userId).toBe(app.bootstrap.userId);

@@ -112,4 +112,20 @@ describe('a call the service did not answer', () => {
     expect((aborted.cause as Error).name).toBe('AbortError');
     expect(serviceErrorOf(aborted)).toBeUndefined();
   });
+
+  it('ends a call at its own timeout though it went out in a batch beside others', async () => {
+    const client = createSpecwrightClient({ url: app.url, apiKey: app.bootstrap.apiKey });
+    // The key ring is locked: the service answers publicKey SERVICE_UNAVAILABLE only after its 1 s statement bound.
+    const [timedOut, me] = await Promise.all([
+      failureOf(client.kitCredentials.publicKey.query({ orgId: app.bootstrap.organizationId }, { signal: AbortSignal.timeout(100) })),
+      client.me.get.query(),
+    ]);
+    expect(serviceErrorOf(timedOut)).toBeUndefined();
+    expect((timedOut.cause as Error).name).toBe('AbortError');
+    expect(me.userId).toBe(app.bootstrap.userId);
+  });
+
+  it('refuses a url without http:// when the client is made, instead of every call failing "cannot reach null"', () => {
+    expect(() => createSpecwrightClient({ url: 'localhost:3000' })).toThrow('url must start with http:// or https:// (expected http(s)://host[:port])');
+  });
 });
