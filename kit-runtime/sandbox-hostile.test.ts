@@ -115,6 +115,37 @@ describe('limits', () => {
     expect(calls).toHaveLength(30);
   });
 
+  it('refuses a host call made after the hook returned, so no capability outlives its phase or the run', async () => {
+    // An async helper the hook did not await runs on after the hook returned. Its call used to reach
+    // the host once the phase had stopped waiting: the capability ran on after the run had ended.
+    const calls: string[] = [];
+    const slow = { call: async (_: unknown, call: { phase: string }) => { calls.push(`start ${call.phase}`); await new Promise((resolve) => setTimeout(resolve, 100)); calls.push('end'); return null; } };
+    const late = (then: string) => hostileKit({ hooks: { PLAN: `async function plan(c, kit) { (async function () { await null; await null; await null; kit.slow({})${then}; })(); return null; }` } });
+    const unhandled = await runtime.execute(late(''), { tenantId: 'tenant-h', input: { name: 'x' }, capabilities: { slow } });
+    const handled = await runtime.execute(late('.catch(function () {})'), { tenantId: 'tenant-h', input: { name: 'x' }, capabilities: { slow } });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(calls).toEqual([]);
+    expect(unhandled.error).toEqual({ code: 'HOOK_FAILED', phase: 'PLAN', message: 'kit.slow was called after its hook returned' });
+    expect(handled.status, handled.message ?? '').toBe('completed');
+  });
+
+  it('ends the phase of a hook that runs out of stack while calling the host, instead of waiting for the time limit', async () => {
+    // Near the stack's end a call could reach the host and be counted, yet fail before the bridge
+    // was set to hear its reply: the phase then waited for that reply until the time limit.
+    const hook = `
+      var deepest = 0, calling = false;
+      function dive(depth) {
+        if (depth > deepest) deepest = depth;
+        try { dive(depth + 1); } catch (e) {}
+        if (calling && depth > deepest - 4000) { try { kit.echo(1); } catch (e) {} }
+      }
+      function plan() { dive(0); calling = true; dive(0); return null; }`;
+    const started = performance.now();
+    const result = await run(hostileKit({ hooks: { PLAN: hook } }));
+    expect(result.error).toEqual({ code: 'LIMIT_EXCEEDED', limit: 'host-calls', phase: 'PLAN', message: 'kit exceeded its host call limit of 50 calls' });
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
   it('fails a hook result nesting too deep for the host with a plain message, not an internal error', async () => {
     const result = await run(hostileKit({ hooks: { SPEC: 'function spec() { let v = 1; for (let i = 0; i < 10000; i++) v = [v]; return v; }' } }));
     expect(result.error).toEqual({ code: 'HOOK_FAILED', phase: 'SPEC', message: 'SPEC hook (hooks/spec.js) returned a value that nests deeper than 256 levels' });

@@ -95,6 +95,52 @@ describe('git capabilities over smart HTTP', () => {
     expect(await server.git('guarded', 'rev-parse', 'main')).toBe(before);
   });
 
+  it('scrubs the token from what a server answers, whatever the scheme, since a hostOnly credential is not the run redactor\'s to catch', async () => {
+    // A server that sends the credentials it got back in place of its ref advertisement: the kit
+    // sees isomorphic-git's ParseError quoting that line, and a hostOnly token is in nobody else's list.
+    const echoing = createServer((req, res) => {
+      const header = req.headers.authorization ?? '';
+      const sent = header.startsWith('Basic ') ? Buffer.from(header.slice(6), 'base64').toString('utf8') : header;
+      const service = new URL(req.url ?? '/', 'http://x').searchParams.get('service') ?? 'git-upload-pack';
+      const line = `refused ${sent}\n`;
+      res.writeHead(200, { 'content-type': `application/x-${service}-advertisement` }).end(`${(line.length + 4).toString(16).padStart(4, '0')}${line}0000`);
+    });
+    await new Promise<void>((resolve) => echoing.listen(0, '127.0.0.1', resolve));
+    try {
+      const repository = `http://127.0.0.1:${(echoing.address() as { port: number }).port}/acme/spec.git`;
+      for (const scheme of ['basic', 'bearer']) {
+        const refused = await refusal(capabilities({ token: TOKEN, repository, scheme }).gitCommit.call({ repository, message: 'm', files, credential: 'git-token' }, call));
+        expect(refused).toMatch(/^git operation failed: Expected "# service=git-upload-pack\\n" but received "refused /);
+        expect(refused).not.toContain(TOKEN);
+      }
+    } finally {
+      await new Promise((resolve) => echoing.close(resolve));
+    }
+  });
+
+  it('refuses a branch head that is not a commit id, so nothing the server wrote there reaches the hook', async () => {
+    const advertising = createServer((req, res) => {
+      const sent = Buffer.from((req.headers.authorization ?? '').slice(6), 'base64').toString('utf8');
+      const pkt = (line: string) => `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
+      res.writeHead(200, { 'content-type': 'application/x-git-upload-pack-advertisement' })
+        .end(`${pkt('# service=git-upload-pack\n')}0000${pkt(`${sent} refs/heads/main\0side-band-64k\n`)}0000`);
+    });
+    await new Promise<void>((resolve) => advertising.listen(0, '127.0.0.1', resolve));
+    try {
+      const repository = `http://127.0.0.1:${(advertising.address() as { port: number }).port}/acme/spec.git`;
+      const { gitCommit, gitVerify } = capabilities({ token: TOKEN, repository });
+      const origin = new URL(repository).origin;
+      for (const attempt of [
+        gitVerify.call({ repository, branch: 'main', commit: 'a'.repeat(40), credential: 'git-token' }, { ...call, phase: 'VERIFY' as const }),
+        gitCommit.call({ repository, message: 'm', files, credential: 'git-token' }, call),
+      ]) {
+        expect(await refusal(attempt)).toBe(`the git server at ${origin} advertised main at something that is not a commit id`);
+      }
+    } finally {
+      await new Promise((resolve) => advertising.close(resolve));
+    }
+  });
+
   it('refuses remotes off the allow-list, URLs with credentials, unsafe paths and a missing credential', async () => {
     const { gitCommit } = capabilities();
     const refuse = (argument: Record<string, unknown>) => refusal(gitCommit.call({ message: 'm', files, credential: 'git-token', ...argument }, call));

@@ -20,6 +20,7 @@ import git, { type HttpClient } from 'isomorphic-git';
 import { HostCapabilityError } from '../errors.ts';
 import type { HostCapability } from '../sandbox/host-bridge.ts';
 import { explainUnsafePath, safeKitPath } from '../safe-path.ts';
+import { createSecretRedactor } from '../secret-redactor.ts';
 import { gitHttpClient, isPublicHttpsRemote, NonPublicAddressError } from './git-remote-policy.ts';
 import { checkWorkTreeTargets, namesGitDirectory, refuseFileFolderClashes, writeWorkTreeFile } from './git-work-tree.ts';
 
@@ -65,19 +66,23 @@ export function createGitCapabilities(options: GitCapabilitiesOptions = {}): { g
   };
 }
 
-type Remote = { url: string; origin: string; branch: string; directory: string; headers: Record<string, string>; credential: string | null; http: HttpClient };
+type Remote = { url: string; origin: string; branch: string; directory: string; headers: Record<string, string>; token: string | null; credential: string | null; http: HttpClient };
 type Operation<R> = (remote: Remote, argument: Record<string, unknown>, options: GitCapabilitiesOptions, dir: string) => Promise<R>;
 
 async function withScrubbedErrors<R>(options: GitCapabilitiesOptions, argument: unknown, operation: Operation<R>): Promise<R> {
   if (argument === null || typeof argument !== 'object' || Array.isArray(argument)) throw new HostCapabilityError('expected an object argument');
   const remote = await resolveRemote(options, argument as Record<string, unknown>);
-  const secrets = Object.values(remote.headers).flatMap((header) => [header, header.replace(/^\S+\s+/, '')]);
+  // Messages quote what the server answered (a push's refusal, a line it should not have sent). The
+  // run's redactor knows nothing of a hostOnly credential, so they are scrubbed of the token here,
+  // in every form the redactor knows (raw, inside a Basic header's base64, percent-encoded …).
+  const scrubber = createSecretRedactor();
+  scrubber.remember([remote.token, ...Object.values(remote.headers).flatMap((header) => [header, header.replace(/^\S+\s+/, '')])]);
   const dir = await mkdtemp(join(options.workRoot ?? tmpdir(), 'specwright-git-'));
   try {
     return await operation(remote, argument as Record<string, unknown>, options, dir);
   } catch (error) {
     const message = error instanceof HostCapabilityError ? error.message : describeGitError(error, remote);
-    throw new HostCapabilityError(secrets.reduce((text, secret) => (secret ? text.split(secret).join('[redacted]') : text), message));
+    throw new HostCapabilityError(scrubber.redact(message));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -108,7 +113,7 @@ async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<s
   const credential = argument.credential === undefined ? null : String(argument.credential);
   // The default policy is enforced again where connections are made; an allow-list names hosts itself.
   const http = gitHttpClient({ publicAddressesOnly: allowed === isPublicHttpsRemote });
-  return { url: url.href, origin: url.origin, branch, directory, headers: await authHeaders(options, credential, url), credential, http };
+  return { url: url.href, origin: url.origin, branch, directory, ...(await authHeaders(options, credential, url)), credential, http };
 }
 
 /**
@@ -131,8 +136,8 @@ function explainInvalidBranch(branch: string): string | null {
   return null;
 }
 
-async function authHeaders(options: GitCapabilitiesOptions, credentialId: string | null, url: URL): Promise<Record<string, string>> {
-  if (credentialId === null) return {};
+async function authHeaders(options: GitCapabilitiesOptions, credentialId: string | null, url: URL): Promise<{ headers: Record<string, string>; token: string | null }> {
+  if (credentialId === null) return { headers: {}, token: null };
   let secret: Record<string, unknown> | null = null;
   try {
     secret = options.openCredential ? await options.openCredential(credentialId) : null;
@@ -143,9 +148,9 @@ async function authHeaders(options: GitCapabilitiesOptions, credentialId: string
   if (typeof token !== 'string' || token === '') throw new HostCapabilityError(`credential "${credentialId}" is not configured or has no token`);
   if (typeof secret?.repository !== 'string') throw new HostCapabilityError(`credential "${credentialId}" names no repository it may be sent to (store it with "repository")`);
   if (!isWithinRepository(url, secret.repository)) throw new HostCapabilityError(`credential "${credentialId}" may not be sent to ${url.origin}${url.pathname}: it is bound to another repository`);
-  if (secret?.scheme === 'bearer') return { Authorization: `Bearer ${token}` };
+  if (secret?.scheme === 'bearer') return { headers: { Authorization: `Bearer ${token}` }, token };
   const username = typeof secret?.username === 'string' && secret.username !== '' ? secret.username : 'x-access-token';
-  return { Authorization: `Basic ${Buffer.from(`${username}:${token}`).toString('base64')}` };
+  return { headers: { Authorization: `Basic ${Buffer.from(`${username}:${token}`).toString('base64')}` }, token };
 }
 
 /**
@@ -240,7 +245,10 @@ const verifyCommit: Operation<GitVerifyResult> = async (remote, argument, _optio
 async function remoteHead(remote: Remote): Promise<string | null> {
   // isomorphic-git adds its own headers to the object it is given, so every call gets a copy.
   const refs = await git.listServerRefs({ http: remote.http, url: remote.url, prefix: `refs/heads/${remote.branch}`, headers: { ...remote.headers } });
-  return refs.find((ref) => ref.ref === `refs/heads/${remote.branch}`)?.oid ?? null;
+  const head = refs.find((ref) => ref.ref === `refs/heads/${remote.branch}`)?.oid ?? null;
+  // The id goes back to the hook (`parent`, `head`) as the server wrote it: only a commit id may.
+  if (head !== null && !COMMIT.test(head)) throw new HostCapabilityError(`the git server at ${remote.origin} advertised ${remote.branch} at something that is not a commit id`);
+  return head;
 }
 
 async function isAncestor(dir: string, commit: string, head: string): Promise<boolean> {

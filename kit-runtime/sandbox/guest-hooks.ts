@@ -22,8 +22,10 @@
  * else a hook could leave work (an endless loop) behind in a pooled isolate, out of any run's
  * time limit. Yet the invocation answers only once the host has answered every call it made (under
  * the run's time limit), so a hook's last kit.log, or a capability call it did not await, belongs
- * to its phase and is never lost. Promise and Promise.prototype are frozen before kit code runs, since settling a
- * promise with a reply looks up `then` and the species, and those must not be kit functions.
+ * to its phase and is never lost; a call made once the hook has returned (by code it left queued)
+ * is refused without reaching the host, since nothing would wait for it. Promise and
+ * Promise.prototype are frozen before kit code runs, since settling a promise with a reply looks up
+ * `then` and the species, and those must not be kit functions.
  */
 
 export const HOOK_BOOTSTRAP = `
@@ -48,6 +50,9 @@ let onAllAnswered = null;
 let returned = false;
 
 function callHost(name, argument) {
+  // Code a hook left queued (an async helper it did not await) may run once it has returned; a call
+  // from there would reach the host after the drain, so it could outlive the phase and the run.
+  if (!running || returned) return rejected('kit.' + name + ' was called after its hook returned');
   let json;
   try { json = stringify(argument === undefined ? null : argument); } catch (error) { return rejected('the argument of kit.' + name + ' is not JSON'); }
   if (typeof json !== 'string') return rejected('the argument of kit.' + name + ' is not JSON');
@@ -55,12 +60,14 @@ function callHost(name, argument) {
   let settle;
   const result = new GuestPromise((resolve, reject) => { settle = { __proto__: null, resolve, reject }; });
   const pending = reflectApply(applyReference, dispatch, [undefined, [name, json], options]);
-  if (running) unanswered++;
-  deliver(pending, running ? invocation : -1, settle);
+  deliver(pending, invocation, settle);
   return result;
 }
 
 async function deliver(pending, askedIn, settle) {
+  // Counted here rather than by callHost: a kit that has used up the stack can make the call to
+  // deliver itself fail, and a call counted but never awaited would hold the drain to the time limit.
+  unanswered++;
   let reply;
   try { reply = await pending; } catch { reply = undefined; }
   if (!running || askedIn !== invocation) return;
