@@ -1,11 +1,11 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink, truncate, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKitForTest } from '../kit/index.ts';
-import { main } from './specwright.ts';
+import { consoleOutput, main } from './specwright.ts';
 import { startKitPublishServer, type KitPublishServer } from './test-support/kit-publish-server.ts';
 
 const execFileAsync = promisify(execFile);
@@ -178,11 +178,45 @@ describe('specwright kit init / validate / test', () => {
     ]);
   });
 
+  it('names the problems of a component kit that does not load, which a run of the composite reports only as "not found"', async () => {
+    const kits = join(work, 'composite-family');
+    const part = join(kits, 'part');
+    expect((await cli(['kit', 'init', part])).code).toBe(0);
+    const bundle = join(kits, 'bundle');
+    await mkdir(join(bundle, 'templates'), { recursive: true });
+    await mkdir(join(bundle, 'examples'));
+    await writeFile(join(bundle, 'kit.json'), JSON.stringify({
+      metadata: { id: 'bundle', displayName: 'Bundle', version: '0.1.0', description: 'Runs part.', author: 'You', kitType: 'composite' },
+      platform: { name: 'bundle', category: 'starter' },
+      phases: ['VALIDATE'],
+      components: [{ kitId: 'part', prefix: 'part' }],
+      outputs: [{ id: 'index', filename: 'INDEX.md', template: 'templates/index.md.hbs', outputType: 'markdown' }],
+      discovery: { pools: [] },
+    }, null, 2));
+    await writeFile(join(bundle, 'templates/index.md.hbs'), '# Index\n');
+    await writeFile(join(bundle, 'examples/acme.json'), await readFile(join(part, 'examples/acme.json'), 'utf8'));
+    const passing = await cli(['kit', 'test', bundle]);
+    expect([passing.code, passing.out.at(-1)]).toEqual([0, 'bundle@0.1.0: 1 example passed']);
+
+    await writeFile(join(part, 'templates/readme.md.hbs'), '{{#if}}');
+    const result = await cli(['kit', 'test', bundle]);
+    expect(result.code).toBe(1);
+    expect(result.out[0]).toMatch(/:1: template does not compile/);
+    expect(result.out[0]?.startsWith(`${join(part, 'templates/readme.md.hbs')}:1: `)).toBe(true);
+    expect(result.out[1]).toMatch(/^examples\/acme\.json: failed — COMPOSE: component "part": kit part was not found/);
+    expect(result.err).toEqual([`bundle@0.1.0 (${bundle}): FAILED — 1 problem; 1 of 1 example did not complete`]);
+  });
+
   it('answers usage errors with exit code 2 and one line', async () => {
     expect(await cli(['kit'])).toMatchObject({ code: 2, err: ['specwright: missing kit command (init, validate, test or publish)', 'Run "specwright kit --help" for usage.'] });
     expect((await cli(['kit', 'build', 'x'])).code).toBe(2);
     expect((await cli(['kit', 'test'])).err[0]).toBe('specwright: "kit test" needs a kit directory');
     expect((await cli(['kit', 'test', 'x', '--bogus'])).err[0]).toMatch(/^specwright: Unknown option '--bogus'/);
+    // Node's message for an option whose value is missing spans three lines.
+    expect((await cli(['kit', 'publish', 'x', '--org', '--api-key', 'k'])).err).toEqual([
+      "specwright: Option '--org' argument is ambiguous. Did you forget to specify the option argument for '--org'? To specify an option argument starting with a dash use '--org=-XYZ'.",
+      'Run "specwright kit --help" for usage.',
+    ]);
     expect((await cli(['--help'])).out[0]).toMatch(/^Usage: specwright kit <command> <dir> \[options\]\n/);
   });
 
@@ -190,6 +224,12 @@ describe('specwright kit init / validate / test', () => {
     for (const command of ['init', 'validate', 'test', 'publish']) {
       expect(await cli(['kit', command, ''])).toMatchObject({ code: 2, err: [`specwright: "kit ${command}" needs a kit directory`, 'Run "specwright kit --help" for usage.'] });
     }
+  });
+
+  it('says, at init, that the directory is a symbolic link to a folder that does not exist', async () => {
+    const dir = join(work, 'dangling-link');
+    await symlink(join(work, 'gone'), dir);
+    expect(await cli(['kit', 'init', dir])).toEqual({ code: 1, out: [], err: [`specwright: ${dir} is a symbolic link to a folder that does not exist`] });
   });
 
   it('refuses, at init, a kit id that validate would refuse, and writes nothing', async () => {
@@ -359,6 +399,61 @@ describe('specwright kit publish', () => {
     }
   });
 
+  it('takes an organization id with surrounding whitespace (a CRLF .env file), as it takes the API key', async () => {
+    const dir = await newKit('crlf-env');
+    const result = await cli(['kit', 'publish', dir], { SPECWRIGHT_URL: `${registry.url}\r`, SPECWRIGHT_API_KEY: `${registry.apiKey}\r`, SPECWRIGHT_ORG: `${registry.orgId}\r` });
+    expect(result.out).toEqual([expect.stringMatching(/^Published crlf-env@0\.1\.0 /)]);
+    expect(result.code).toBe(0);
+    expect(registry.received.at(-1)!.path).toBe(`/api/${registry.orgId}/kits`);
+  });
+
+  it('tells a proxy\'s refusal (413, 429, 5xx page) from a wrong --url, and shows the Retry-After a refusal names', async () => {
+    const dir = await newKit('behind-a-proxy');
+    const flags = ['--url', registry.url, '--api-key', registry.apiKey, '--org', registry.orgId];
+    const lastError = async (answer: KitPublishServer['forcedAnswer']) => {
+      registry.forcedAnswer = answer;
+      try {
+        const result = await cli(['kit', 'publish', dir, ...flags]);
+        expect(result.code).toBe(1);
+        return result.err.at(-1);
+      } finally {
+        registry.forcedAnswer = null;
+      }
+    };
+    const origin = registry.url;
+    const html = (status: number, headers: Record<string, string> = {}) => ({ status, headers: { 'Content-Type': 'text/html', ...headers }, body: `<html><body><h1>${status}</h1>nginx</body></html>` });
+    expect(await lastError(html(502))).toBe(
+      `specwright: publish failed: ${origin} answered HTTP 502 with a body that is not a Specwright response: a proxy in front of the service refused the request or could not reach the service; try again later [BAD_RESPONSE 502]`,
+    );
+    expect(await lastError(html(503, { 'Retry-After': '120' }))).toBe(
+      `specwright: publish failed: ${origin} answered HTTP 503 with a body that is not a Specwright response: a proxy in front of the service refused the request or could not reach the service; try again later (Retry-After: 120 s) [BAD_RESPONSE 503]`,
+    );
+    expect(await lastError(html(413))).toMatch(
+      /answered HTTP 413 with a body that is not a Specwright response: a proxy in front of the service refused the upload as too large: the kit is [\d.]+ KiB as a JSON request body \(escaping grows text full of quotes, backslashes or control characters\) \[BAD_RESPONSE 413\]$/,
+    );
+    // A page that is not a refusal still points at --url.
+    expect(await lastError(html(404))).toBe(
+      `specwright: publish failed: ${origin} answered HTTP 404 with a body that is not a Specwright response; --url should be the service's base URL (https://host[:port], without /api or /trpc) [BAD_RESPONSE 404]`,
+    );
+    const rateLimited = { success: false, error: { code: 'RATE_LIMITED', message: 'Too many requests; retry after the time in Retry-After' } };
+    expect(await lastError({ status: 429, headers: { 'Content-Type': 'application/json', 'Retry-After': '17' }, body: JSON.stringify(rateLimited) })).toBe(
+      'specwright: publish failed: Too many requests; retry after the time in Retry-After (Retry-After: 17 s) [RATE_LIMITED 429]',
+    );
+  });
+
+  it('ends a progress line an upload left open before printing the error, on a terminal', () => {
+    const written: string[] = [];
+    const stream = { isTTY: true, write: (text: string) => written.push(text) };
+    const io = consoleOutput(stream, stream);
+    io.progress('Uploading to https://specs.example.com: 40%');
+    io.err('specwright: publish failed: cannot reach https://specs.example.com (ECONNRESET) [UNREACHABLE]');
+    expect(written.join('')).toBe('\r\u001b[2KUploading to https://specs.example.com: 40%\nspecwright: publish failed: cannot reach https://specs.example.com (ECONNRESET) [UNREACHABLE]\n');
+    written.length = 0;
+    io.progress('Waiting for the server…', true);
+    io.out('Published');
+    expect(written.join('')).toBe('\r\u001b[2KWaiting for the server…\nPublished\n');
+  });
+
   it('never echoes an organization id that is not a uuid: it may be the API key, passed in the wrong place', async () => {
     const dir = await newKit('swapped-flags');
     const key = 'swk_abcdefghijkl_aVerySecretPartThatMustNotBePrinted';
@@ -407,5 +502,12 @@ describe('specwright kit publish', () => {
     const usage = await execFileAsync(process.execPath, [bin, 'kit', 'frobnicate', dir]).then(() => null, (e: { code: number; stderr: string }) => e);
     expect(usage?.code).toBe(2);
     expect(usage?.stderr).toBe('specwright: unknown kit command "frobnicate" (init, validate, test or publish)\nRun "specwright kit --help" for usage.\n');
+    // Output read by something that stops early (`| head -1`): the rest is dropped, the exit code kept.
+    const piped = spawn(process.execPath, [bin, 'kit', 'test', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    piped.stdout.destroy();
+    let stderr = '';
+    piped.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const code = await new Promise((resolve) => piped.on('close', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   });
 });

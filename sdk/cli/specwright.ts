@@ -83,7 +83,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     }
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.err(`specwright: ${(error as Error).message}`);
+      // Node's own parse errors can span lines (an option missing its value); ours are one line.
+      io.err(`specwright: ${(error as Error).message.replace(/\s*\n\s*/g, ' ')}`);
       io.err('Run "specwright kit --help" for usage.');
       return 2;
     }
@@ -169,23 +170,36 @@ function formatBytes(bytes: number): string {
   return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KiB`;
 }
 
-function consoleOutput(): Output {
-  const tty = process.stderr.isTTY === true;
+type Stream = { isTTY?: boolean; write(text: string): unknown };
+
+export function consoleOutput(stdout: Stream = process.stdout, stderr: Stream = process.stderr): Output {
+  const tty = stderr.isTTY === true;
+  // A progress line left open (an upload cut short) is closed before anything else is printed.
   let pending = false;
+  const line = (stream: Stream, text: string) => {
+    if (pending) stderr.write('\n');
+    pending = false;
+    stream.write(`${text}\n`);
+  };
   return {
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
+    out: (text) => line(stdout, text),
+    err: (text) => line(stderr, text),
     // On a terminal, progress redraws one line; elsewhere (CI logs) only finished steps are printed.
     progress: (text, done = false) => {
       if (tty) {
-        process.stderr.write(`\r\u001b[2K${text}${done ? '\n' : ''}`);
+        stderr.write(`\r\u001b[2K${text}${done ? '\n' : ''}`);
         pending = !done;
-      } else if (done) process.stderr.write(`${text}\n`);
-      void pending;
+      } else if (done) stderr.write(`${text}\n`);
     },
   };
 }
 
 if (import.meta.main) {
+  // Output piped into a reader that stops early (`| head`): what is left is dropped, not a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
+  }
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -54,36 +54,50 @@ export async function buildPublishBody(dir: string): Promise<{ body: { manifest:
 
 export async function publishKit(options: PublishOptions): Promise<PublishedKit> {
   const base = parseServerUrl(options.url);
+  // Trimmed like the key: a CRLF .env file leaves \r on every value it sets.
+  const orgId = options.orgId.trim();
   // Not echoed: swapped flags put the API key here.
-  if (!UUID.test(options.orgId)) throw new PublishError('the organization id must be a uuid (the value given is not shown: it may be a key)', 'LOCAL', null);
+  if (!UUID.test(orgId)) throw new PublishError('the organization id must be a uuid (the value given is not shown: it may be a key)', 'LOCAL', null);
   const apiKey = headerSafeKey(options.apiKey);
   const { body, kitRef } = await buildPublishBody(options.dir);
   const payload = Buffer.from(JSON.stringify(body), 'utf8');
   options.onProgress?.({ stage: 'validated', kitRef, files: Object.keys(body.files).length, bytes: payload.length });
 
-  const target = new URL(`api/${encodeURIComponent(options.orgId)}/kits`, base);
-  const { status, text } = await send(target, apiKey, payload, options);
+  const target = new URL(`api/${encodeURIComponent(orgId)}/kits`, base);
+  const { status, text, retryAfter } = await send(target, apiKey, payload, options);
+  // A refusal that says when to try again (429, 503) is worth little without the time it names.
+  const wait = (status === 429 || status === 503) && retryAfter !== undefined ? ` (Retry-After: ${/^\d+$/.test(retryAfter) ? `${retryAfter} s` : retryAfter})` : '';
   let envelope: { success?: boolean; data?: PublishedKit; error?: { code?: unknown; message?: unknown; details?: { problems?: KitPackageProblem[]; issues?: RequestIssue[] } } } | null;
   try {
     envelope = JSON.parse(text);
   } catch {
-    throw notSpecwrightResponse(target, status);
+    throw notSpecwrightResponse(target, status, payload.length, wait);
   }
-  if (envelope === null || typeof envelope !== 'object') throw notSpecwrightResponse(target, status);
+  if (envelope === null || typeof envelope !== 'object') throw notSpecwrightResponse(target, status, payload.length, wait);
   if (status === 201 && envelope.success === true && envelope.data) return envelope.data;
   const error = envelope.error;
   if (!error?.message) throw new PublishError(`${target.origin} answered HTTP ${status} without an error message`, 'BAD_RESPONSE', status);
   // tRPC's own errors (a --url ending in /trpc) carry a numeric JSON-RPC code: not a Specwright answer.
-  if (typeof error.code !== 'string' || typeof error.message !== 'string') throw notSpecwrightResponse(target, status);
+  if (typeof error.code !== 'string' || typeof error.message !== 'string') throw notSpecwrightResponse(target, status, payload.length, wait);
   const problems = Array.isArray(error.details?.problems) ? error.details.problems.filter((p) => typeof p?.file === 'string' && typeof p?.message === 'string') : [];
   const issues = Array.isArray(error.details?.issues) ? error.details.issues.filter((i) => typeof i?.field === 'string' && typeof i?.issue === 'string').map(issueAsProblem) : [];
   // `kit validate` counts files as they are on disk; the server's limit applies to them as JSON text.
-  const size = error.code === 'PAYLOAD_TOO_LARGE' ? `: ${bodySizeExplained(payload.length)}` : '';
-  throw new PublishError(`${oneLine(error.message)}${size}`, error.code, status, [...problems, ...issues]);
+  const size = error.code === 'PAYLOAD_TOO_LARGE' ? `: ${bodySizeExplained(payload.length)}; the server takes up to its UPLOAD_LIMIT_BYTES` : '';
+  throw new PublishError(`${oneLine(error.message)}${size}${wait}`, error.code, status, [...problems, ...issues]);
 }
 
-function notSpecwrightResponse(target: URL, status: number): PublishError {
-  return new PublishError(`${target.origin} answered HTTP ${status} with a body that is not a Specwright response; --url should be the service's base URL (https://host[:port], without /api or /trpc)`, 'BAD_RESPONSE', status);
+/**
+ * An answer that is not the service's. A proxy in front of it answers 413 (its own body limit),
+ * 429 and 5xx (the service down or restarting) with its own page; any other status most likely
+ * means --url points somewhere else.
+ */
+function notSpecwrightResponse(target: URL, status: number, bytes: number, wait: string): PublishError {
+  const answered = `${target.origin} answered HTTP ${status} with a body that is not a Specwright response`;
+  const message =
+    status === 413 ? `${answered}: a proxy in front of the service refused the upload as too large: ${bodySizeExplained(bytes)}`
+    : status === 429 || status >= 500 ? `${answered}: a proxy in front of the service refused the request or could not reach the service; try again later${wait}`
+    : `${answered}; --url should be the service's base URL (https://host[:port], without /api or /trpc)`;
+  return new PublishError(message, 'BAD_RESPONSE', status);
 }
 
 /**
@@ -99,7 +113,7 @@ function headerSafeKey(apiKey: string): string {
 }
 
 function bodySizeExplained(bytes: number): string {
-  return `the kit is ${(bytes / 1024).toFixed(1)} KiB as a JSON request body (escaping grows text full of quotes, backslashes or control characters); the server takes up to its UPLOAD_LIMIT_BYTES`;
+  return `the kit is ${(bytes / 1024).toFixed(1)} KiB as a JSON request body (escaping grows text full of quotes, backslashes or control characters)`;
 }
 
 /** A field-level refusal of the request (`details.issues`), told as a problem of the kit file it concerns. */
@@ -139,7 +153,7 @@ function isThisMachine(hostname: string): boolean {
  * POSTs the payload in chunks (for progress) and reads the answer, which stops the upload if it
  * comes first; a connection that failed before any answer is UNREACHABLE.
  */
-function send(target: URL, apiKey: string, payload: Buffer, options: PublishOptions): Promise<{ status: number; text: string }> {
+function send(target: URL, apiKey: string, payload: Buffer, options: PublishOptions): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolvePromise, reject) => {
     const req = request(target, {
@@ -166,7 +180,8 @@ function send(target: URL, apiKey: string, payload: Buffer, options: PublishOpti
       res.on('end', () => {
         // A request cut short cannot be reused: close it, or its socket keeps the process alive.
         if (sent < payload.length) req.destroy();
-        resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        const retryAfter = res.headers['retry-after']?.trim();
+        resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: retryAfter ? oneLine(retryAfter).slice(0, 64) : undefined });
       });
       res.on('close', () => {
         if (!res.complete) reject(new PublishError(`${target.origin} closed the connection in the middle of its answer`, 'UNREACHABLE', res.statusCode ?? null));

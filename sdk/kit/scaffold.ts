@@ -5,7 +5,7 @@
  * generated. Authors copy it, so its hooks refuse what they cannot take with a message, never a
  * JavaScript error.
  */
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { kitIdSchema, RESERVED_KIT_IDS } from '../../kit-runtime/index.ts';
 
@@ -155,9 +155,15 @@ export async function scaffoldKit(dir: string, options: { kitId?: string } = {})
   }
   if (existing.length > 0) throw new ScaffoldError(`${dir} is not empty; pick a new directory`);
   const files = scaffoldFiles(kitId);
-  for (const [path, contents] of Object.entries(files)) {
-    await mkdir(join(dir, path, '..'), { recursive: true });
-    await writeFile(join(dir, path), contents, { flag: 'wx' });
+  try {
+    for (const [path, contents] of Object.entries(files)) {
+      await mkdir(join(dir, path, '..'), { recursive: true });
+      await writeFile(join(dir, path), contents, { flag: 'wx' });
+    }
+  } catch (error) {
+    // A symlink to a folder that is gone reads as missing, then cannot be created: say so.
+    const dangling = await lstat(dir).then((info) => info.isSymbolicLink(), () => false);
+    throw new ScaffoldError(dangling ? `${dir} is a symbolic link to a folder that does not exist` : `cannot write the kit into ${dir}: ${(error as Error).message}`);
   }
   return { kitId, files: Object.keys(files) };
 }

@@ -3,8 +3,10 @@
  * (`examples/*.json`) in the server's sandbox, and reports every output's validation result. Runs
  * are dry runs — APPLY is skipped — so testing a platform kit never touches its target.
  */
-import type { KitPackageProblem, KitExecutionStatus, KitOutputStatus, KitRuntime } from '../../kit-runtime/index.ts';
-import { formatProblem, loadKitDirectory, readKitExamples } from './kit-directory.ts';
+import { lstat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { MANIFEST_FILE, type KitManifest, type KitPackageProblem, type KitExecutionStatus, type KitOutputStatus, type KitRuntime } from '../../kit-runtime/index.ts';
+import { displayPath, formatProblem, loadKitDirectory, readKitExamples } from './kit-directory.ts';
 import { runLoadedKit } from './run-kit.ts';
 
 export type KitExampleRun = {
@@ -26,6 +28,7 @@ export async function testKitDirectory(dir: string, options: { kitsDir?: string;
   if (examples.length === 0 && problems.length === 0) {
     problems.push({ file: 'examples', message: 'no example inputs: add examples/<name>.json holding a run input' });
   }
+  problems.unshift(...(await componentProblems(loaded.manifest, options.kitsDir ?? dirname(resolve(dir)))));
   const runs: KitExampleRun[] = [];
   for (const example of examples) {
     const result = await runLoadedKit(loaded.kit, dir, example.input, { dryRun: true, ...options });
@@ -41,6 +44,23 @@ export async function testKitDirectory(dir: string, options: { kitsDir?: string;
   }
   const ok = problems.length === 0 && runs.every((run) => run.status === 'completed');
   return { ok, dir, kitRef: loaded.kit.ref, loaded: true, problems, runs };
+}
+
+/**
+ * A run meets a component whose directory holds a kit that does not load as "kit … was not found";
+ * its problems, by their path from here, say what to fix.
+ */
+async function componentProblems(manifest: KitManifest, kitsDir: string): Promise<KitPackageProblem[]> {
+  const problems: KitPackageProblem[] = [];
+  for (const kitId of new Set((manifest.components ?? []).map((component) => component.kitId))) {
+    const componentDir = join(kitsDir, kitId);
+    // No kit there at all: "not found" says it.
+    if (!(await lstat(join(componentDir, MANIFEST_FILE)).then(() => true, () => false))) continue;
+    const component = await loadKitDirectory(componentDir);
+    if (component.ok) continue;
+    for (const problem of component.problems) problems.push({ ...problem, file: join(displayPath(componentDir), problem.file) });
+  }
+  return problems;
 }
 
 /** Human-readable lines: one per example, one per output, one per finding. */

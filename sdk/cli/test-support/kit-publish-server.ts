@@ -28,11 +28,13 @@ export type KitPublishServer = {
   forcedIssues: Array<{ field: string; issue: string }> | null;
   /** A body larger than this answers PAYLOAD_TOO_LARGE 413, as the server's UPLOAD_LIMIT_BYTES does. */
   bodyLimitBytes: number | null;
+  /** An answer given to every request, after reading its body, as a proxy in front of the server would (its 502 page, a 429). */
+  forcedAnswer: { status: number; headers?: Record<string, string>; body: string } | null;
   close(): Promise<void>;
 };
 
 export async function startKitPublishServer(): Promise<KitPublishServer> {
-  const state = { apiKey: `swk_test_${randomUUID().slice(0, 8)}`, orgId: randomUUID(), received: [] as ReceivedPublish[], published: new Set<string>(), kitsEnabled: true, forcedProblems: null as KitPublishServer['forcedProblems'], forcedIssues: null as KitPublishServer['forcedIssues'], bodyLimitBytes: null as number | null };
+  const state = { apiKey: `swk_test_${randomUUID().slice(0, 8)}`, orgId: randomUUID(), received: [] as ReceivedPublish[], published: new Set<string>(), kitsEnabled: true, forcedProblems: null as KitPublishServer['forcedProblems'], forcedIssues: null as KitPublishServer['forcedIssues'], bodyLimitBytes: null as number | null, forcedAnswer: null as KitPublishServer['forcedAnswer'] };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -52,6 +54,10 @@ export async function startKitPublishServer(): Promise<KitPublishServer> {
 function answer(state: Omit<KitPublishServer, 'url' | 'close'>, req: IncomingMessage, text: string, res: ServerResponse): void {
   const fail = (status: number, code: string, message: string, details?: unknown) =>
     send(res, status, { success: false, error: { code, message, ...(details ? { details } : {}) }, metadata: { timestamp: new Date().toISOString(), requestId: randomUUID() } });
+  if (state.forcedAnswer) {
+    res.writeHead(state.forcedAnswer.status, state.forcedAnswer.headers ?? {}).end(state.forcedAnswer.body);
+    return;
+  }
   const match = /^\/api\/([^/]+)\/kits$/.exec(req.url ?? '');
   if (req.method !== 'POST' || !match) return fail(404, 'NOT_FOUND', 'Route not found');
   if (state.bodyLimitBytes !== null && Buffer.byteLength(text) > state.bodyLimitBytes) return fail(413, 'PAYLOAD_TOO_LARGE', 'The request body exceeds the size limit');
