@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import semver from 'semver';
-import { loadKitPackage, MANIFEST_FILE, type KitManifest, type KitPackageProblem } from '../../../kit-runtime/index.ts';
+import { loadKitPackage, MANIFEST_FILE, MAX_COMPOSITION_DEPTH, type KitManifest, type KitPackageProblem } from '../../../kit-runtime/index.ts';
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { AppError, conflict } from '../../errors/app-error.ts';
 import { createKitPackageChecker } from './kit-package-checker.ts';
-import { createOwnKitOrLock, findBuiltInKitId, findLatestVersion, componentExists, findOwnKitForUpdate, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
+import { createOwnKitOrLock, findBuiltInKitId, findComponentManifest, findLatestVersion, findOwnKitForUpdate, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
 
 /** Checks a kit package the way the runtime will load it; refuses it naming every problem's file. */
 export function validateKitPackage(manifest: unknown, files: Record<string, string>): KitManifest {
@@ -89,29 +89,58 @@ export async function storeKitVersion(
 }
 
 /**
- * A composite runs its components from the registry: each must be a kit the organization can run
- * (its own or a built-in), holding the version named, and not the composite itself — else every
- * run of it would fail.
+ * A composite runs its components from the registry, as kit-runtime's `composeComponents` walks
+ * them: each must be a kit the organization can run (its own or a built-in), holding the version
+ * named; no kit may come round again below itself (the composite itself first of all, also through
+ * another composite: `outer → inner → outer`), and composites nest at most MAX_COMPOSITION_DEPTH − 1
+ * deep — else every run of it would fail. Components are resolved as a run would resolve them now
+ * (the version named, else the latest).
  */
 async function refuseComponentsThatCannotRun(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, manifest: KitManifest): Promise<void> {
   const problems: KitPackageProblem[] = [];
+  const manifestOf = componentManifests(db, owner);
   for (const [index, component] of (manifest.components ?? []).entries()) {
-    const problem = await whyComponentCannotRun(db, owner, manifest.metadata.id, component);
+    const problem = await whyComponentCannotRun(manifestOf, [manifest.metadata.id], component);
     if (problem) problems.push({ file: MANIFEST_FILE, message: `components[${index}]: ${problem}` });
   }
   if (problems.length > 0) throw refusalOf(problems);
 }
 
-async function whyComponentCannotRun(
-  db: Kysely<Database>,
-  owner: { tenantId: string; organizationId: string },
-  compositeId: string,
-  component: { kitId: string; version?: string | undefined },
-): Promise<string | undefined> {
-  if (component.kitId === compositeId) return 'a composite cannot include itself';
-  if (await componentExists(db, owner, component)) return undefined;
-  if (component.version !== undefined && (await componentExists(db, owner, { kitId: component.kitId }))) return `kit "${component.kitId}" has no version ${component.version}`;
-  return `no kit "${component.kitId}" is published in this organization or built in`;
+type ComponentRef = { kitId: string; version?: string | undefined };
+type ComponentManifests = (component: ComponentRef) => Promise<Record<string, unknown> | undefined>;
+
+/** Each component's manifest looked up once per publish: composites below may name the same kits many times. */
+function componentManifests(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }): ComponentManifests {
+  const found = new Map<string, Promise<Record<string, unknown> | undefined>>();
+  return (component) => {
+    const key = component.version === undefined ? component.kitId : `${component.kitId}@${component.version}`;
+    if (!found.has(key)) found.set(key, findComponentManifest(db, owner, component));
+    return found.get(key)!;
+  };
+}
+
+/** `ancestry`: the ids of the composites above the component, the one being published first. */
+async function whyComponentCannotRun(manifestOf: ComponentManifests, ancestry: readonly string[], component: ComponentRef): Promise<string | undefined> {
+  const chain = [...ancestry, component.kitId].join(' → ');
+  const nested = ancestry.length > 1;
+  if (ancestry.includes(component.kitId)) return nested ? `kit "${component.kitId}" would include itself: ${chain}` : 'a composite cannot include itself';
+  const manifest = await manifestOf(component);
+  if (manifest === undefined) {
+    const missing =
+      component.version !== undefined && (await manifestOf({ kitId: component.kitId })) !== undefined
+        ? `kit "${component.kitId}" has no version ${component.version}`
+        : `no kit "${component.kitId}" is published in this organization or built in`;
+    return nested ? `${missing} (${chain})` : missing;
+  }
+  const inner = (manifest as { components?: ComponentRef[] }).components ?? [];
+  if (inner.length === 0) return undefined;
+  // The run of a composite with n composites above it refuses to go on when n + 1 reaches the limit.
+  if (ancestry.length + 1 >= MAX_COMPOSITION_DEPTH) return `composites would nest ${ancestry.length + 1} deep, and a run allows ${MAX_COMPOSITION_DEPTH - 1}: ${chain}`;
+  for (const next of inner) {
+    const problem = await whyComponentCannotRun(manifestOf, [...ancestry, component.kitId], next);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 function rethrowDuplicate(kitId: string, version: string) {

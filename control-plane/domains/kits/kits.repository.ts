@@ -32,9 +32,9 @@ export function componentVersionQuery(db: Kysely<Database>, owner: { tenantId: s
     .limit(1);
 }
 
-/** Whether a run of a composite would find this component (`componentVersionQuery`). */
-export async function componentExists(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, component: { kitId: string; version?: string | undefined }) {
-  return (await componentVersionQuery(db, owner, component).select('v.id').executeTakeFirst()) !== undefined;
+/** The manifest a run of a composite would load for this component (`componentVersionQuery`); undefined when it would find none. */
+export async function findComponentManifest(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, component: { kitId: string; version?: string | undefined }) {
+  return (await componentVersionQuery(db, owner, component).select('v.manifest').executeTakeFirst())?.manifest;
 }
 
 const kitColumns = [
