@@ -11,6 +11,9 @@ export interface JwtSettings {
 
 export type JwtVerifier = (token: string) => Promise<{ subject: string }>;
 
+/** How far the identity provider's clock may be from ours, for exp and nbf. */
+export const JWT_CLOCK_TOLERANCE_SECONDS = 30;
+
 /**
  * Verifies bearer tokens against a JWKS URL or a shared secret, with an explicit algorithm
  * allow-list (so `alg: none` and algorithm confusion are refused) and exp/iss/aud checks.
@@ -29,6 +32,9 @@ export function createJwtVerifier(settings: JwtSettings): JwtVerifier {
         algorithms: settings.algorithms,
         // jose checks exp only when present; a token without one would be valid forever.
         requiredClaims: ['exp'],
+        // The IdP's clock and ours differ a little (RFC 7519 §4.1.4 allows leeway): a token
+        // issued a moment ago with nbf = now must not be refused as not yet valid.
+        clockTolerance: JWT_CLOCK_TOLERANCE_SECONDS,
         ...(settings.issuer ? { issuer: settings.issuer } : {}),
         ...(settings.audience ? { audience: settings.audience } : {}),
       };
@@ -61,9 +67,13 @@ function describeJwtFailure(error: unknown): string {
   switch (code) {
     case 'ERR_JWT_EXPIRED':
       return 'The bearer token has expired';
-    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
-      if ((error as { reason?: string }).reason === 'missing') return `The bearer token has no ${(error as { claim?: string }).claim ?? 'required'} claim`;
-      return `The bearer token was not issued for this service (${(error as { claim?: string }).claim ?? 'claim'} check failed)`;
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED': {
+      const { claim = 'required', reason } = error as { claim?: string; reason?: string };
+      if (reason === 'missing') return `The bearer token has no ${claim} claim`;
+      if (reason === 'invalid') return `The bearer token's ${claim} claim is not a number of seconds`;
+      if (claim === 'nbf') return 'The bearer token is not valid yet (nbf)';
+      return `The bearer token was not issued for this service (${claim} check failed)`;
+    }
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
       return 'The bearer token uses an algorithm that is not allowed';
     default:

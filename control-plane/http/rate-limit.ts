@@ -42,15 +42,17 @@ export function rateLimitCallerKey(req: Request): string | undefined {
 }
 
 /**
- * The caller a request counts against once authentication has answered: a credential that does not
- * authenticate names no caller (public routes still run for it), so it counts against the client
- * address, or every made-up key would bring a fresh budget; a bearer token counts against its user,
- * whichever of their tokens it is; anything else as `rateLimitCallerKey` said.
+ * The caller a request counts against once authentication has answered: the API key that
+ * authenticated, as `rateLimitCallerKey` said; the user a bearer token names, whichever of their
+ * tokens it is; else the client address. A credential that does not authenticate names no caller
+ * (public routes still run for it), nor does one that X-E2E-Test-Mode overrode, or every made-up
+ * key would bring a fresh budget.
  */
 export function rateLimitCallerAfter(req: Request, auth: AuthOutcome, keyBefore: string | undefined): string {
-  if (auth.kind === 'rejected') return clientAddressKey(req);
-  if (keyBefore !== undefined) return keyBefore;
-  return auth.kind === 'authenticated' ? `user:${auth.principal.userId}` : clientAddressKey(req);
+  if (auth.kind !== 'authenticated') return clientAddressKey(req);
+  if (auth.principal.via === 'api_key') return keyBefore ?? clientAddressKey(req);
+  if (auth.principal.via === 'jwt') return `user:${auth.principal.userId}`;
+  return clientAddressKey(req);
 }
 
 /** The client address a request counts against when it carries no credential that authenticates. */
@@ -101,15 +103,37 @@ export function createRequestCounter(store: StatementBatches, limits: Config['ra
     }
   };
 
+  /** The counters each request has taken points from, by the caller they were taken for. */
+  const counted = new WeakMap<Request, { key: string; rows: string[]; points: number }>();
+
+  /**
+   * A request counted before authentication (as its API key) and again after (as its client
+   * address: the key did not authenticate) belongs to the second caller only: the first gets its
+   * points back, and a counter left with none is deleted, so a made-up key leaves no row of its own
+   * in `rate_limits` (however many requests share it at once); a real key's counter keeps the
+   * points of its other requests. Both statements go out in one batch, in this order.
+   */
+  const withdraw = async ({ rows, points }: { rows: string[]; points: number }) => {
+    await Promise.all([
+      store.query({ name: 'rate-limit-withdraw', text: 'update rate_limits set points = points - $2 where key = any($1::text[])', values: [rows, points] }),
+      store.query({ name: 'rate-limit-drop-spent', text: 'delete from rate_limits where key = any($1::text[]) and points <= 0', values: [rows] }),
+    ]);
+  };
+
   /** Counts the request; resolves to a function that writes the verdict (headers, or the 429). */
   return async function countRequest(req: Request, key: string): Promise<(res: Response, next: NextFunction) => void> {
+    const earlier = counted.get(req);
     // The path as the routers see it: tRPC decodes it before splitting a batch (`a%2Cb` is two calls).
     const path = decodeOrKeep(req.path);
     const points = rateLimitCostOf(path);
-    const classResult = await consume(perClass[rateLimitClassFor(path)], key, points);
+    const [classResult] = await Promise.all([consume(perClass[rateLimitClassFor(path)], key, points), earlier && earlier.key !== key ? withdraw(earlier) : undefined]);
     const hourlyResult = classResult.allowed && hourly ? await consume(hourly, key, points) : undefined;
     // Refused by the hourly budget: the class budget gets back what the request did not use.
     if (hourlyResult && !hourlyResult.allowed) await classResult.limiter.reward(key, points);
+    // The counters still holding this request's points: a refused batch, and the class budget of a
+    // request the hourly one refused, have had theirs back already.
+    const holding = [hourlyResult && !hourlyResult.allowed ? undefined : classResult, hourlyResult].filter((result) => result && (result.allowed || points === 1));
+    counted.set(req, { key, points, rows: holding.map((result) => result!.limiter.getKey(key)) });
     const refused = [classResult, hourlyResult].find((result) => result && !result.allowed);
     const shown = refused ?? classResult;
     return (res, next) => {
