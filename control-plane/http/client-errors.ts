@@ -20,9 +20,12 @@ const nodeAnswers: Record<string, string> = {
 };
 
 export function answerClientError(log: Logger) {
-  return (error: Error & { code?: string }, socket: Duplex & { bytesWritten?: number }): void => {
-    // Something was already answered (or the peer is gone): nothing more can be said on it.
-    if (!socket.writable || (socket.bytesWritten ?? 0) > 0 || error.code === 'ECONNRESET') {
+  return (error: Error & { code?: string }, socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }): void => {
+    // A response to this request has begun (or the peer is gone): nothing more can be said on it.
+    // Earlier responses on a kept-alive connection are whole, so the next request can still be
+    // answered, as Node's own handler does (it looks at the response in flight, not at the bytes
+    // the socket ever wrote).
+    if (!socket.writable || socket._httpMessage?.headersSent === true || error.code === 'ECONNRESET') {
       socket.destroy();
       return;
     }

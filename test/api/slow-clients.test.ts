@@ -64,6 +64,33 @@ describe('requests that are not whole HTTP', () => {
   });
 });
 
+describe('a bad request on a kept-alive connection', () => {
+  it.each([
+    ['request head over 16 KiB', `GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, /^HTTP\/1\.1 431 /],
+    ['bytes that are not HTTP', 'HELLO THERE\r\n\r\n', /^HTTP\/1\.1 400 [^]*not valid HTTP/],
+  ])('after an answered request, a %s is still answered, not dropped', async (_case, second, expected) => {
+    // The second request goes out once the first is answered: the connection is idle, not mid-response.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket: Socket = connect(port, '127.0.0.1');
+      let received = '';
+      let secondSent = false;
+      socket.on('data', (chunk) => {
+        received += chunk;
+        if (secondSent || !/\r\n\r\n/.test(received)) return;
+        secondSent = true;
+        setTimeout(() => socket.end(second), 50);
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(received));
+      socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    const responses = answer.split(/(?=HTTP\/1\.1 \d{3} )/);
+    expect(responses).toHaveLength(2);
+    expect(responses[0]).toMatch(/^HTTP\/1\.1 200 /);
+    expect(responses[1]).toMatch(expected);
+  });
+});
+
 describe('slow and idle clients', () => {
   it('are answered 408 and closed when their headers do not arrive in time', async () => {
     const closed = await holdOpen('GET /api/health HTTP/1.1\r\nHost: x\r\nX-Slow: ', 10_000);
