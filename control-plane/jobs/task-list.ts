@@ -1,4 +1,4 @@
-import type { Task, TaskList } from 'graphile-worker';
+import type { JobHelpers, Task, TaskList } from 'graphile-worker';
 import { z } from 'zod';
 import type { JobDefinition, JobDeps } from './job-definition.ts';
 import { jobFields } from './worker-logger.ts';
@@ -32,7 +32,8 @@ export function createTaskList(deps: JobDeps): TaskList {
       const parsed = definition.payload.safeParse(rawPayload ?? {});
       if (!parsed.success) {
         // The handler never sees a payload that does not parse; the attempt fails with a clear error,
-        // which graphile-worker logs (once) with the job's fields.
+        // which graphile-worker logs (once) with the job's fields. No retry can parse it either.
+        await makeThisAttemptTheLast(helpers);
         throw new Error(`Invalid payload for ${definition.name}: ${z.prettifyError(parsed.error)}`);
       }
       // The fields graphile-worker's own lines carry for the job, so one run reads as one.
@@ -41,4 +42,17 @@ export function createTaskList(deps: JobDeps): TaskList {
     };
   }
   return tasks;
+}
+
+/**
+ * Ends a job's attempts with this one, which is about to fail: graphile-worker keeps it as failed
+ * for good (attempts = max_attempts, with its last error) instead of retrying it, by default 25
+ * times over about three days, and logs its failure as the last attempt's, an error.
+ */
+async function makeThisAttemptTheLast(helpers: JobHelpers): Promise<void> {
+  const { job } = helpers;
+  await helpers.withPgClient((client) =>
+    client.query('update graphile_worker._private_jobs set max_attempts = attempts where id = $1 and locked_by = $2', [job.id, job.locked_by]),
+  );
+  job.max_attempts = job.attempts;
 }

@@ -81,8 +81,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
 
   // The heartbeat comes first: executions this worker claims name it, and the reaper trusts it.
   // A beat that fails, lands late or starts late (the process was paused, its event loop stalled)
-  // marks a gap, in which other live workers may not have beaten either.
-  let lastGapAt = Number.NEGATIVE_INFINITY;
+  // marks a gap, in which other live workers may not have beaten either. Starting is one too: a
+  // worker started as the database returns from an outage would otherwise find every live
+  // worker's heartbeat stale and fail the executions they are running.
+  let lastGapAt = performance.now();
   let lastStart: number | undefined;
   const beat = async () => {
     const started = performance.now();
@@ -113,9 +115,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     kitCapabilities: options.kitCapabilities ?? {},
     isAllowedGitRemote: gitRemotePolicy(options.gitAllowedRemotes ?? []),
   };
-  // Every worker looks for executions orphaned by a dead one, at start and then every stale period.
+  // Every worker looks for executions orphaned by a dead one every stale period, from its first
+  // period on: only then have its own beats been steady for one (see lastGapAt).
   const reap = () => reapInterruptedExecutions(deps).catch((error) => log.warn({ err: error }, 'reaping interrupted executions failed'));
-  await reap();
   const reaper = setInterval(() => void reap(), staleAfterMs);
   reaper.unref();
 

@@ -42,3 +42,21 @@ export async function recordBundleFailure(db: Kysely<Database>, tenantId: string
     .where('bundle_blob_id', 'is', null)
     .execute();
 }
+
+/**
+ * Bundles no job will build: their job used its last attempt (or its worker died during it) without
+ * recording why, the database still failing it. Each ends "failed", as that attempt would have ended
+ * it, instead of reading "building" for good. Found from the failed jobs, which are few, by their key.
+ */
+export async function recordBundlesNoJobWillBuild(db: Kysely<Database>) {
+  const { rows } = await sql<{ id: string }>`
+    update kit_executions as e
+    set bundle_error = 'building it failed on each of its attempts'
+    from graphile_worker.jobs as j
+    where j.task_identifier = 'kits.bundle_execution' and j.locked_at is null and j.attempts >= j.max_attempts
+      and e.id = (case when j.key ~ '^kit-bundle:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then substr(j.key, 12)::uuid end)
+      and e.status not in ('pending', 'running') and e.bundle_blob_id is null and e.bundle_error is null
+    returning e.id
+  `.execute(db);
+  return rows;
+}

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database, KitExecutionLogEntry, KitExecutionPhase, KitExecutionStatus, OutputStatus } from '../../db/database.ts';
 import { heartbeatIsFresh } from '../../jobs/worker-heartbeat.repository.ts';
 import { componentVersionQuery } from '../kits/kits.repository.ts';
@@ -250,12 +250,36 @@ export async function failExecutionsNoJobWillFinish(db: Kysely<Database>) {
     })
     .where('e.status', '=', 'running')
     .where(sql<boolean>`${executionJobId} is not null`)
-    .where(
-      sql<boolean>`not exists (
-        select 1 from graphile_worker.jobs as j
-        where j.id = ${executionJobId} and (j.locked_at is not null or j.attempts < j.max_attempts)
-      )`,
-    )
+    .where(noJobWillRun(sql`j.id = ${executionJobId}`))
+    .returning(['e.id'])
+    .execute();
+}
+
+/** No job of `graphile_worker.jobs as j` matching `match` is running or has an attempt left. */
+function noJobWillRun(match: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`not exists (select 1 from graphile_worker.jobs as j where ${match} and (j.locked_at is not null or j.attempts < j.max_attempts))`;
+}
+
+/**
+ * Executions left "pending" with nothing to start them: the job enqueued with them used its last
+ * attempt before it could claim them (the database refused every claim) or was removed, and no
+ * other job under their key is waiting either. They end failed, as never started, instead of
+ * reading "pending" for ever. A job locked by a dead worker is released by the same reaper pass
+ * and judged at the next.
+ */
+export async function failExecutionsNoJobWillStart(db: Kysely<Database>) {
+  return db
+    .updateTable('kit_executions as e')
+    .set({
+      status: 'failed',
+      completed_at: new Date(),
+      error_message: 'This execution could not be started: its job ended without running it. No outputs were kept; start a new execution.',
+    })
+    .where('e.status', '=', 'pending')
+    .where(sql<boolean>`${executionJobId} is not null`)
+    // Two look-ups rather than one with `or`, so each finds its job by an index (id, key).
+    .where(noJobWillRun(sql`j.id = ${executionJobId}`))
+    .where(noJobWillRun(sql`j.key = 'kit-execution:' || e.id::text`))
     .returning(['e.id'])
     .execute();
 }
