@@ -19,9 +19,10 @@ export interface CredentialVault {
 }
 
 /**
- * Rotations take turns: two at once (a rotation requested while another runs gets its own job)
- * would each retire the key the other added and leave an organization none to seal with. Issuing an
- * organization's first key (the API, migration 0021) waits for a rotation under way.
+ * Rotating an organization takes turns: two rotations at once (one requested while another runs gets
+ * its own job) would each retire the key the other added and leave an organization none to seal
+ * with. Issuing an organization's first key or reading its current one (the API, migration 0021)
+ * waits for the organization being rotated.
  */
 const ROTATION_LOCK_KEY = 7_305_221_911;
 
@@ -31,6 +32,36 @@ export class CredentialUnopenableError extends Error {
 
 export function createCredentialVault(owner: Kysely<Database>, serverSecret: string, log: Logger): CredentialVault {
   const keys = createCredentialKeyMaker(serverSecret);
+
+  /**
+   * Retires the organization's current key (a planted one too: what was sealed to it is marked
+   * invalid below), adds a new one, and re-seals the organization's credentials under it. Answers
+   * how many were re-sealed.
+   */
+  async function rotateOrganization(trx: Kysely<Database>, organizationId: string): Promise<number> {
+    await sql`select pg_advisory_xact_lock(${ROTATION_LOCK_KEY})`.execute(trx);
+    const rows = await trx.selectFrom('kit_credentials').select(['id', 'tenant_id', 'key_id', 'sealed']).where('organization_id', '=', organizationId).forUpdate().execute();
+    await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('organization_id', '=', organizationId).where('retired_at', 'is', null).execute();
+    await addCredentialKey(trx, keys, organizationId);
+    // Its only unretired key is the one just added: it seals, older ones (and the server-wide keys,
+    // retired at the end of the rotation) still open.
+    const { ring } = await loadOrganizationKeyRing(trx, serverSecret, keys, organizationId);
+    const sealer = await createCredentialSealer(ring!);
+    let resealed = 0;
+    for (const row of rows) {
+      const binding = { tenantId: row.tenant_id, credentialId: row.id };
+      try {
+        const next = sealer.rotate({ keyId: row.key_id, ciphertext: row.sealed }, binding);
+        await trx.updateTable('kit_credentials').set({ key_id: next.keyId, sealed: next.ciphertext }).where('id', '=', row.id).execute();
+        resealed += 1;
+      } catch {
+        // Already unusable (it does not belong to its row): it stays sealed as it is, marked invalid.
+        await trx.updateTable('kit_credentials').set({ status: 'invalid', last_check_status: 'failed', last_checked_at: new Date() }).where('id', '=', row.id).execute();
+      }
+    }
+    return resealed;
+  }
+
   return {
     async openForExecution({ tenantId, organizationId, projectId, kitId, credentialId }) {
       const rows = await owner
@@ -71,44 +102,27 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
     },
 
     async rotate() {
-      // One transaction: a failed rotation leaves no key behind and every row as it was.
-      return owner.transaction().execute(async (trx) => {
+      // Which organizations to rotate: those with a current key or a credential when it starts (one
+      // that gets its first key meanwhile has a fresh one already).
+      const { rows: organizations } = await sql<{ organization_id: string }>`
+        select organization_id from credential_keys where organization_id is not null and retired_at is null
+        union select organization_id from kit_credentials
+        order by organization_id
+      `.execute(owner);
+      let resealed = 0;
+      // One transaction per organization: its credentials are locked, and other organizations' keys
+      // wait, only while its own few are re-sealed, not for the whole rotation. A rotation that
+      // fails part-way leaves each organization either as it was or rotated; its job runs again.
+      for (const { organization_id: organizationId } of organizations) {
+        resealed += await owner.transaction().execute((trx) => rotateOrganization(trx, organizationId));
+      }
+      // The server-wide keys of before seal nothing now; what they sealed is under its
+      // organization's key. Retired last, once every organization's credentials have moved.
+      await owner.transaction().execute(async (trx) => {
         await sql`select pg_advisory_xact_lock(${ROTATION_LOCK_KEY})`.execute(trx);
-        const rows = await trx.selectFrom('kit_credentials').select(['id', 'tenant_id', 'organization_id', 'key_id', 'sealed']).forUpdate().execute();
-        // Every organization's current key retired first, in one statement: an organization has one
-        // current key at a time. (The server-wide keys stay until the end: they still open.)
-        const retired = await trx
-          .updateTable('credential_keys')
-          .set({ retired_at: new Date() })
-          .where('organization_id', 'is not', null)
-          .where('retired_at', 'is', null)
-          .returning('organization_id')
-          .execute();
-        const rowsByOrganization = Map.groupBy(rows, (row) => row.organization_id);
-        const organizations = new Set([...rowsByOrganization.keys(), ...retired.map((key) => key.organization_id!)]);
-        let resealed = 0;
-        for (const organizationId of organizations) {
-          await addCredentialKey(trx, keys, organizationId);
-          // Its only unretired key is the one just added: it seals, older ones still open (a planted
-          // one, retired like the rest, is left out: what was sealed to it is marked invalid below).
-          const { ring } = await loadOrganizationKeyRing(trx, serverSecret, keys, organizationId);
-          const sealer = await createCredentialSealer(ring!);
-          for (const row of rowsByOrganization.get(organizationId) ?? []) {
-            const binding = { tenantId: row.tenant_id, credentialId: row.id };
-            try {
-              const next = sealer.rotate({ keyId: row.key_id, ciphertext: row.sealed }, binding);
-              await trx.updateTable('kit_credentials').set({ key_id: next.keyId, sealed: next.ciphertext }).where('id', '=', row.id).execute();
-              resealed += 1;
-            } catch {
-              // Already unusable (it does not belong to its row): it stays sealed as it is, marked invalid.
-              await trx.updateTable('kit_credentials').set({ status: 'invalid', last_check_status: 'failed', last_checked_at: new Date() }).where('id', '=', row.id).execute();
-            }
-          }
-        }
-        // The server-wide keys of before seal nothing now; what they sealed is under its organization's key.
         await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('organization_id', 'is', null).where('retired_at', 'is', null).execute();
-        return { organizations: organizations.size, resealed };
       });
+      return { organizations: organizations.length, resealed };
     },
   };
 }
