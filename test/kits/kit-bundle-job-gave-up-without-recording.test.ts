@@ -1,9 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * A bundle job that used its last attempt without recording why (the database refusing the build,
@@ -22,14 +22,6 @@ beforeAll(async () => {
   expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit({ id: 'plain-kit' }) })).status).toBe(201);
 });
 afterAll(() => app?.stop());
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('an execution whose bundle job failed its last attempt and could not record it', () => {
   it('reads bundleStatus "failed", and GET …/bundle says it could not be built — not "building" for good', async () => {

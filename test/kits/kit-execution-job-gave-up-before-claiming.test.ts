@@ -1,9 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * An execution's job that used its last attempt before it could claim the execution (the database
@@ -36,14 +36,6 @@ const execute = async () => {
   expect(started.status, started.text).toBe(201);
   return started.body.data.executionId as string;
 };
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('an execution whose job failed its last attempt before claiming it', () => {
   it('ends failed, saying it never started — not "pending" for good', async () => {

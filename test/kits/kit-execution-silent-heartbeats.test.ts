@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase } from '../../control-plane/db/kysely-client.ts';
 import { reapInterruptedExecutions } from '../../control-plane/domains/kit-executions/kit-execution-reaper.job.ts';
@@ -7,6 +6,7 @@ import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * A worker is judged dead when its heartbeat stops, and its execution then ends "failed … stopped
@@ -44,14 +44,6 @@ const execute = async () => {
   expect(started.status, started.text).toBe(201);
   return started.body.data.executionId as string;
 };
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(50);
-  }
-}
 
 const statusOf = async (executionId: string) => (await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status;
 

@@ -1,9 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { until } from '../helpers/until.ts';
 
 /**
  * When the database comes back from an outage, every heartbeat is older than the stale period,
@@ -35,14 +35,6 @@ afterAll(async () => {
   for (const worker of workers) await worker.stop();
   await api?.stop();
 });
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('a worker starting while a live worker’s heartbeat is still stale from an outage', () => {
   it('leaves that worker’s execution running: it completes with its outputs instead of ending "stopped unexpectedly"', async () => {
