@@ -12,7 +12,16 @@ import { hashPassword } from '../users/password-hash.ts';
 import { emailTaken, insertUserWithPassword } from '../users/users.repository.ts';
 import { hashInvitationToken } from './invitation-token.ts';
 import type { AcceptInvitationInput } from './invitations.schema.ts';
-import { findInvitation, findInvitationByTokenHash, findPublicInvitation, lockInvitation, markAccepted, type InvitationLookup, type InvitationRow } from './invitations.repository.ts';
+import {
+  findInvitation,
+  findInvitationByTokenHash,
+  findPublicInvitation,
+  findUserByEmailInTenant,
+  lockInvitation,
+  markAccepted,
+  type InvitationLookup,
+  type InvitationRow,
+} from './invitations.repository.ts';
 
 // These run on public routes: no tenant is known until the token names one, and then the work
 // happens in a transaction pointed at that tenant, so row-level security still confines it.
@@ -56,6 +65,11 @@ async function assertStillAcceptable(db: Kysely<Database>, tenantId: string, inv
   const inviter = await findMembership(db, tenantId, invitation.organization_id, invitation.invited_by);
   if (!inviter || !atLeast(inviter.role, 'admin')) throw conflict('The invitation has been revoked: the person who sent it can no longer invite');
   if (byNewUser && (await emailTaken(db, invitation.email))) {
+    // Emails are unique across tenants and a user belongs to one: an account elsewhere can never
+    // accept (as an existing user it is FORBIDDEN), so signing in is no way forward for it.
+    if (!(await findUserByEmailInTenant(db, tenantId, invitation.email))) {
+      throw conflict('An account with this email exists in another tenant, and a user belongs to one tenant only: ask for an invitation to another email');
+    }
     throw conflict('An account with this email exists already; sign in and accept as that user (send userId)');
   }
 }
