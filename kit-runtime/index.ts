@@ -23,6 +23,7 @@ export {
   type OutputType,
   type ManifestParseResult,
 } from './manifest.schema.ts';
+export { hasVisibleCharacter, NO_VISIBLE_CHARACTER } from './visible-text.ts';
 export {
   loadKitPackage,
   BUNDLE_MANIFEST_NAME,

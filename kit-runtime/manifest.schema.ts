@@ -6,6 +6,7 @@
 import semver from 'semver';
 import { z } from 'zod';
 import { explainUnsafePath } from './safe-path.ts';
+import { hasVisibleCharacter, NO_VISIBLE_CHARACTER } from './visible-text.ts';
 
 /** Execution order; a kit declares the subset it takes part in. */
 export const KIT_PHASES = ['SPEC', 'CHECK', 'DISCOVER', 'PLAN', 'VALIDATE', 'APPLY', 'VERIFY'] as const;
@@ -88,16 +89,12 @@ export const kitIdSchema = z
 
 /** Short text shown in the catalogue; the platform's is also returned in every kit list row. */
 const MAX_DISPLAY_STRING = 200;
-// What shows: a letter, digit, punctuation mark or symbol — not a space of any kind, a control or
-// format character, a combining mark on its own, one of Unicode's default-ignorable characters
-// (zero-width, bidirectional controls, the Hangul filler …) or the braille blank, U+2800.
-const VISIBLE_CHARACTER = /(?![\p{Default_Ignorable_Code_Point}\u2800])[\p{L}\p{N}\p{P}\p{S}]/u;
 const boundedDisplayString = z.string().min(1).max(MAX_DISPLAY_STRING);
 const displayString = boundedDisplayString
   // A name of "   " or "\u200b\u200d" lists as a blank row. Only for text the rules above took, so
   // an empty name gets one message.
-  .refine((text) => VISIBLE_CHARACTER.test(text), {
-    error: 'must contain a visible character, not only spaces, zero-width characters or bidirectional controls',
+  .refine(hasVisibleCharacter, {
+    error: NO_VISIBLE_CHARACTER,
     when: (payload) => payload.issues.length === 0,
   });
 

@@ -110,7 +110,7 @@ describe('organizations', () => {
     const before = await countRows(app.database.ownerUrl, 'organizations');
     const creates: Array<[Record<string, unknown>, string]> = [
       [{ name: 'Nul\u0000Co', slug: 'nul-co' }, 'name'],
-      [{ name: 'Nul Co', slug: 'nul-co', displayName: '\u0000' }, 'displayName'],
+      [{ name: 'Nul Co', slug: 'nul-co', displayName: 'Nul\u0000' }, 'displayName'],
       [{ name: 'Nul Co', slug: 'nul-co', settings: { theme: 'dark\u0000' } }, 'settings.theme'],
       [{ name: 'Nul Co', slug: 'nul-co', settings: { branding: { logo: 'https://cdn.example/a\u0000.png' } } }, 'settings.branding.logo'],
       // An unpaired surrogate, which jsonb refuses just the same.

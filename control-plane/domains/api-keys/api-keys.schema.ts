@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { visibleName } from '../../http/visible-name.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { pagedOutput, pagingInput } from '../../http/paging.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
@@ -14,7 +15,7 @@ export const apiKeyOutput = z.object({
 
 export const createApiKeyInput = z
   .object({
-    name: z.string().trim().min(1).max(100),
+    name: visibleName(100),
   })
   .strict()
   .superRefine(refuseUnstorableText);

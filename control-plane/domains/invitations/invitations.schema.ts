@@ -3,6 +3,7 @@ import { pagedOutput, pagingInput } from '../../http/paging.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { newPasswordSchema } from '../users/users.schema.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
+import { visibleName } from '../../http/visible-name.ts';
 
 export const INVITATION_LIFETIME_DAYS = 7;
 
@@ -64,7 +65,7 @@ export const publicInvitationOutput = z.object({
 export const acceptInvitationInput = z
   .object({
     token: tokenParam,
-    name: z.string().trim().min(1).max(200).superRefine(refuseUnstorableText).optional(),
+    name: visibleName(200).superRefine(refuseUnstorableText).optional(),
     password: newPasswordSchema.optional(),
     userId: uuidInput().optional(),
   })

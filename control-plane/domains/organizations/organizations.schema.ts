@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pagingInput, pagedOutput } from '../../http/paging.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
+import { visibleName } from '../../http/visible-name.ts';
 
 export const slugSchema = z
   .string()
@@ -22,9 +23,9 @@ export const memberRoleSchema = z.enum(['owner', 'admin', 'member', 'customer'])
 
 export const createOrganizationInput = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: visibleName(200),
     slug: slugSchema,
-    displayName: z.string().trim().min(1).max(200).optional(),
+    displayName: visibleName(200).optional(),
     settings: organizationSettingsSchema.optional(),
   })
   .strict()
@@ -33,9 +34,9 @@ export const createOrganizationInput = z
 export const updateOrganizationInput = z
   .object({
     id: uuidInput(),
-    name: z.string().trim().min(1).max(200).optional(),
+    name: visibleName(200).optional(),
     slug: slugSchema.optional(),
-    displayName: z.string().trim().min(1).max(200).nullable().optional(),
+    displayName: visibleName(200).nullable().optional(),
     settings: organizationSettingsSchema.optional(),
   })
   .strict()

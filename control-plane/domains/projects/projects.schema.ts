@@ -3,6 +3,7 @@ import { pagingInput, pagedOutput } from '../../http/paging.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { storedJsonAtMost } from '../../db/stored-json-size.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
+import { visibleName } from '../../http/visible-name.ts';
 
 export const projectPhases = ['CREATED', 'DISCOVERY', 'FEATURE_SELECTION', 'PLAN_GENERATION', 'PLANNING', 'VISUAL_DISCOVERY', 'SPECIFICATION'] as const;
 export const projectStatuses = ['active', 'completed', 'archived'] as const;
@@ -65,7 +66,7 @@ export const listProjectsOutput = pagedOutput('projects', projectSummaryOutput);
 
 export const createProjectInput = z
   .strictObject({
-    name: z.string().trim().min(1).max(200),
+    name: visibleName(200),
     description: z.string().max(10_000).optional(),
     template: z.string().trim().min(1).max(100).optional(),
     metadata: metadataInput.optional(),
@@ -77,7 +78,7 @@ export const createProjectInput = z
 export const updateProjectInput = z
   .strictObject({
     projectId: uuidInput(),
-    name: z.string().trim().min(1).max(200).optional(),
+    name: visibleName(200).optional(),
     description: z.string().max(10_000).nullable().optional(),
     metadata: metadataInput.optional(),
     status: z.enum(['active', 'archived']).optional(),

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
+import { visibleName } from '../../http/visible-name.ts';
 import { createdApiKeyOutput } from '../api-keys/api-keys.schema.ts';
 
 export const createTenantInput = z
   .strictObject({
-    name: z.string().trim().min(1).max(200),
+    name: visibleName(200),
     ownerEmail: z.email().max(320),
-    ownerName: z.string().trim().min(1).max(200).optional(),
+    ownerName: visibleName(200).optional(),
   })
   .superRefine(refuseUnstorableText);
 
