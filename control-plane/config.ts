@@ -96,14 +96,20 @@ const gitRemotePrefixes = z
     return prefixes;
   });
 
+/**
+ * pg reads any URL, whatever its scheme: `localhost:5432/specwright` (the scheme left out) connected
+ * to the default server, user and database instead of the ones meant.
+ */
+const databaseUrl = z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional();
+
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const environmentSchema = z.object({
   PORT: wholeNumber(0, 65_535).default(3000),
   HOST: z.string().default('0.0.0.0'),
   TRUST_PROXY: trustProxy,
-  DATABASE_URL: z.url().optional(),
-  APP_DATABASE_URL: z.url().optional(),
-  DATA_DIR: z.string().default('./.specwright'),
+  DATABASE_URL: databaseUrl,
+  APP_DATABASE_URL: databaseUrl,
+  DATA_DIR: z.string().refine((value) => value.trim() === value, 'begins or ends with white space, most likely a stray character from where it was set: remove it (a path that differs by it would start a fresh database away from the data)').default('./.specwright'),
   SERVER_SECRET: z.string().min(32, 'SERVER_SECRET must be at least 32 characters').optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
   JWT_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
@@ -123,7 +129,9 @@ const environmentSchema = z.object({
   LOGIN_FAILURE_WINDOW_SECONDS: positiveInt(15 * 60),
   BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
   UPLOAD_LIMIT_BYTES: positiveInt(10 * 1024 * 1024),
-  WORKER_CONCURRENCY: positiveInt(2),
+  // Each running job holds a connection of the worker's pool (concurrency + 2): more than this would
+  // ask the database for more connections than it allows (PostgreSQL's default is 100).
+  WORKER_CONCURRENCY: wholeNumber(1, 50).default(2),
   WORKER_HEARTBEAT_MS: milliseconds(10_000),
   KIT_GIT_ALLOWED_REMOTES: gitRemotePrefixes,
   WORKER_STALE_AFTER_MS: milliseconds(30_000),

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIPv6, type AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { createAuthenticator } from './auth/authenticate.ts';
 import { createJwtVerifier } from './auth/jwt-verifier.ts';
@@ -78,7 +78,10 @@ export async function startService(config: Config, options: StartServiceOptions 
     }
     // The owner connections serve the worker: they wait out a database that is briefly away.
     const connectTimeoutMs = config.databaseConnectTimeoutMs;
-    const owner = createDatabase(ownerUrl, { max: 4, applicationName: 'specwright-owner', patientConnectMs: OWNER_CONNECT_PATIENCE_MS, connectTimeoutMs });
+    // graphile-worker holds one connection to listen for jobs and each running job another, beside
+    // the heartbeat's: a pool smaller than that makes jobs wait for connections (and it warns so).
+    const ownerConnections = mode === 'api' ? 4 : Math.max(4, config.workerConcurrency + 2);
+    const owner = createDatabase(ownerUrl, { max: ownerConnections, applicationName: 'specwright-owner', patientConnectMs: OWNER_CONNECT_PATIENCE_MS, connectTimeoutMs });
     cleanups.push(poolStep('the owner database connections', owner));
     // Before anything lands in DATA_DIR: a start that cannot reach its database leaves nothing behind.
     if (config.databaseUrl) await assertReachable(owner.pool, 'DATABASE_URL', config.databaseUrl);
@@ -152,7 +155,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       const closeServer = closerOf(server);
       cleanups.push({ what: 'the HTTP server (requests in flight)', run: () => closeServer(config.shutdownGraceMs) });
       const address = server.address() as AddressInfo;
-      url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;
+      url = `http://${reachableHost(config.host)}:${address.port}`;
       log.info({ url }, 'API listening');
     }
 
@@ -167,6 +170,13 @@ export async function startService(config: Config, options: StartServiceOptions 
     await stopAll().catch((shutdownError: Error) => log.error(shutdownError.message));
     throw error;
   }
+}
+
+/** Where a client on this machine reaches HOST: an IPv6 address goes in brackets (`http://[::1]:3000`). */
+function reachableHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return isIPv6(host) ? `[${host}]` : host;
 }
 
 /** How long the owner connections (the worker's) wait for a database that is briefly away. */
