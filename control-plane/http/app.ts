@@ -96,7 +96,7 @@ export function createApp(deps: AppDeps): express.Express {
   const countRequest = createRequestCounter(deps.batches, deps.config.rateLimits);
   const admit = async (req: express.Request) => {
     const callerKey = rateLimitCallerKey(req);
-    const [auth, verdictForCredential] = await Promise.all([
+    const [auth, countedBefore] = await Promise.all([
       deps.authenticator.authenticate({
         authorization: header(req, 'authorization'),
         apiKey: header(req, 'x-api-key'),
@@ -106,8 +106,11 @@ export function createApp(deps: AppDeps): express.Express {
       callerKey === undefined ? undefined : countRequest(req, callerKey),
     ]);
     const countedAs = rateLimitCallerAfter(req, auth, callerKey);
-    const applyRateVerdict = countedAs === callerKey && verdictForCredential ? verdictForCredential : await countRequest(req, countedAs);
-    return { auth, applyRateVerdict };
+    if (countedAs === callerKey && countedBefore) return { auth, applyRateVerdict: countedBefore.apply };
+    // Counted before authentication under a caller it turned out not to be (a key that does not
+    // authenticate): that count is taken back as the right caller's is made.
+    const [counted] = await Promise.all([countRequest(req, countedAs), countedBefore?.withdraw()]);
+    return { auth, applyRateVerdict: counted.apply };
   };
   app.use(async (req, res, next) => {
     const isHealth = HEALTH_PATHS.includes(req.path);

@@ -103,44 +103,51 @@ export function createRequestCounter(store: StatementBatches, limits: Config['ra
     }
   };
 
-  /** The counters each request has taken points from, by the caller they were taken for. */
-  const counted = new WeakMap<Request, { key: string; rows: string[]; points: number }>();
-
   /**
-   * A request counted before authentication (as its API key) and again after (as its client
-   * address: the key did not authenticate) belongs to the second caller only: the first gets its
-   * points back, and a counter left with none is deleted, so a made-up key leaves no row of its own
-   * in `rate_limits` (however many requests share it at once); a real key's counter keeps the
-   * points of its other requests. Both statements go out in one batch, in this order.
+   * Gives `points` back to the counters `rows` and deletes a counter left with none, so a caller the
+   * request turned out not to be (a made-up key) keeps no row of its own in `rate_limits`, however
+   * many requests share it at once; a real key's counter keeps the points of its other requests.
+   * Both statements go out in one batch, in this order.
    */
-  const withdraw = async ({ rows, points }: { rows: string[]; points: number }) => {
+  const giveBack = async (rows: string[], points: number) => {
+    if (rows.length === 0) return;
     await Promise.all([
       store.query({ name: 'rate-limit-withdraw', text: 'update rate_limits set points = points - $2 where key = any($1::text[])', values: [rows, points] }),
       store.query({ name: 'rate-limit-drop-spent', text: 'delete from rate_limits where key = any($1::text[]) and points <= 0', values: [rows] }),
     ]);
   };
 
-  /** Counts the request; resolves to a function that writes the verdict (headers, or the 429). */
-  return async function countRequest(req: Request, key: string): Promise<(res: Response, next: NextFunction) => void> {
-    const earlier = counted.get(req);
+  /**
+   * Counts the request against `key`. `apply` writes the verdict (headers, or the 429); `withdraw`
+   * takes the count back, for a request counted before authentication under a caller it then
+   * turned out not to be.
+   */
+  return async function countRequest(req: Request, key: string): Promise<RateCount> {
     // The path as the routers see it: tRPC decodes it before splitting a batch (`a%2Cb` is two calls).
     const path = decodeOrKeep(req.path);
     const points = rateLimitCostOf(path);
-    const [classResult] = await Promise.all([consume(perClass[rateLimitClassFor(path)], key, points), earlier && earlier.key !== key ? withdraw(earlier) : undefined]);
+    const classResult = await consume(perClass[rateLimitClassFor(path)], key, points);
     const hourlyResult = classResult.allowed && hourly ? await consume(hourly, key, points) : undefined;
     // Refused by the hourly budget: the class budget gets back what the request did not use.
     if (hourlyResult && !hourlyResult.allowed) await classResult.limiter.reward(key, points);
     // The counters still holding this request's points: a refused batch, and the class budget of a
     // request the hourly one refused, have had theirs back already.
     const holding = [hourlyResult && !hourlyResult.allowed ? undefined : classResult, hourlyResult].filter((result) => result && (result.allowed || points === 1));
-    counted.set(req, { key, points, rows: holding.map((result) => result!.limiter.getKey(key)) });
     const refused = [classResult, hourlyResult].find((result) => result && !result.allowed);
     const shown = refused ?? classResult;
-    return (res, next) => {
-      setHeaders(res, shown.limiter.points, shown.state);
-      if (!refused) return next();
-      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(refused.state.msBeforeNext / 1000))));
-      sendRateLimited(req, res);
+    return {
+      apply(res, next) {
+        setHeaders(res, shown.limiter.points, shown.state);
+        if (!refused) return next();
+        res.setHeader('Retry-After', String(Math.max(1, Math.ceil(refused.state.msBeforeNext / 1000))));
+        sendRateLimited(req, res);
+      },
+      withdraw: () => giveBack(holding.map((result) => result!.limiter.getKey(key)), points),
     };
   };
 }
+
+export type RateCount = {
+  apply(res: Response, next: NextFunction): void;
+  withdraw(): Promise<void>;
+};
