@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { BUNDLE_JOB_KEY_PREFIX } from './execution-job-keys.ts';
 
 /**
  * Marks the outputs a bundle could not hold invalid, each with the reason, and recounts the
@@ -54,7 +55,7 @@ export async function recordBundlesNoJobWillBuild(db: Kysely<Database>) {
     set bundle_error = 'building it failed on each of its attempts'
     from graphile_worker.jobs as j
     where j.task_identifier = 'kits.bundle_execution' and j.locked_at is null and j.attempts >= j.max_attempts
-      and e.id = (case when j.key ~ '^kit-bundle:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then substr(j.key, 12)::uuid end)
+      and e.id = (case when j.key ~ ${`^${BUNDLE_JOB_KEY_PREFIX}[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`} then substr(j.key, ${BUNDLE_JOB_KEY_PREFIX.length + 1})::uuid end)
       and e.status not in ('pending', 'running') and e.bundle_blob_id is null and e.bundle_error is null
     returning e.id
   `.execute(db);

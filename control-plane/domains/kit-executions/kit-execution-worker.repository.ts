@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database, KitExecutionLogEntry, KitExecutionPhase, KitExecutionStatus, OutputStatus } from '../../db/database.ts';
 import { heartbeatIsFresh } from '../../jobs/worker-heartbeat.repository.ts';
 import { componentVersionQuery } from '../kits/kits.repository.ts';
+import { EXECUTION_JOB_KEY_PREFIX } from './execution-job-keys.ts';
 
 /**
  * Takes a pending execution for this run of its job, and records the job as the one running it:
@@ -240,24 +241,8 @@ export async function failExecutionsOfDeadWorkers(db: Kysely<Database>, staleAft
  * record neither the outcome nor, the database still failing it, the failure) or is gone. A live
  * worker's heartbeat does not help them; they end as the last attempt would have ended them.
  */
-export async function failExecutionsNoJobWillFinish(db: Kysely<Database>) {
-  return db
-    .updateTable('kit_executions as e')
-    .set({
-      status: 'failed',
-      completed_at: new Date(),
-      error_message: 'This execution could not be recorded: recording it failed on each of its attempts. No outputs were kept; start a new execution.',
-    })
-    .where('e.status', '=', 'running')
-    .where(sql<boolean>`${executionJobId} is not null`)
-    .where(noJobWillRun(sql`j.id = ${executionJobId}`))
-    .returning(['e.id'])
-    .execute();
-}
-
-/** No job of `graphile_worker.jobs as j` matching `match` is running or has an attempt left. */
-function noJobWillRun(match: RawBuilder<unknown>): RawBuilder<boolean> {
-  return sql<boolean>`not exists (select 1 from graphile_worker.jobs as j where ${match} and (j.locked_at is not null or j.attempts < j.max_attempts))`;
+export function failExecutionsNoJobWillFinish(db: Kysely<Database>) {
+  return failExecutionsNoJobWillRun(db, 'running', 'This execution could not be recorded: recording it failed on each of its attempts.');
 }
 
 /**
@@ -267,19 +252,25 @@ function noJobWillRun(match: RawBuilder<unknown>): RawBuilder<boolean> {
  * reading "pending" for ever. A job locked by a dead worker is released by the same reaper pass
  * and judged at the next.
  */
-export async function failExecutionsNoJobWillStart(db: Kysely<Database>) {
+export function failExecutionsNoJobWillStart(db: Kysely<Database>) {
+  return failExecutionsNoJobWillRun(db, 'pending', 'This execution could not be started: its job ended without running it.', noJobWillRun(sql`j.key = ${EXECUTION_JOB_KEY_PREFIX}::text || e.id::text`));
+}
+
+/** Ends `status` executions whose job (by id, and `alsoNoJob`) will not run again as failed, saying `why`. */
+function failExecutionsNoJobWillRun(db: Kysely<Database>, status: 'pending' | 'running', why: string, alsoNoJob: RawBuilder<boolean> = sql<boolean>`true`) {
   return db
     .updateTable('kit_executions as e')
-    .set({
-      status: 'failed',
-      completed_at: new Date(),
-      error_message: 'This execution could not be started: its job ended without running it. No outputs were kept; start a new execution.',
-    })
-    .where('e.status', '=', 'pending')
+    .set({ status: 'failed', completed_at: new Date(), error_message: `${why} No outputs were kept; start a new execution.` })
+    .where('e.status', '=', status)
     .where(sql<boolean>`${executionJobId} is not null`)
-    // Two look-ups rather than one with `or`, so each finds its job by an index (id, key).
+    // Separate look-ups rather than one with `or`, so each finds its job by an index (id, key).
     .where(noJobWillRun(sql`j.id = ${executionJobId}`))
-    .where(noJobWillRun(sql`j.key = 'kit-execution:' || e.id::text`))
+    .where(alsoNoJob)
     .returning(['e.id'])
     .execute();
+}
+
+/** No job of `graphile_worker.jobs as j` matching `match` is running or has an attempt left. */
+function noJobWillRun(match: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`not exists (select 1 from graphile_worker.jobs as j where ${match} and (j.locked_at is not null or j.attempts < j.max_attempts))`;
 }

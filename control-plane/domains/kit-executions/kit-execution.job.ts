@@ -8,6 +8,7 @@ import { CredentialUnopenableError } from '../kit-credentials/credential-vault.t
 import { KITS_FEATURE_FLAG, kitsEnabledFor } from '../kits/kit-access.ts';
 import { getsBundle } from './kit-bundle.job.ts';
 import { claimExecution, executionExists, finishExecution, findComponentVersion, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
+import { bundleJobKey } from './execution-job-keys.ts';
 
 /** Kits that publish to a platform may push to git; a kit that only makes files has no need to reach the network. */
 const KIT_TYPES_LENT_GIT: ReadonlySet<string> = new Set(['platform', 'hybrid']);
@@ -143,7 +144,7 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
     if (!stored) throw new ExecutionTakenAway();
     // The bundle is built by its own job, so zipping never holds up (or fails) the execution.
     if (getsBundle(outcome.counts)) {
-      await addJob(trx, 'kits.bundle_execution', { executionId, tenantId, kitRef: result.kitRef }, { jobKey: `kit-bundle:${executionId}`, maxAttempts: EXECUTION_JOB_ATTEMPTS });
+      await addJob(trx, 'kits.bundle_execution', { executionId, tenantId, kitRef: result.kitRef }, { jobKey: bundleJobKey(executionId), maxAttempts: EXECUTION_JOB_ATTEMPTS });
     }
     return stored;
   }).catch((error) => {

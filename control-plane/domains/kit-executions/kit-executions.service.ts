@@ -14,6 +14,7 @@ import { requireKit } from '../kits/kits.service.ts';
 import { getsBundle } from './kit-bundle.job.ts';
 import { EXECUTION_JOB_ATTEMPTS, executeKitJob } from './kit-execution.job.ts';
 import type { ExecuteKitInput, ExecutionDetail, ExecutionSummary } from './kit-executions.schema.ts';
+import { executionJobKey } from './execution-job-keys.ts';
 import {
   findExecution,
   findOutput,
@@ -90,7 +91,7 @@ export async function startKitExecution(db: Kysely<Database>, principal: Princip
   // so another tenant's first one goes ahead of the rest of a backlog instead of behind all of it.
   const priority = await countWaitingExecutions(db, principal.tenantId, execution.id);
   // The payload names the execution only: inputs and secrets stay in the database.
-  const jobId = await addJob(db, executeKitJob.name, { executionId: execution.id, tenantId: principal.tenantId }, { jobKey: `kit-execution:${execution.id}`, priority, maxAttempts: EXECUTION_JOB_ATTEMPTS });
+  const jobId = await addJob(db, executeKitJob.name, { executionId: execution.id, tenantId: principal.tenantId }, { jobKey: executionJobKey(execution.id), priority, maxAttempts: EXECUTION_JOB_ATTEMPTS });
   await recordWorkerRun(db, execution.id, jobId);
   return { executionId: execution.id, status: 'pending' as const, workerRunId: jobId, createdAt: execution.created_at.toISOString() };
 }
