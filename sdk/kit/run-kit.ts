@@ -56,13 +56,23 @@ export function closeTestRuntime(): void {
   sharedRuntime = undefined;
 }
 
+/** Where a kit in `dir` finds its components: `kitsDir` when given, else the directory holding `dir`. */
+export function componentsDirFor(dir: string, kitsDir?: string): string {
+  return kitsDir ?? dirname(resolve(dir));
+}
+
+/** The directory of component `kitId`: `<kitsDir>/<kitId>`. */
+export function componentDir(kitsDir: string, kitId: string): string {
+  return join(kitsDir, kitId);
+}
+
 /** Resolves components from `<kitsDir>/<kitId>/kit.json`, checking the version when one is asked for. */
 export function directoryKitResolver(kitsDir: string): KitResolver {
   const cache = new Map<string, Promise<KitPackage | null>>();
   return ({ kitId }) => {
     let loaded = cache.get(kitId);
     if (!loaded) {
-      loaded = loadKitDirectory(join(kitsDir, kitId)).then((result) => (result.ok ? result.kit : null));
+      loaded = loadKitDirectory(componentDir(kitsDir, kitId)).then((result) => (result.ok ? result.kit : null));
       cache.set(kitId, loaded);
     }
     return loaded;
@@ -84,7 +94,7 @@ export async function runLoadedKit(kit: KitPackage, dir: string, input: Record<s
     options: { dryRun: options.dryRun === true, skipApply: options.skipApply === true },
     openCredential: async (id) => credentials[id] ?? null,
     ...(options.capabilities ? { capabilities: options.capabilities } : {}),
-    resolveKit: directoryKitResolver(options.kitsDir ?? dirname(resolve(dir))),
+    resolveKit: directoryKitResolver(componentsDirFor(dir, options.kitsDir)),
   });
   const output = (outputId: string): KitOutputRecord => {
     const found = result.outputs.find((o) => o.outputId === outputId);

@@ -4,10 +4,10 @@
  * are dry runs — APPLY is skipped — so testing a platform kit never touches its target.
  */
 import { lstat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { MANIFEST_FILE, type KitManifest, type KitPackageProblem, type KitExecutionStatus, type KitOutputStatus, type KitRuntime } from '../../kit-runtime/index.ts';
 import { displayPath, formatProblem, loadKitDirectory, readKitExamples } from './kit-directory.ts';
-import { runLoadedKit } from './run-kit.ts';
+import { componentDir, componentsDirFor, runLoadedKit } from './run-kit.ts';
 
 export type KitExampleRun = {
   example: string;
@@ -28,7 +28,7 @@ export async function testKitDirectory(dir: string, options: { kitsDir?: string;
   if (examples.length === 0 && problems.length === 0) {
     problems.push({ file: 'examples', message: 'no example inputs: add examples/<name>.json holding a run input' });
   }
-  problems.unshift(...(await componentProblems(loaded.manifest, options.kitsDir ?? dirname(resolve(dir)))));
+  problems.unshift(...(await componentProblems(loaded.manifest, componentsDirFor(dir, options.kitsDir))));
   const runs: KitExampleRun[] = [];
   for (const example of examples) {
     const result = await runLoadedKit(loaded.kit, dir, example.input, { dryRun: true, ...options });
@@ -53,12 +53,12 @@ export async function testKitDirectory(dir: string, options: { kitsDir?: string;
 async function componentProblems(manifest: KitManifest, kitsDir: string): Promise<KitPackageProblem[]> {
   const problems: KitPackageProblem[] = [];
   for (const kitId of new Set((manifest.components ?? []).map((component) => component.kitId))) {
-    const componentDir = join(kitsDir, kitId);
+    const dir = componentDir(kitsDir, kitId);
     // No kit there at all: "not found" says it.
-    if (!(await lstat(join(componentDir, MANIFEST_FILE)).then(() => true, () => false))) continue;
-    const component = await loadKitDirectory(componentDir);
+    if (!(await lstat(join(dir, MANIFEST_FILE)).then(() => true, () => false))) continue;
+    const component = await loadKitDirectory(dir);
     if (component.ok) continue;
-    for (const problem of component.problems) problems.push({ ...problem, file: join(displayPath(componentDir), problem.file) });
+    for (const problem of component.problems) problems.push({ ...problem, file: join(displayPath(dir), problem.file) });
   }
   return problems;
 }
