@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { exampleFiles, exampleManifest } from '../../kit-runtime/test-support/kits.ts';
 import { call } from './http.ts';
+import { startTestApp } from './test-app.ts';
 
 /** A publishable kit: the runtime's example kit (json, yaml and markdown outputs) under a new id. */
 export function sampleKit(overrides: { id?: string; version?: string; credentials?: Array<{ id: string; description: string; required: boolean }>; applyHook?: string } = {}) {
@@ -71,4 +72,35 @@ export async function publishDeployerWithCredential(url: string, apiKey: string,
     return started.body.data.executionId;
   };
   return { projectId, credentialId: stored.body.data.credentialId as string, execute };
+}
+
+/** A worker that beats every 200 ms and is judged dead after 1 s of silence; the reaper looks every second. */
+export const FAST_REAPING_WORKER_ENV = { WORKER_HEARTBEAT_MS: '200', WORKER_STALE_AFTER_MS: '1000', RATE_LIMIT_GENERAL_PER_MINUTE: '10000' };
+
+/** sampleKit whose PLAN hook keeps its isolate busy for `ms`: a run that lasts several of the reaper's turns. */
+export function busyPlanKit(id: string, ms: number) {
+  const kit = sampleKit({ id });
+  kit.manifest.hooks.PLAN = 'hooks/plan.js';
+  kit.files['hooks/plan.js'] = `function plan() { var until = Date.now() + ${ms}; while (Date.now() < until) {} return {}; }`;
+  return kit;
+}
+
+/**
+ * An API-only app (workers are started by the test, against its database) with `kit` published in
+ * the bootstrap organization and a project named `projectName`; `execute()` starts a run of the kit
+ * on it and answers the execution id.
+ */
+export async function apiWithKitAndProject(kit: ReturnType<typeof sampleKit>, projectName: string) {
+  const api = await startTestApp({ mode: 'api', env: { RATE_LIMIT_GENERAL_PER_MINUTE: '10000' } });
+  const key = api.bootstrap.apiKey;
+  const orgId = api.bootstrap.organizationId;
+  const published = await call(api.url, `/api/${orgId}/kits`, { apiKey: key, body: kit });
+  if (published.status !== 201) throw new Error(`publishing the kit answered ${published.status}: ${published.text}`);
+  const projectId = (await call(api.url, '/api/projects', { apiKey: key, body: { name: projectName } })).body.data.id as string;
+  const execute = async () => {
+    const started = await call(api.url, `/api/${orgId}/kits/${kit.manifest.metadata.id}/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    if (started.status !== 201) throw new Error(`starting the execution answered ${started.status}: ${started.text}`);
+    return started.body.data.executionId as string;
+  };
+  return { api, key, orgId, projectId, execute };
 }

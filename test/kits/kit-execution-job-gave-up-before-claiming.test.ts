@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../helpers/http.ts';
-import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { apiWithKitAndProject, FAST_REAPING_WORKER_ENV, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { until } from '../helpers/until.ts';
@@ -14,28 +13,18 @@ let api: TestApp;
 let worker: TestApp | undefined;
 let key: string;
 let orgId: string;
-let projectId: string;
+let execute: () => Promise<string>;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(api.database.ownerUrl, sql, values);
-const workerEnv = { WORKER_HEARTBEAT_MS: '200', WORKER_STALE_AFTER_MS: '1000', RATE_LIMIT_GENERAL_PER_MINUTE: '10000' };
+const workerEnv = FAST_REAPING_WORKER_ENV;
 const neverStarted = 'This execution could not be started: its job ended without running it. No outputs were kept; start a new execution.';
 
 beforeAll(async () => {
-  api = await startTestApp({ mode: 'api', env: { RATE_LIMIT_GENERAL_PER_MINUTE: '10000' } });
-  key = api.bootstrap.apiKey;
-  orgId = api.bootstrap.organizationId;
-  expect((await call(api.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit({ id: 'plain-kit' }) })).status).toBe(201);
-  projectId = (await call(api.url, '/api/projects', { apiKey: key, body: { name: 'Never started' } })).body.data.id;
+  ({ api, key, orgId, execute } = await apiWithKitAndProject(sampleKit({ id: 'plain-kit' }), 'Never started'));
 });
 afterAll(async () => {
   await worker?.stop();
   await api?.stop();
 });
-
-const execute = async () => {
-  const started = await call(api.url, `/api/${orgId}/kits/plain-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
-  expect(started.status, started.text).toBe(201);
-  return started.body.data.executionId as string;
-};
 
 describe('an execution whose job failed its last attempt before claiming it', () => {
   it('ends failed, saying it never started — not "pending" for good', async () => {

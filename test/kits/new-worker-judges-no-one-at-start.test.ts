@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../helpers/http.ts';
-import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { apiWithKitAndProject, busyPlanKit, FAST_REAPING_WORKER_ENV, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { until } from '../helpers/until.ts';
@@ -15,21 +14,13 @@ let api: TestApp;
 const workers: TestApp[] = [];
 let key: string;
 let orgId: string;
-let projectId: string;
+let execute: () => Promise<string>;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(api.database.ownerUrl, sql, values);
-// Beats every 200 ms, judged dead after 1 s of silence; the reaper looks every second.
-const workerEnv = { WORKER_HEARTBEAT_MS: '200', WORKER_STALE_AFTER_MS: '1000', RATE_LIMIT_GENERAL_PER_MINUTE: '10000' };
+const workerEnv = FAST_REAPING_WORKER_ENV;
 
 beforeAll(async () => {
-  api = await startTestApp({ mode: 'api', env: { RATE_LIMIT_GENERAL_PER_MINUTE: '10000' } });
-  key = api.bootstrap.apiKey;
-  orgId = api.bootstrap.organizationId;
   // PLAN takes 3 s of busy work: time for the second worker to start while it runs.
-  const kit = sampleKit({ id: 'slow-kit' });
-  kit.manifest.hooks.PLAN = 'hooks/plan.js';
-  kit.files['hooks/plan.js'] = 'function plan() { var until = Date.now() + 3000; while (Date.now() < until) {} return {}; }';
-  expect((await call(api.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
-  projectId = (await call(api.url, '/api/projects', { apiKey: key, body: { name: 'Start-up reaping' } })).body.data.id;
+  ({ api, key, orgId, execute } = await apiWithKitAndProject(busyPlanKit('slow-kit', 3000), 'Start-up reaping'));
 });
 afterAll(async () => {
   for (const worker of workers) await worker.stop();
@@ -40,9 +31,7 @@ describe('a worker starting while a live worker’s heartbeat is still stale fro
   it('leaves that worker’s execution running: it completes with its outputs instead of ending "stopped unexpectedly"', async () => {
     const first = await startTestApp({ mode: 'worker', database: api.database, env: workerEnv });
     workers.push(first);
-    const started = await call(api.url, `/api/${orgId}/kits/slow-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
-    expect(started.status, started.text).toBe(201);
-    const executionId = started.body.data.executionId as string;
+    const executionId = await execute();
     await until('the execution runs', async () => (await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status === 'running');
 
     // What an outage leaves: the live worker's heartbeat older than the stale period, for as long
