@@ -30,9 +30,12 @@ export class SpecwrightTransportError extends Error {
   override name = 'SpecwrightTransportError';
   /** The HTTP status of the answer that was not the service's; null when none came. */
   readonly status: number | null;
-  constructor(message: string, status: number | null, options?: ErrorOptions) {
+  /** That answer's Retry-After (a proxy's 429 or 503): how many seconds to wait before trying again. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(message: string, status: number | null, options?: ErrorOptions & { retryAfterSeconds?: number }) {
     super(message, options);
     this.status = status;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 
@@ -51,7 +54,8 @@ export function serviceErrorOf(error: unknown): SpecwrightServiceError | undefin
   if (data.details !== undefined) failure.details = data.details;
   if (data.requestId) failure.requestId = data.requestId;
   // A batch answers with one set of headers: its Retry-After concerns the calls that say to retry.
-  const retryAfter = data.code === 'RATE_LIMITED' || data.code === 'SERVICE_UNAVAILABLE' ? retryAfterSecondsOf(error.meta?.response) : undefined;
+  const response = error.meta?.response;
+  const retryAfter = (data.code === 'RATE_LIMITED' || data.code === 'SERVICE_UNAVAILABLE') && response instanceof Response ? retryAfterSecondsIn(response.headers) : undefined;
   if (retryAfter !== undefined) failure.retryAfterSeconds = retryAfter;
   return failure;
 }
@@ -61,10 +65,17 @@ export function errorCodeOf(error: unknown): SpecwrightErrorCode | undefined {
   return serviceErrorOf(error)?.code;
 }
 
-function retryAfterSecondsOf(response: unknown): number | undefined {
-  const value = response instanceof Response ? response.headers.get('retry-after') : null;
-  if (value === null) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const at = Date.parse(value);
+/**
+ * An HTTP-date as RFC 9110 writes it (`Sun, 06 Nov 1994 08:49:37 GMT`, or its two obsolete forms).
+ * Date.parse alone reads `-1` or `a 1` as dates in 2001, which would say "retry now".
+ */
+const HTTP_DATE = /^[A-Za-z]{3,9},? [\w -]+ \d\d:\d\d:\d\d( GMT| \d{4})$/;
+
+/** Retry-After in seconds, from delta-seconds or an HTTP-date; undefined when absent or not one of those. */
+export function retryAfterSecondsIn(headers: Headers): number | undefined {
+  const value = headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number.isSafeInteger(Number(value)) ? Number(value) : undefined;
+  const at = HTTP_DATE.test(value) ? Date.parse(value) : Number.NaN;
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }

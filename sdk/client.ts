@@ -70,8 +70,9 @@ export type SpecwrightClient = ReturnType<typeof createSpecwrightClient>;
  */
 const endsOnItsOwnSignal: TRPCLink<AppRouter> = () => ({ op, next }) =>
   observable((observer) => {
-    // What an aborted fetch rejects with, as for a call that has its request to itself.
-    const abort = () => observer.error(TRPCClientError.from(new DOMException('This operation was aborted', 'AbortError')));
+    // What an aborted fetch rejects with: the signal's reason, so a timeout (TimeoutError) is told
+    // from a cancel (AbortError).
+    const abort = () => observer.error(TRPCClientError.from(abortReasonOf(op.signal)));
     if (op.signal?.aborted) return abort();
     op.signal?.addEventListener('abort', abort, { once: true });
     const call = next(op).subscribe(observer);
@@ -80,6 +81,10 @@ const endsOnItsOwnSignal: TRPCLink<AppRouter> = () => ({ op, next }) =>
       call.unsubscribe();
     };
   });
+
+function abortReasonOf(signal: AbortSignal | null | undefined): Error {
+  return signal?.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError');
+}
 
 /**
  * A credential as it can travel in a header. Surrounding whitespace is dropped, as fetch does (a key

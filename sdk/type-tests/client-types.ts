@@ -1,6 +1,6 @@
 // Compiled by test/sdk/typed-client.test.ts with `tsc --noEmit`. Each @ts-expect-error must be a
 // real error: if the client stopped rejecting the call, tsc would report the unused directive.
-import { createSpecwrightClient, errorCodeOf, serviceErrorOf, type RouterInputs, type RouterOutputs, type SpecwrightErrorCode } from '../index.ts';
+import { createSpecwrightClient, errorCodeOf, serviceErrorOf, SpecwrightTransportError, type RouterInputs, type RouterOutputs, type SpecwrightErrorCode } from '../index.ts';
 
 const client = createSpecwrightClient({ url: 'http://127.0.0.1:3000', apiKey: 'swk_x' });
 
@@ -42,6 +42,13 @@ export function typedFailures(error: unknown): void {
   if (failure?.code === 'RATE_LIMITED' || failure?.code === 'SERVICE_UNAVAILABLE') {
     const waitSeconds: number | undefined = failure.retryAfterSeconds;
     void waitSeconds;
+  }
+  if (error instanceof Error && error.cause instanceof SpecwrightTransportError) {
+    // A proxy's 429 or 503 says when to try again too.
+    const proxyWaitSeconds: number | undefined = error.cause.retryAfterSeconds;
+    // @ts-expect-error it is read-only: it is what the proxy said
+    error.cause.retryAfterSeconds = 0;
+    void proxyWaitSeconds;
   }
   const fields: string[] = failure?.issues.map((issue) => issue.field) ?? [];
   const requestId: string | undefined = failure?.requestId;

@@ -121,7 +121,8 @@ describe('a call the service did not answer', () => {
       client.me.get.query(),
     ]);
     expect(serviceErrorOf(timedOut)).toBeUndefined();
-    expect((timedOut.cause as Error).name).toBe('AbortError');
+    // The signal's reason, as fetch gives it: a timeout is told from a cancel (AbortError, above).
+    expect((timedOut.cause as Error).name).toBe('TimeoutError');
     expect(me.userId).toBe(app.bootstrap.userId);
   });
 
