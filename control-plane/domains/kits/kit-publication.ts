@@ -6,7 +6,9 @@ import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { AppError, conflict } from '../../errors/app-error.ts';
 import { createKitPackageChecker } from './kit-package-checker.ts';
-import { createOwnKitOrLock, findBuiltInKitId, findComponentManifest, findLatestVersion, findOwnKitForUpdate, insertKitVersion, pointKitAtVersion, type KitFields } from './kits.repository.ts';
+import {
+  createOwnKitOrLock, findBuiltInKitId, findComponentManifest, findCompositeVersionsNaming, findLatestVersion, findOwnKitForUpdate, insertKitVersion, lockOwnKitForShare, pointKitAtVersion, type KitFields,
+} from './kits.repository.ts';
 
 /** Checks a kit package the way the runtime will load it; refuses it naming every problem's file. */
 export function validateKitPackage(manifest: unknown, files: Record<string, string>): KitManifest {
@@ -59,10 +61,13 @@ export function checksumOf(manifest: unknown, files: Record<string, string>): st
  * The caller holds the kit row (or the boot lock), so two publishes cannot both decide.
  */
 export async function pointKitAtVersionIfHighest(db: Kysely<Database>, kitRowId: string, created: { id: string; version: string }, fields: KitFields) {
+  if (await becomesLatest(db, kitRowId, created.version)) await pointKitAtVersion(db, kitRowId, created.id, fields);
+}
+
+async function becomesLatest(db: Kysely<Database>, kitRowId: string, version: string): Promise<boolean> {
   const latest = await findLatestVersion(db, kitRowId);
   // A stored latest semver cannot order (stored before versions were bounded) ranks lowest.
-  if (latest && semver.valid(latest.version) !== null && !semver.gt(created.version, latest.version)) return;
-  await pointKitAtVersion(db, kitRowId, created.id, fields);
+  return !latest || semver.valid(latest.version) === null || semver.gt(version, latest.version);
 }
 
 /**
@@ -76,11 +81,13 @@ export async function storeKitVersion(
   checked: { manifest: KitManifest; manifestInput: Record<string, unknown>; files: Record<string, string> },
 ) {
   const { manifest, manifestInput, files } = checked;
-  await refuseComponentsThatCannotRun(db, owner, manifest);
   const fields = kitFieldsOf(manifest);
   const version = manifest.metadata.version;
   if (await findBuiltInKitId(db, fields.kitId)) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
+  // The kit is held before its components are checked: see lockOwnKitForShare. A refusal rolls back the row made here.
   const kit = (await findOwnKitForUpdate(db, owner.organizationId, fields.kitId)) ?? (await createOwnKitOrLock(db, owner, fields));
+  await refuseComponentsThatCannotRun(db, owner, manifest);
+  if (await becomesLatest(db, kit.id, version)) await refuseBreakingCompositesAbove(db, owner, manifest);
   const created = await insertKitVersion(db, { tenantId: owner.tenantId, kitRowId: kit.id, version, manifest: manifestInput, files, checksum: checksumOf(manifestInput, files) }).catch(
     rethrowDuplicate(fields.kitId, version),
   );
@@ -114,7 +121,7 @@ function componentManifests(db: Kysely<Database>, owner: { tenantId: string; org
   const found = new Map<string, Promise<Record<string, unknown> | undefined>>();
   return (component) => {
     const key = component.version === undefined ? component.kitId : `${component.kitId}@${component.version}`;
-    if (!found.has(key)) found.set(key, findComponentManifest(db, owner, component));
+    if (!found.has(key)) found.set(key, lockOwnKitForShare(db, owner.organizationId, component.kitId).then(() => findComponentManifest(db, owner, component)));
     return found.get(key)!;
   };
 }
@@ -141,6 +148,47 @@ async function whyComponentCannotRun(manifestOf: ComponentManifests, ancestry: r
     if (problem) return problem;
   }
   return undefined;
+}
+
+/**
+ * A composite that names a kit without a version runs that kit's latest version, so a new latest
+ * version with components of its own nests every such composite deeper (and those above them).
+ * The version is refused when a published composite version would then nest deeper than a run
+ * allows, walking the longest chain of composites that would reach it as a run resolves them now.
+ */
+async function refuseBreakingCompositesAbove(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, manifest: KitManifest): Promise<void> {
+  const { id, version } = manifest.metadata;
+  if ((manifest.components ?? []).length === 0) return;
+  const above = await longestChainAbove(db, owner, { kitId: id, version, isLatest: true }, 1);
+  if (above.length === 0) return;
+  const published = componentManifests(db, owner);
+  const asLatest: ComponentManifests = (component) => (component.kitId === id && component.version === undefined ? Promise.resolve(manifest) : published(component));
+  const problem = await whyComponentCannotRun(asLatest, above, { kitId: id });
+  if (problem === undefined) return;
+  const namer = above[above.length - 1]!;
+  throw refusalOf([
+    {
+      file: MANIFEST_FILE,
+      message: `this version would become the latest "${id}", which the published composite "${namer}" runs as it names "${id}" without a version: ${problem}; publish "${namer}" pinning the version of "${id}" it runs first`,
+    },
+  ]);
+}
+
+/**
+ * The ids of the longest chain of composites, top first, whose runs would reach `target` (through
+ * unpinned names of a latest version, or names pinned to its version). Only chains a run could take
+ * matter, so the walk stops at MAX_COMPOSITION_DEPTH kits, `depth` counting `target` and those below it.
+ */
+async function longestChainAbove(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, target: { kitId: string; version: string; isLatest: boolean }, depth: number): Promise<string[]> {
+  if (depth >= MAX_COMPOSITION_DEPTH) return [];
+  let longest: string[] = [];
+  for (const referrer of await findCompositeVersionsNaming(db, owner, target.kitId)) {
+    const components = ((referrer.manifest as { components?: ComponentRef[] }).components ?? []);
+    if (!components.some((c) => c.kitId === target.kitId && (c.version === undefined ? target.isLatest : c.version === target.version))) continue;
+    const chain = [...(await longestChainAbove(db, owner, { kitId: referrer.kit_id, version: referrer.version, isLatest: referrer.is_latest }, depth + 1)), referrer.kit_id];
+    if (chain.length > longest.length) longest = chain;
+  }
+  return longest;
 }
 
 function rethrowDuplicate(kitId: string, version: string) {

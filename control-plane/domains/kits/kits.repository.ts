@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database, KitStatus, KitType } from '../../db/database.ts';
 import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
@@ -26,10 +26,40 @@ export function componentVersionQuery(db: Kysely<Database>, owner: { tenantId: s
     .selectFrom('kits as k')
     .innerJoin('kit_versions as v', 'v.kit_row_id', 'k.id')
     .where('k.kit_id', '=', component.kitId)
-    .where((eb) => eb.or([eb.and([eb('k.tenant_id', '=', owner.tenantId), eb('k.organization_id', '=', owner.organizationId)]), eb('k.organization_id', 'is', null)]));
+    .where(runnableBy(owner));
   return (component.version ? query.where('v.version', '=', component.version) : query.whereRef('v.id', '=', 'k.latest_version_id'))
     .orderBy('k.organization_id', (ob) => ob.asc().nullsLast())
     .limit(1);
+}
+
+/** Kits the organization can run: its own and the built-in ones. */
+function runnableBy(owner: { tenantId: string; organizationId: string }) {
+  return (eb: ExpressionBuilder<{ k: Database['kits'] }, 'k'>) =>
+    eb.or([eb.and([eb('k.tenant_id', '=', owner.tenantId), eb('k.organization_id', '=', owner.organizationId)]), eb('k.organization_id', 'is', null)]);
+}
+
+/**
+ * Every version of a kit the organization can run whose components name `kitId` (pinned or not):
+ * the composites a new version of that kit could reach. `isLatest`: unpinned names of it resolve here.
+ */
+export async function findCompositeVersionsNaming(db: Kysely<Database>, owner: { tenantId: string; organizationId: string }, kitId: string) {
+  return db
+    .selectFrom('kits as k')
+    .innerJoin('kit_versions as v', 'v.kit_row_id', 'k.id')
+    .select(['k.kit_id', 'v.version', 'v.manifest'])
+    .select(sql<boolean>`v.id = k.latest_version_id`.as('is_latest'))
+    .where(runnableBy(owner))
+    .where(sql<boolean>`v.manifest -> 'components' @> ${JSON.stringify([{ kitId }])}::jsonb`)
+    .execute();
+}
+
+/**
+ * Holds the organization's kit of that id (if any) until the transaction ends, so a publish that
+ * checks it as a component and a publish of a new version of it (which holds it FOR UPDATE) take
+ * turns, and the later one checks against what the earlier stored.
+ */
+export async function lockOwnKitForShare(db: Kysely<Database>, organizationId: string, kitId: string) {
+  await db.selectFrom('kits').select('id').where('organization_id', '=', organizationId).where('kit_id', '=', kitId).forShare().execute();
 }
 
 /** The manifest a run of a composite would load for this component (`componentVersionQuery`); undefined when it would find none. */
