@@ -141,6 +141,22 @@ describe('organizations', () => {
     expect(await countRows(app.database.ownerUrl, `organizations where slug = 'logo-co'`)).toBe(0);
   });
 
+  it('take a logo only as a plain URL: no raw quote, angle bracket or space to end an HTML attribute, no user name or password', async () => {
+    const [row] = await sqlAsOwner('select settings, updated_at from organizations where id = $1', [orgId]);
+    for (const logo of ['https://cdn.example/logo.png"onerror="alert(1)', 'https://cdn.example/<script>.png', 'https://cdn.example/my logo.png', 'https://cdn.example@evil.example/logo.png', 'https://user:secret@cdn.example/logo.png']) {
+      const created = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Logo Co', slug: 'logo-co', settings: { branding: { logo } } } });
+      expect([created.status, created.body.error?.details?.issues?.map((issue: { field: string }) => issue.field)], logo).toEqual([400, ['settings.branding.logo']]);
+      const updated = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: owner.apiKey, body: { settings: { branding: { logo } } } });
+      expect([updated.status, updated.body.error?.code], logo).toEqual([400, 'VALIDATION_ERROR']);
+    }
+    expect(await sqlAsOwner('select settings, updated_at from organizations where id = $1', [orgId])).toEqual([row]);
+    expect(await countRows(app.database.ownerUrl, `organizations where slug = 'logo-co'`)).toBe(0);
+    // Percent-encoded, the same addresses are fine.
+    const encoded = 'https://cdn.example/my%20logo.png?v=%221%22';
+    const created = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Logo Co', slug: 'logo-co', settings: { branding: { logo: encoded } } } });
+    expect([created.status, created.body.data?.settings], created.text).toEqual([201, { branding: { logo: encoded } }]);
+  });
+
   it('are changed by owners and admins only', async () => {
     const byMember = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: member.apiKey, body: { name: 'Hijacked' } });
     expect(byMember.status).toBe(403);

@@ -10,11 +10,30 @@ export const slugSchema = z
   .max(63, 'a slug has at most 63 characters')
   .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a slug is lowercase letters, digits and single hyphens, starting and ending with a letter or digit');
 
+/** What RFC 3986 lets a URI hold as is; anything else (a quote, `<`, a space, a non-ASCII letter) is percent-encoded. */
+const URI_CHARACTERS = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
+
+const onlyIfValid = (payload: { issues: readonly unknown[] }) => payload.issues.length === 0;
+/** NUL and unpaired surrogates are named by refuseUnstorableText, as in every other field: one message is enough. */
+const isUnstorable = (text: string) => text.includes('\u0000') || !text.isWellFormed();
+
+/**
+ * A logo is shown in browsers, to everyone who sees the organization (customers too): only a web
+ * address, never `javascript:` or `data:`; none of the raw characters that end an HTML attribute
+ * the address is written into; and no user name or password (`https://trusted.example@evil.example`
+ * reads as another host, and credentials put there are shown to every viewer).
+ */
+const logoSchema = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  .max(2048)
+  // Checked only on an http(s) URL, so a bad one is told once.
+  .refine((logo) => URI_CHARACTERS.test(logo) || isUnstorable(logo), { error: 'must have every character RFC 3986 does not allow in a URL percent-encoded (quotes, <, >, spaces, non-ASCII)', when: onlyIfValid })
+  .refine((logo) => !URL.parse(logo)?.username && !URL.parse(logo)?.password, { error: 'must not carry a user name or password', when: onlyIfValid });
+
 export const organizationSettingsSchema = z
   .object({
     theme: z.string().max(50).optional(),
-    // A logo is shown in browsers: only a web address, never `javascript:` or `data:`.
-    branding: z.object({ logo: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048).optional() }).strict().optional(),
+    branding: z.object({ logo: logoSchema.optional() }).strict().optional(),
   })
   .strict();
 
