@@ -191,6 +191,21 @@ describe('PATCH /api/projects/{projectId}', () => {
     expect(response.body.data).toMatchObject({ name: 'After', description: null, metadata: { a: 1 }, status: 'archived', phase: 'CREATED' });
   });
 
+  it('changes nothing, updatedAt included, when the body names no field, and answers the project as it is', async () => {
+    const project = await createProject({ name: 'Untouched', metadata: { keep: 'me' } });
+    // Made long ago, so any write would show in updatedAt.
+    await sqlAsOwner(`update projects set created_at = '2026-01-01', updated_at = '2026-01-01' where id = $1`, [project.id]);
+    const before = (await call(app.url, `/api/projects/${project.id}`, { apiKey: key })).body.data;
+    for (const body of [{}, undefined]) {
+      const response = await call(app.url, `/api/projects/${project.id}`, { method: 'PATCH', apiKey: key, body });
+      expect([response.status, response.body.data], JSON.stringify(body)).toEqual([200, before]);
+    }
+    const [row] = await sqlAsOwner('select name, metadata, updated_at = created_at as untouched from projects where id = $1', [project.id]);
+    expect(row).toEqual({ name: 'Untouched', metadata: { keep: 'me' }, untouched: true });
+    const other = await createTenant(app, 'Empty patcher');
+    expect((await call(app.url, `/api/projects/${project.id}`, { method: 'PATCH', apiKey: other.apiKey, body: {} })).status).toBe(404);
+  });
+
   it('refuses phase and read-only fields by name and changes nothing', async () => {
     const project = await createProject({ name: 'Frozen' });
     const readOnly = [

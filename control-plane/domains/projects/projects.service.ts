@@ -98,9 +98,11 @@ export async function getProjectForCaller(db: Kysely<Database>, principal: Princ
   return projectRowToDetail(await requireProject(db, principal, projectId, lock));
 }
 
+/** A PATCH that names no field changes nothing, `updatedAt` included: it answers the project as it is. */
 export async function updateProjectForCaller(db: Kysely<Database>, principal: Principal, input: UpdateProjectInput): Promise<ProjectDetail> {
-  await requireProject(db, principal, input.projectId, 'update');
+  const project = await requireProject(db, principal, input.projectId, 'update');
   const { projectId, ...changes } = input;
+  if (Object.keys(changes).length === 0) return projectRowToDetail(project);
   return projectRowToDetail(await updateProject(db, principal.tenantId, projectId, changes));
 }
 
