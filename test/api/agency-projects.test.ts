@@ -98,7 +98,7 @@ describe('POST /api/agency-projects', () => {
       notAMember: '400 VALIDATION_ERROR',
       unknownUser: '404 NOT_FOUND',
       foreignUser: '404 NOT_FOUND',
-      otherOrganizationsProject: '400 VALIDATION_ERROR',
+      otherOrganizationsProject: '404 NOT_FOUND',
       unknownProject: '404 NOT_FOUND',
       foreignProject: '404 NOT_FOUND',
       foreignOrganization: '404 NOT_FOUND',
@@ -109,8 +109,25 @@ describe('POST /api/agency-projects', () => {
     // Every VALIDATION_ERROR names its fields the same way (details.issues), whichever rule refused them.
     expect(outcomes.memberNotCustomer.body.error.details).toEqual({ issues: [{ field: 'customerUserId', issue: 'has the role member, not customer' }] });
     expect(outcomes.notAMember.body.error.details).toEqual({ issues: [{ field: 'customerUserId', issue: 'is not a member of the organization' }] });
-    expect(outcomes.otherOrganizationsProject.body.error.details).toEqual({ issues: [{ field: 'projectId', issue: 'is a project of another organization' }] });
     expect(outcomes.malformed.body.error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['extra', 'projectId']);
+    expect(await assignmentCount()).toBe(before);
+  });
+});
+
+describe('POST /api/agency-projects with a project of another organization', () => {
+  it('answers NOT_FOUND, as for an unknown id, to an admin who cannot see that project, and changes nothing', async () => {
+    const before = await assignmentCount();
+    const assign = (projectId: string, apiKey: string) =>
+      call(app.url, '/api/agency-projects', { apiKey, body: { organizationId: orgId, projectId, customerUserId: customer.userId } });
+    // Ada is an admin here and no member of the sister organization: its project is hidden from her.
+    expect((await call(app.url, `/api/projects/${otherOrgProject}`, { apiKey: admin.apiKey })).status).toBe(404);
+    const hidden = await assign(otherOrgProject, admin.apiKey);
+    const unknown = await assign('00000000-0000-4000-8000-000000000000', admin.apiKey);
+    expect([hidden.status, hidden.body.error]).toEqual([unknown.status, unknown.body.error]);
+    expect([hidden.status, hidden.body.error?.code]).toEqual([404, 'NOT_FOUND']);
+    // The owner belongs to both organizations and sees the project: told why it cannot be assigned here.
+    const seen = await assign(otherOrgProject, owner.apiKey);
+    expect([seen.status, seen.body.error?.details]).toEqual([400, { issues: [{ field: 'projectId', issue: 'is a project of another organization' }] }]);
     expect(await assignmentCount()).toBe(before);
   });
 });

@@ -7,6 +7,7 @@ import type { Paging } from '../../http/paging.ts';
 import { holdsOrganizationRole, requireOrganizationRole } from '../organizations/organization-access.ts';
 import { findUserInTenant } from '../users/users.repository.ts';
 import type { Assignment } from './agency-projects.schema.ts';
+import { projectScopeFor } from '../projects/project-scope.ts';
 import { findProject } from '../projects/projects.repository.ts';
 import { deleteAssignment, findAssignment, insertAssignment, listAssignments, lockMembershipForShare } from './agency-projects.repository.ts';
 
@@ -28,8 +29,10 @@ export async function listOrganizationAssignments(db: Kysely<Database>, principa
 
 /**
  * Assigns one of the organization's projects to one of its customers (admins and owners), which
- * lets that customer see the project. Unknown ids (or another tenant's) are NOT_FOUND; a project of
- * another organization, or a user who is not a customer of this one, is a VALIDATION_ERROR.
+ * lets that customer see the project. Unknown ids (or another tenant's) are NOT_FOUND, and so is a
+ * project the caller cannot see, as on the projects routes, so the answer never confirms that it
+ * exists; a project of another organization that the caller sees, or a user who is not a customer
+ * of this one, is a VALIDATION_ERROR.
  */
 export async function assignProject(
   db: Kysely<Database>,
@@ -38,7 +41,7 @@ export async function assignProject(
 ): Promise<Assignment> {
   await requireOrganizationRole(db, principal, input.organizationId, 'admin');
   // Key-share-locked: a delete racing the assignment's insert reads as not found here.
-  const project = await findProject(db, { tenantId: principal.tenantId }, input.projectId, { lock: 'keyShare' });
+  const project = await findProject(db, projectScopeFor(principal), input.projectId, { lock: 'keyShare' });
   if (!project) throw notFound('The project');
   if (project.organization_id !== input.organizationId) {
     throw invalid('The project does not belong to this organization', { issues: [{ field: 'projectId', issue: 'is a project of another organization' }] });
