@@ -10,8 +10,9 @@ export const newPasswordSchema = z
   .string()
   // A bound before normalising anything (NFKC composes at most a few code units into one character).
   .max(4096, 'a password has at most 256 characters')
-  .refine((password) => hashedLength(password) >= 12, 'a password has at least 12 characters')
-  .refine((password) => hashedLength(password) <= 256, 'a password has at most 256 characters')
+  // Counted only within that bound, so a password past it is told once, not twice.
+  .refine((password) => hashedLength(password) >= 12, { error: 'a password has at least 12 characters', when: (payload) => payload.issues.length === 0 })
+  .refine((password) => hashedLength(password) <= 256, { error: 'a password has at most 256 characters', when: (payload) => payload.issues.length === 0 })
   .describe('12 to 256 characters, counted as Unicode code points after NFKC normalisation')
   // Well-formed text only: a lone surrogate would hash as U+FFFD, and sign-in refuses both.
   .superRefine(refuseUnstorableText);
