@@ -129,13 +129,20 @@ export function toWireError(thrown: unknown): WireError {
 
 function unwrapTrpc(error: TRPCError): unknown {
   const cause = error.cause;
-  if (cause instanceof AppError || cause instanceof ZodError) return cause;
-  // tRPC wraps non-Error throwables; a ZodError from input parsing may arrive by name only.
-  if (cause && cause.name === 'ZodError' && 'issues' in cause) {
-    return new ZodError((cause as ZodError).issues);
+  if (cause instanceof AppError) return cause;
+  if (isZodError(cause)) {
+    // The caller's mistake only where tRPC parsed the input (BAD_REQUEST). A procedure's answer that
+    // fails its own schema ("Output validation failed": a stored row it cannot describe) is the
+    // service's fault, INTERNAL_SERVER_ERROR, and must not read as the caller's bad request.
+    if (error.code !== 'BAD_REQUEST') return error;
+    // tRPC wraps non-Error throwables; a ZodError from input parsing may arrive by name only.
+    return cause instanceof ZodError ? cause : new ZodError(cause.issues);
   }
   return error.code === 'INTERNAL_SERVER_ERROR' ? cause : error;
 }
+
+const isZodError = (value: unknown): value is Pick<ZodError, 'issues'> =>
+  value instanceof ZodError || (value instanceof Error && value.name === 'ZodError' && 'issues' in value);
 
 /**
  * Failures that are the service's, not the caller's, go to the log at error level (the caller gets

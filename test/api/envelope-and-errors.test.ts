@@ -79,6 +79,18 @@ describe('the /api envelope', () => {
       await ownerQuery(app.database.ownerUrl, 'grant select on api_keys to specwright_app');
     }
   });
+
+  it("answers a stored row its answer cannot describe as the service's INTERNAL_ERROR, not the caller's VALIDATION_ERROR", async () => {
+    const created = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Stored askew' } });
+    expect(created.status).toBe(201);
+    const projectId: string = created.body.data.id;
+    // No route writes these; a bad migration or a hand edit could.
+    await ownerQuery(app.database.ownerUrl, `update projects set ontology_coverage = 'NaN', selected_features = '{"a": 1}' where id = $1`, [projectId]);
+    const response = await call(app.url, `/api/projects/${projectId}`, { apiKey: key, headers: { 'x-request-id': 'askew-1' } });
+    expect(response.status).toBe(500);
+    expect(response.body.error).toEqual({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/request id/) });
+    expect(app.logLines.some((line) => line.requestId === 'askew-1' && line.msg === 'unexpected error')).toBe(true);
+  });
 });
 
 describe('caching', () => {
