@@ -10,6 +10,7 @@ const booleanFlag = z
 const commaSeparated = (value: string) => value.split(',').map((entry) => entry.trim()).filter(Boolean);
 
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+const MAX_PROXY_HOPS = 10;
 
 /**
  * Which proxies' X-Forwarded-For express believes (its `trust proxy`): none by default; a hop count;
@@ -22,7 +23,11 @@ const trustProxy = z
   .transform((value, ctx): false | number | string[] => {
     const text = value?.trim() ?? '';
     if (text === '' || text === 'false') return false;
-    if (/^\d+$/.test(text)) return Number(text);
+    if (/^\d+$/.test(text)) {
+      if (Number(text) <= MAX_PROXY_HOPS) return Number(text);
+      ctx.addIssue({ code: 'custom', message: `a hop count is at most ${MAX_PROXY_HOPS}: more than the proxies in front of the service believes what a client writes itself, as "true" would` });
+      return z.NEVER;
+    }
     const entries = commaSeparated(text);
     const wrong = entries.filter((entry) => !PROXY_NAMES.includes(entry) && !ipaddr.isValid(entry) && !ipaddr.isValidCIDR(entry));
     if (text === 'true' || wrong.length > 0) {
@@ -96,6 +101,10 @@ const gitRemotePrefixes = z
     return prefixes;
   });
 
+/** A value that must be used as written, refused when it begins or ends with white space (an env file's stray space or \r). */
+const withoutSurroundingSpace = (consequence: string) =>
+  z.string().refine((value) => value.trim() === value, `begins or ends with white space, most likely a stray character from where it was set: remove it (${consequence})`);
+
 /**
  * pg reads any URL, whatever its scheme: `localhost:5432/specwright` (the scheme left out) connected
  * to the default server, user and database instead of the ones meant.
@@ -109,12 +118,12 @@ const environmentSchema = z.object({
   TRUST_PROXY: trustProxy,
   DATABASE_URL: databaseUrl,
   APP_DATABASE_URL: databaseUrl,
-  DATA_DIR: z.string().refine((value) => value.trim() === value, 'begins or ends with white space, most likely a stray character from where it was set: remove it (a path that differs by it would start a fresh database away from the data)').default('./.specwright'),
+  DATA_DIR: withoutSurroundingSpace('a path that differs by it would start a fresh database away from the data').default('./.specwright'),
   SERVER_SECRET: z.string().min(32, 'SERVER_SECRET must be at least 32 characters').optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
   JWT_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
-  JWT_ISSUER: z.string().optional(),
-  JWT_AUDIENCE: z.string().optional(),
+  JWT_ISSUER: withoutSurroundingSpace("no identity provider's token would name it, so every one would be refused").optional(),
+  JWT_AUDIENCE: withoutSurroundingSpace("no identity provider's token would name it, so every one would be refused").optional(),
   JWT_ALGORITHMS: jwtAlgorithms,
   E2E_TEST_MODE: booleanFlag,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
@@ -6,6 +5,7 @@ import type { Logger } from '../logger.ts';
 import { createTenantWithOwner } from '../domains/tenants/tenants.service.ts';
 import type { CreatedTenant } from '../domains/tenants/tenants.schema.ts';
 import { replaceSecretFile } from './secret-file.ts';
+import { makeDataDir } from './data-dir.ts';
 
 export const BOOTSTRAP_OWNER_EMAIL = 'owner@specwright.local';
 
@@ -24,7 +24,7 @@ export async function runFirstRun(owner: Kysely<Database>, dataDir: string): Pro
   if (existing) return { created: false };
   // The key is saved before the tenant commits: should saving fail, or the process die in between,
   // there is no tenant and the next start tries again, never a tenant whose only key was lost.
-  await mkdir(dataDir, { recursive: true });
+  await makeDataDir(dataDir);
   const bootstrap = await owner.transaction().execute(async (trx) => {
     const created = await createTenantWithOwner(trx, {
       name: 'Default tenant',

@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type pg from 'pg';
 import type { Config } from '../config.ts';
@@ -7,17 +6,6 @@ import type { Logger } from '../logger.ts';
 
 // Start-time checks, run before migrations and the first run: a start that cannot work fails in a
 // moment, naming the variable to fix, not after building a cluster and applying migrations.
-
-/** DATA_DIR may be missing (it is made), but not a file: mkdir's bare EEXIST names no variable. */
-export async function assertDataDirIsDirectory(dataDir: string): Promise<void> {
-  const found = await stat(dataDir).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    // ENOTDIR: a file stands where one of its parent directories should be.
-    if (error.code === 'ENOTDIR') throw new Error(`DATA_DIR ${dataDir} is not a directory (a file stands in its path): set DATA_DIR to a directory`);
-    throw new Error(`DATA_DIR ${dataDir} cannot be read: ${error.message}`);
-  });
-  if (found && !found.isDirectory()) throw new Error(`DATA_DIR ${dataDir} is not a directory: set DATA_DIR to a directory (it is created when missing)`);
-}
 
 /**
  * Binds HOST:PORT for a moment and lets go, so a port in use or a host that does not resolve fails

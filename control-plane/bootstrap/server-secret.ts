@@ -1,7 +1,8 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createSecretFile, replaceSecretFile } from './secret-file.ts';
+import { makeDataDir } from './data-dir.ts';
 
 const MINIMUM_LENGTH = 32;
 
@@ -23,7 +24,7 @@ export async function resolveServerSecret(configured: string | undefined, dataDi
   });
   if (kept === undefined || kept === '') {
     // Absent, or empty: created by a process that died before writing it (nothing can have used it).
-    await mkdir(dataDir, { recursive: true });
+    await makeDataDir(dataDir);
     const secret = randomBytes(32).toString('base64url');
     if (kept === '') await replaceSecretFile(file, secret);
     else await createSecretFile(file, secret);

@@ -1,4 +1,4 @@
-import { chmod, link, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, rmdir, unlink } from 'node:fs/promises';
+import { chmod, link, open, readdir, readFile, readlink, realpath, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -10,6 +10,8 @@ import { createSecretFile, replaceSecretFile } from '../bootstrap/secret-file.ts
 import { initdb, postgresOsUser, unreachableAdvice, type OsUser } from './initdb.ts';
 import { onProcessExit } from './on-process-exit.ts';
 import { pgErrorCodes } from './postgres-errors.ts';
+import { makeDataDir } from '../bootstrap/data-dir.ts';
+import { postgresEnvironment } from './postgres-environment.ts';
 
 export interface EmbeddedDatabase {
   /** Superuser URL of the embedded cluster's `specwright` database. */
@@ -234,8 +236,7 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
     ...user,
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
-    // Readiness is read from the log, in English.
-    env: { ...process.env, LC_MESSAGES: 'C' },
+    env: postgresEnvironment(),
   });
   const recentLog: string[] = [];
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
@@ -280,7 +281,7 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
  */
 export async function startEmbeddedPostgres(dataDir: string, databaseName = 'specwright'): Promise<EmbeddedDatabase> {
   const root = resolve(dataDir);
-  await mkdir(root, { recursive: true });
+  await makeDataDir(root);
   // When we run as root, PostgreSQL runs as the `postgres` user and must be able to reach its
   // directory; the secrets beside it stay 0600.
   await chmod(root, 0o755);

@@ -3,6 +3,7 @@ import { chown, mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { onProcessExit } from './on-process-exit.ts';
+import { postgresEnvironment } from './postgres-environment.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -82,7 +83,7 @@ export async function initdb(workDir: string, password: string, user: OsUser): P
   const dataDir = join(workDir, 'data');
   try {
     const args = [`--pgdata=${dataDir}`, `--username=${POSTGRES_USER}`, `--pwfile=${passwordFile}`, ...CLUSTER_FLAGS];
-    const running = execFileAsync(initdbBinary, args, { ...user, env: { ...process.env, LC_MESSAGES: 'C' } });
+    const running = execFileAsync(initdbBinary, args, { ...user, env: postgresEnvironment() });
     // A process that exits meanwhile (a second signal) would leave initdb filling a directory the
     // next start removes under it: told to stop, initdb removes what it made.
     const stopOnExit = onProcessExit(() => void running.child.kill('SIGTERM'));

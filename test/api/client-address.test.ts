@@ -49,11 +49,15 @@ describe('the client address', () => {
     expect(clientAddressOf(ip)).toBe(expected);
   });
 
-  it('reads TRUST_PROXY as a hop count or a list of proxies, and refuses "true" and what it cannot read', () => {
+  it('reads TRUST_PROXY as a hop count or a list of proxies, and refuses "true", more than 10 hops and what it cannot read', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8, 192.0.2.10' }).trustProxy).toEqual(['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.10']);
     expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(ConfigError);
+    // As many hops as any client cares to write is "true" by another name.
+    expect(loadConfig({ TRUST_PROXY: '10' }).trustProxy).toBe(10);
+    expect(() => loadConfig({ TRUST_PROXY: '11' })).toThrow(/TRUST_PROXY: a hop count is at most 10/);
+    expect(() => loadConfig({ TRUST_PROXY: '99999999999999999999' })).toThrow(/TRUST_PROXY: a hop count is at most 10/);
     expect(() => loadConfig({ TRUST_PROXY: 'loopback,my-proxy' })).toThrow(/not understood: my-proxy/);
   });
 });

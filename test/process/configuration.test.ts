@@ -12,6 +12,11 @@ describe('configuration', () => {
     expect(() => loadConfig({ [name]: '' })).toThrow(new RegExp(`${name}: is set but empty`));
   });
 
+  it.each(['JWT_ISSUER', 'JWT_AUDIENCE'])('refuses a %s that begins or ends with white space (a CRLF env file), which every token would fail to match', (name) => {
+    expect(() => loadConfig({ [name]: 'https://id.example.com/\r' })).toThrow(new RegExp(`${name}: begins or ends with white space`));
+    expect(loadConfig({ [name]: 'https://id.example.com/' }).jwt).toMatchObject({ [name === 'JWT_ISSUER' ? 'issuer' : 'audience']: 'https://id.example.com/' });
+  });
+
   it('refuses an empty DATA_DIR rather than starting a fresh database in ./.specwright, away from the data', () => {
     expect(() => loadConfig({ DATA_DIR: '  ' })).toThrow(/^Invalid configuration:\n  DATA_DIR: is set but empty; give it a value or unset it$/);
   });
