@@ -129,6 +129,17 @@ describe('composite kits', () => {
     expect((await runtime.execute(composite([{ kitId: 'docs', prefix: 'd' }]), { tenantId: 't', input })).message).toMatch(/needs the caller to resolve its components/);
   });
 
+  it('refuses composites nested deeper than a run allows, naming the chain as publishing does', async () => {
+    const layer = (id: string, below: string) => composite([{ kitId: below, prefix: below }], { metadata: { id, displayName: id, version: '1.0.0', description: '', author: 'test', kitType: 'composite' } });
+    const layers = new Map<string, KitPackage>([['c2', layer('c2', 'c3')], ['c3', layer('c3', 'c4')], ['c4', layer('c4', 'docs')], ['docs', fileKit('docs')]]);
+    const result = await runtime.execute(layer('c1', 'c2'), { tenantId: 't', input, resolveKit: async ({ kitId }) => layers.get(kitId) ?? null });
+    expect(result.status).toBe('failed');
+    expect(result.message).toMatch(/composites nest 4 deep, and a run allows 3: c1 → c2 → c3 → c4$/);
+    // Three composites deep runs.
+    const three = await runtime.execute(layer('c2', 'c3'), { tenantId: 't', input, resolveKit: async ({ kitId }) => layers.get(kitId) ?? null });
+    expect(three.status).toBe('completed');
+  });
+
   it('keeps output ids unique when a forEach output of the composite collides with a component output', async () => {
     const zero = fileKit('zero-x', { outputs: [{ id: '0', filename: 'zero.md', template: 't/readme.hbs', outputType: 'markdown' }] });
     const kit = composite([{ kitId: 'zero-x', version: '1.0.0', prefix: 'a' }], {

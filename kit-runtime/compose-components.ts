@@ -35,7 +35,10 @@ export async function composeComponents(args: {
 }): Promise<{ outputs: KitOutputRecord[]; components: KitComponentRecord[] }> {
   const { components, resolveKit, ancestry } = args;
   if (!resolveKit) throw new KitPhaseError('this composite kit needs the caller to resolve its components, and none was given');
-  if (ancestry.length >= MAX_COMPOSITION_DEPTH) throw new KitPhaseError(`composite kits nest deeper than ${MAX_COMPOSITION_DEPTH} levels`);
+  // `ancestry` ends with this composite: the MAX_COMPOSITION_DEPTH-th composite down composes nothing.
+  if (ancestry.length >= MAX_COMPOSITION_DEPTH) {
+    throw new KitPhaseError(`composites nest ${ancestry.length} deep, and a run allows ${MAX_COMPOSITION_DEPTH - 1}: ${ancestry.join(' → ')}`);
+  }
   const records: KitComponentRecord[] = [];
   const merged: KitOutputRecord[] = [];
   // The composite's own outputs come first; a component output that collides with an earlier
