@@ -7,7 +7,7 @@ import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { AppError, conflict } from '../../errors/app-error.ts';
 import { createKitPackageChecker } from './kit-package-checker.ts';
 import {
-  createOwnKitOrLock, findBuiltInKitId, findComponentManifest, findCompositeVersionsNaming, findLatestVersion, findOwnKitForUpdate, insertKitVersion, lockOwnKitForShare, pointKitAtVersion, type KitFields,
+  createOwnKitOrLock, findBuiltInKitId, findComponentManifest, findCompositeVersionsNaming, findLatestVersion, findOwnKitForUpdate, findVersionChecksum, insertKitVersion, lockOwnKitForShare, pointKitAtVersion, type KitFields,
 } from './kits.repository.ts';
 
 /** Checks a kit package the way the runtime will load it; refuses it naming every problem's file. */
@@ -86,9 +86,11 @@ export async function storeKitVersion(
   if (await findBuiltInKitId(db, fields.kitId)) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
   // The kit is held before its components are checked: see lockOwnKitForShare. A refusal rolls back the row made here.
   const kit = (await findOwnKitForUpdate(db, owner.organizationId, fields.kitId)) ?? (await createOwnKitOrLock(db, owner, fields));
+  const checksum = checksumOf(manifestInput, files);
+  await refuseVersionAlreadyPublished(db, kit.id, fields.kitId, version, checksum);
   await refuseComponentsThatCannotRun(db, owner, manifest);
   if (await becomesLatest(db, kit.id, version)) await refuseBreakingCompositesAbove(db, owner, manifest);
-  const created = await insertKitVersion(db, { tenantId: owner.tenantId, kitRowId: kit.id, version, manifest: manifestInput, files, checksum: checksumOf(manifestInput, files) }).catch(
+  const created = await insertKitVersion(db, { tenantId: owner.tenantId, kitRowId: kit.id, version, manifest: manifestInput, files, checksum }).catch(
     rethrowDuplicate(fields.kitId, version),
   );
   await pointKitAtVersionIfHighest(db, kit.id, created, fields);
@@ -191,9 +193,24 @@ async function longestChainAbove(db: Kysely<Database>, owner: { tenantId: string
   return longest;
 }
 
+const alreadyPublished = (kitId: string, version: string) => `Kit ${kitId} version ${version} is already published; versions are immutable — publish a new version`;
+
+/**
+ * The same version again is a CONFLICT, checked under the kit's lock before the package's
+ * components are. A package identical to the one stored (a publish retried after its answer was
+ * lost) is told so: that version is in place, and nothing needs publishing.
+ */
+async function refuseVersionAlreadyPublished(db: Kysely<Database>, kitRowId: string, kitId: string, version: string, checksum: string): Promise<void> {
+  const stored = await findVersionChecksum(db, kitRowId, version);
+  if (stored === undefined) return;
+  if (stored === checksum) throw conflict(`Kit ${kitId} version ${version} is already published, with this very package (a publish retried after its answer was lost?): it is in place, and nothing changed`);
+  throw conflict(alreadyPublished(kitId, version));
+}
+
+/** The unique index has the last word: a duplicate it refuses is a CONFLICT too, never a 500. */
 function rethrowDuplicate(kitId: string, version: string) {
   return (error: unknown): never => {
-    if (isUniqueViolation(error)) throw conflict(`Kit ${kitId} version ${version} is already published; versions are immutable — publish a new version`);
+    if (isUniqueViolation(error)) throw conflict(alreadyPublished(kitId, version));
     throw error;
   };
 }

@@ -147,6 +147,11 @@ export async function createOwnKitOrLock(db: Kysely<Database>, owner: { tenantId
   return (await findOwnKitForUpdate(db, owner.organizationId, fields.kitId))!;
 }
 
+/** The checksum of the kit's stored version of that number, if there is one. */
+export async function findVersionChecksum(db: Kysely<Database>, kitRowId: string, version: string): Promise<string | undefined> {
+  return (await db.selectFrom('kit_versions').select('checksum').where('kit_row_id', '=', kitRowId).where('version', '=', version).executeTakeFirst())?.checksum;
+}
+
 export async function insertKitVersion(
   db: Kysely<Database>,
   values: { tenantId: string | null; kitRowId: string; version: string; manifest: Record<string, unknown>; files: Record<string, string>; checksum: string },
