@@ -31,6 +31,7 @@ const MAX_BATCH_ITEMS = 50;
  */
 export function createSpecwrightClient(options: SpecwrightClientOptions) {
   const headers: Record<string, string> = {};
+  if (options.apiKey && options.bearerToken) throw new TypeError('pass apiKey or bearerToken, not both: the service refuses a request that carries two credentials');
   if (options.apiKey) headers['x-api-key'] = headerSafe(options.apiKey, 'apiKey');
   if (options.bearerToken) headers.authorization = `Bearer ${headerSafe(options.bearerToken, 'bearerToken')}`;
   if (options.tenantId) headers['x-tenant-id'] = headerSafe(options.tenantId, 'tenantId');

@@ -77,10 +77,17 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
   async function identify(headers: AuthHeaders): Promise<Principal | undefined> {
     if (deps.e2eTestUser && headers.e2eTestMode === 'true') return deps.e2eTestUser;
+    // Two credentials may name two users; acting as either one would be a guess (RFC 6750 §2: a
+    // client uses one method). An Authorization of another scheme (a proxy's Basic) is not ours.
+    if (headers.apiKey !== undefined && /^Bearer(\s|$)/i.test(headers.authorization ?? '')) {
+      throw unauthorized('Send one credential: X-API-Key or Authorization: Bearer, not both');
+    }
     if (headers.apiKey !== undefined) return fromApiKey(headers.apiKey);
     if (headers.authorization !== undefined) {
       const match = /^Bearer\s+(\S+)$/i.exec(headers.authorization);
       if (!match?.[1]) throw unauthorized('The Authorization header must read "Bearer <token>"');
+      // A JWT begins with its encoded header (`eyJ`); this is one of our API keys, in the wrong header.
+      if (match[1].startsWith('swk_')) throw unauthorized('An API key is sent in the X-API-Key header, not as a bearer token');
       return fromBearer(match[1]);
     }
     return undefined;

@@ -41,6 +41,12 @@ describe('credentials in the errors the client throws', () => {
     expect(inspect(error, { depth: 10 })).not.toContain('pa55word-of-the-proxy');
   });
 
+  it('an apiKey and a bearerToken together are refused when the client is made, as the service refuses a request carrying both', async () => {
+    const { error } = await outcomeOf({ url: app.url, apiKey: app.bootstrap.apiKey, bearerToken: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl' });
+    expect(error?.message).toBe('pass apiKey or bearerToken, not both: the service refuses a request that carries two credentials');
+    expect(inspect(error, { depth: 10 })).not.toContain(app.bootstrap.apiKey.slice(20));
+  });
+
   it('a key read with a trailing CRLF (a .env file) still works', async () => {
     const { ok } = await outcomeOf({ url: app.url, apiKey: `${app.bootstrap.apiKey}\r\n` });
     expect(ok?.userId).toBe(app.bootstrap.userId);
