@@ -16,8 +16,8 @@ describe('composite-bundle kit', () => {
     expect(result.status).toBe('completed');
     expect(result.components).toEqual([
       { prefix: 'api', kitRef: 'openapi-api@1.0.7', status: 'completed', message: null },
-      { prefix: 'database', kitRef: 'postgres-schema@1.0.7', status: 'completed', message: null },
-      { prefix: 'documentation', kitRef: 'project-docs@1.0.4', status: 'completed', message: null },
+      { prefix: 'database', kitRef: 'postgres-schema@1.0.8', status: 'completed', message: null },
+      { prefix: 'documentation', kitRef: 'project-docs@1.0.5', status: 'completed', message: null },
     ]);
     expect(result.outputs.map((o) => [o.outputId, o.filename, o.status])).toEqual([
       ['index', 'INDEX.md', 'valid'],

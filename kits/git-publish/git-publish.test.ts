@@ -41,7 +41,7 @@ describe('git-publish kit', () => {
     expect(await server.git('spec', 'rev-parse', 'main')).toBe(applied.commit);
     expect(await server.git('spec', 'ls-tree', '-r', '--name-only', 'main')).toBe('README.md\nspecwright/README.md\nspecwright/project.json');
     expect(JSON.parse(await server.git('spec', 'show', 'main:specwright/project.json'))).toEqual(result.parsed('project'));
-    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.2.0)');
+    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.2.1)');
     expect(result.verifyWarnings).toEqual([]);
     expect(result.logs.map((l) => l.message)).toEqual([`committed ${applied.commit} to main`]);
 
@@ -139,5 +139,35 @@ describe('git-publish kit', () => {
     for (const repository of [{ branch: 'feature/login-2.0_final', directory: 'specs/.github-like/git' }, { branch: 'release/v1.2', directory: '.gitlab' }, { directory: 'a..b/..c' }]) {
       expect((await checked(repository)).status).toBe('completed');
     }
+  });
+
+  it('keeps a company name with line breaks on one line: the commit message is one subject, the README one heading', async () => {
+    await server.createRepository('multiline', { initialCommit: true });
+    const input = structuredClone(example);
+    input.businessProfile.company.name = 'Acme\n\nCo-authored-by: Mallory <m@example.com>\r\n---\u2028Rockets';
+    input.discoveryAnswers.entities = ['Rocket\n# Launch', { name: 'Pad' }];
+    input.discoveryAnswers.repository = { url: server.url('multiline'), branch: 'main' };
+    const credentials = { 'git-token': { token: TOKEN, repository: server.url('multiline') } };
+    const capabilities = createGitCapabilities({ openCredential: async (id) => (credentials as Record<string, unknown>)[id] as never ?? null, isAllowedRemote: (url) => url.hostname === '127.0.0.1' });
+    const result = await runKitForTest(kitDir, input, { credentials, capabilities });
+    expect(result.status).toBe('completed');
+    const subject = 'Specwright: Acme Co-authored-by: Mallory <m@example.com> --- Rockets specification (git-publish 1.2.1)';
+    expect(await server.git('multiline', 'log', '-1', '--format=%B', 'main')).toBe(subject);
+    const readme = result.output('readme').content.split('\n');
+    expect(readme[0]).toBe('# Acme Co-authored-by: Mallory <m@example.com> --- Rockets — specification snapshot');
+    expect(readme[1]).toBe('');
+    expect(readme[4]).toBe('Rocket # Launch, Pad.');
+    // project.json keeps the data as given.
+    expect(result.parsed('project')).toMatchObject({ company: { name: input.businessProfile.company.name }, entities: ['Rocket\n# Launch', 'Pad'] });
+  });
+
+  it('fails CHECK, naming the input, for a company name that is not text and an entity without a name', async () => {
+    const run = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: { legal: 'Acme' } } },
+      discoveryAnswers: { repository: { url: 'https://git.example/a.git' }, entities: ['Rocket', null, { name: '  ' }, { title: 'x' }] },
+    }, { dryRun: true });
+    expect(run.message).toBe('CHECK: CHECK failed: businessProfile.company.name must be text, not an object; '
+      + 'discoveryAnswers.entities[1] must be a name or an object with a name; discoveryAnswers.entities[2] must be a name or an object with a name; '
+      + 'discoveryAnswers.entities[3] must be a name or an object with a name');
   });
 });

@@ -320,4 +320,41 @@ describe('postgres-schema kit', () => {
       'discoveryAnswers.entities[1].fields[3].entity must be text, not a list',
     ].join('; '));
   });
+
+  it('applies to PostgreSQL with reserved words, quotes, backslashes, dollar quotes and accents in names, descriptions and enum values', async () => {
+    const values = ["it's", '$$', '$tag$', '\\', "\\'", 'é', ''];
+    const run = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: "O'Brien \\ $$ (Inc" } },
+      discoveryAnswers: {
+        entities: [
+          { name: 'select', description: "it's $$ \\ $tag$ ''", fields: [{ name: 'from', type: 'string', required: true }, { name: 'where"q', type: 'enum', values, required: true }, { name: 'user', type: 'reference', entity: 'ORDER' }] },
+          { name: 'order', description: 'line\nbreak -- not a comment', fields: [{ name: 'group', type: 'boolean' }, { name: 'Größe', type: 'number' }] },
+        ],
+      },
+    });
+    expect(run.status).toBe('completed');
+    await applyIn('reserved', run.output('ddl').content);
+    expect(await columnsOf('reserved')).toEqual(expect.arrayContaining(['selects.from:text:NO', 'selects.where_q:text:NO', 'selects.user:uuid:YES', 'orders.group:boolean:YES', 'orders.grosse:numeric:YES']));
+    for (const value of values) await client.query('INSERT INTO reserved.selects ("from", where_q) VALUES ($1, $2)', ['x', value]);
+    await expect(client.query('INSERT INTO reserved.selects ("from", where_q) VALUES ($1, $2)', ['x', 'other'])).rejects.toThrow(/check constraint/);
+    const { rows } = await client.query(`SELECT obj_description('reserved.selects'::regclass) AS a, obj_description('reserved.orders'::regclass) AS b`);
+    expect(rows).toEqual([{ a: "it's $$ \\ $tag$ ''", b: 'line\nbreak -- not a comment' }]);
+  });
+
+  it('fails CHECK, naming the input path, for a NUL character in text the DDL prints (PostgreSQL refuses the whole script)', async () => {
+    const run = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Acme\u0000' } },
+      discoveryAnswers: {
+        entities: [
+          { name: 'Rocket', description: 'Reus\u0000able', fields: [{ name: 'status', type: 'enum', values: ['ok', 'b\u0000d'], description: 'JSON carries \u0000 escaped' }] },
+        ],
+      },
+    });
+    expect([run.status, run.outputs]).toEqual(['failed', []]);
+    expect(run.message).toBe('CHECK: CHECK failed: ' + [
+      'businessProfile.company.name contains a NUL character (\\u0000), which PostgreSQL cannot store',
+      'discoveryAnswers.entities[0].description contains a NUL character (\\u0000), which PostgreSQL cannot store',
+      'discoveryAnswers.entities[0].fields[0].values[1] contains a NUL character (\\u0000), which PostgreSQL cannot store',
+    ].join('; '));
+  });
 });

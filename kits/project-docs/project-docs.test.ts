@@ -224,6 +224,29 @@ describe('project-docs kit', () => {
     expect(architecture.filter((line) => /^\s*(```|~~~)/.test(line))).toEqual(['```mermaid', '```', '```mermaid', '```']);
   });
 
+  it('keeps a goal or a company name that starts like HTML, a list, a rule or an indented code block as text', async () => {
+    const input = structuredClone(example);
+    // At the start of the architecture overview's paragraph, `<!--` would open an HTML block that
+    // hides the rest of the document, both diagrams included.
+    input.businessProfile.company.name = '<!-- Acme';
+    delete input.businessProfile.description;
+    input.businessProfile.goals = ['<pre>fast', '<script>x</script>', '---', '* * *', '- nested', '1. first', '2) second', '    indented', '\ttabbed', '-5% churn', '**Fast** checkout', 'a < b', 'Land'];
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    expect(run.outputs.map((o) => [o.outputId, o.status, o.validationWarnings])).toEqual(run.outputs.map((o) => [o.outputId, 'valid', []]));
+    const readme = run.output('readme').content.split('\n');
+    expect(readme.slice(0, 3)).toEqual(['# \\<!-- Acme', '', '\\<!-- Acme (aerospace).']);
+    const goals = readme.slice(readme.indexOf('## Goals') + 2, readme.indexOf('## Domain') - 1);
+    expect(goals).toEqual([
+      '- \\<pre>fast', '- \\<script>x</script>', '- \\---', '- \\* * *', '- \\- nested', '- 1\\. first', '- 2\\) second',
+      '- indented', '- tabbed', '- -5% churn', '- **Fast** checkout', '- a < b', '- Land',
+    ]);
+    const architecture = run.output('architecture').content.split('\n');
+    expect(architecture[2]).toBe('\\<!-- Acme is built as a modular monolith on Node.js, with');
+    // No line outside a code span starts an HTML block.
+    expect([...readme, ...architecture].filter((line) => /^\s*<[A-Za-z/!?]/.test(line))).toEqual([]);
+  });
+
   it('draws a field of a type no table knows, even one JavaScript objects carry (constructor), as a string', async () => {
     const input = structuredClone(example);
     input.discoveryAnswers.entities = [{ name: 'Part', fields: [{ name: 'maker', type: 'constructor' }, { name: 'label', type: 'toString' }, { name: 'size', type: 'integer' }] }];

@@ -3,6 +3,18 @@
 function check(context) {
   var repository = context.input.discoveryAnswers.repository;
   var errors = [];
+  // Printed in the commit message and the README: a number or an object would read `42` or
+  // `[object Object]`, and an entity without a name would fail PLAN.
+  var name = context.input.businessProfile.company.name;
+  if (typeof name !== 'string') errors.push('businessProfile.company.name must be text, not ' + kindOf(name));
+  var entities = context.input.discoveryAnswers.entities;
+  if (entities !== undefined && entities !== null) {
+    if (!Array.isArray(entities)) errors.push('discoveryAnswers.entities must be a list, not ' + kindOf(entities));
+    else entities.forEach(function (entity, index) {
+      var named = typeof entity === 'string' ? entity : entity !== null && typeof entity === 'object' && !Array.isArray(entity) ? entity.name : undefined;
+      if (typeof named !== 'string' || named.trim() === '') errors.push('discoveryAnswers.entities[' + index + '] must be a name or an object with a name');
+    });
+  }
   if (!/^https?:\/\/[^\s@]+$/.test(String(repository.url))) errors.push('discoveryAnswers.repository.url must be an http(s) URL without credentials');
   // A token in the query (`?private_token=…`) would be stored, and shown, with the run's input.
   else if (/[?#]/.test(String(repository.url))) errors.push('discoveryAnswers.repository.url must not carry a query or fragment: a token goes in the kit\'s credential');
@@ -17,6 +29,13 @@ function check(context) {
     else if (repository.directory.split('/').some(namesGitDirectory)) errors.push('discoveryAnswers.repository.directory must not be .git or lie inside it');
   }
   return { errors: errors };
+}
+
+// What a value is, for a message such as `… must be text, not a number`.
+function kindOf(value) {
+  if (Array.isArray(value)) return 'a list';
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'an object' : 'a ' + typeof value;
 }
 
 // The git capability's rules and messages (kit-runtime/capabilities/git-commit.ts,

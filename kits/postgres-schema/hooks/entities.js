@@ -169,8 +169,15 @@ function check(context) {
   function optionalText(value, path) {
     if (value !== undefined && value !== null && typeof value !== 'string') errors.push(path + ' must be text, not ' + kindOf(value));
   }
+  // Text the DDL prints (a comment, a COMMENT ON TABLE, an enum's CHECK): PostgreSQL refuses a NUL
+  // character anywhere in a statement, so the script would not run at all.
+  function sqlText(value, path) {
+    if (typeof value === 'string' && value.indexOf('\u0000') !== -1) errors.push(path + ' contains a NUL character (\\u0000), which PostgreSQL cannot store');
+  }
   var company = context.input.businessProfile && context.input.businessProfile.company;
   if (company) optionalText(company.name, 'businessProfile.company.name');
+  if (company) sqlText(company.name, 'businessProfile.company.name');
+  sqlText(context.input.projectId, 'projectId');
   var names = byName({});
   var tables = byName({ schema_migrations: 'the migration table' });
   var valid = [];
@@ -188,6 +195,7 @@ function check(context) {
     var entity = listed.entity;
     if (typeof entity === 'string') return;
     optionalText(entity.description, listed.at + '.description');
+    sqlText(entity.description, listed.at + '.description');
     if (entity.fields === undefined || entity.fields === null) return;
     if (!Array.isArray(entity.fields)) { errors.push('entity ' + entity.name + ': fields must be a list'); return; }
     var columns = byName({ id: 'the primary key', created_at: 'the timestamp created_at', updated_at: 'the timestamp updated_at' });
@@ -224,6 +232,7 @@ function check(context) {
       else if (field.type === 'enum') {
         field.values.forEach(function (value, valueIndex) {
           if (typeof value !== 'string') errors.push(path + '.values[' + valueIndex + '] must be text, not ' + kindOf(value));
+          else sqlText(value, path + '.values[' + valueIndex + ']');
         });
       }
       var lengthProblem = maxLengthProblem(field);

@@ -15,9 +15,16 @@ function cell(text) { return String(text).replace(/\|/g, '\\|').replace(/[\r\n]+
 function oneLine(text) { return String(text).replace(/[\r\n]+/g, ' '); }
 // One line of text that starts a list item or a paragraph: a leading ``` (with no backtick after
 // it) or ~~~ would open a code block in place of the text, one that runs on to the end of the
-// document for many readers; `#` would start a heading and `>` a quote. A backslash before the first
-// character keeps it literal.
-function lineStart(text) { return oneLine(text).replace(/^( {0,3})(?=`{3,}[^`]*$|~{3}|#|>)/, '$1\\'); }
+// document for many readers; `#` would start a heading and `>` a quote; `<` and a letter, `/`, `!`
+// or `?` an HTML block (`<!--`, `<pre>`, `<script>` hide everything after them, the diagrams
+// included); `- `, `+ `, `* ` or `1. ` a list, and `---`, `***` or `___` a horizontal rule in place of
+// the text. A backslash before the first character (after the number of `1.`) keeps it literal.
+// Leading spaces and tabs are dropped: four of them would make the line a code block.
+function lineStart(text) {
+  var line = oneLine(text).replace(/^[ \t]+/, '');
+  if (/^\d{1,9}[.)](?=[ \t]|$)/.test(line)) return line.replace(/^(\d{1,9})/, '$1\\');
+  return line.replace(/^(?=`{3,}[^`]*$|~{3}|#|>|<[A-Za-z\/!?]|[-+*](?:[ \t]|$)|([-*_])[ \t]*(?:\1[ \t]*){2,}$)/, '\\');
+}
 // A code span holding any text: its fence is one backtick longer than the longest run inside, and a
 // text that starts or ends with a backtick is padded, so a backtick in a name cannot end it early.
 function code(value) {
