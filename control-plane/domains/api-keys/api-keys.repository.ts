@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { databaseNow } from '../../db/database-clock.ts';
 import type { ApiKeyRow, Database } from '../../db/database.ts';
 import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
@@ -42,7 +43,7 @@ export async function listApiKeysOfUser(db: Kysely<Database>, tenantId: string, 
 export async function revokeApiKeyOfUser(db: Kysely<Database>, tenantId: string, userId: string, keyId: string): Promise<ApiKeyRow | undefined> {
   return db
     .updateTable('api_keys')
-    .set({ revoked_at: new Date() })
+    .set({ revoked_at: databaseNow })
     .where('tenant_id', '=', tenantId)
     .where('user_id', '=', userId)
     .where('id', '=', keyId)
@@ -70,7 +71,7 @@ export async function lockApiKeysOfUser(db: Kysely<Database>, tenantId: string, 
 export async function revokeActiveApiKeysOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<string[]> {
   const rows = await db
     .updateTable('api_keys')
-    .set({ revoked_at: new Date() })
+    .set({ revoked_at: databaseNow })
     .where('tenant_id', '=', tenantId)
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)

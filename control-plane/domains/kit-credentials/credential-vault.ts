@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { createCredentialSealer } from '../../../kit-runtime/index.ts';
+import { databaseNow } from '../../db/database-clock.ts';
 import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import { addCredentialKey, createCredentialKeyMaker, loadOrganizationKeyRing } from './credential-key-ring.ts';
@@ -41,7 +42,8 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
   async function rotateOrganization(trx: Kysely<Database>, organizationId: string): Promise<number> {
     await sql`select pg_advisory_xact_lock(${ROTATION_LOCK_KEY})`.execute(trx);
     const rows = await trx.selectFrom('kit_credentials').select(['id', 'tenant_id', 'key_id', 'sealed']).where('organization_id', '=', organizationId).forUpdate().execute();
-    await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('organization_id', '=', organizationId).where('retired_at', 'is', null).execute();
+    // The transaction's start, even after waiting for the lock: the key added next gets it as its created_at.
+    await trx.updateTable('credential_keys').set({ retired_at: databaseNow }).where('organization_id', '=', organizationId).where('retired_at', 'is', null).execute();
     await addCredentialKey(trx, keys, organizationId);
     // Its only unretired key is the one just added: it seals, older ones (and the server-wide keys,
     // retired at the end of the rotation) still open.
@@ -56,7 +58,7 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
         resealed += 1;
       } catch {
         // Already unusable (it does not belong to its row): it stays sealed as it is, marked invalid.
-        await trx.updateTable('kit_credentials').set({ status: 'invalid', last_check_status: 'failed', last_checked_at: new Date() }).where('id', '=', row.id).execute();
+        await trx.updateTable('kit_credentials').set({ status: 'invalid', last_check_status: 'failed', last_checked_at: databaseNow }).where('id', '=', row.id).execute();
       }
     }
     return resealed;
@@ -90,12 +92,12 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
           secret = sealer.open({ keyId: row.key_id, ciphertext: row.sealed }, { tenantId, credentialId: row.id });
         } catch (error) {
           log.warn({ credentialRowId: row.id, reason: (error as Error).message }, 'a stored credential failed to open');
-          await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'failed', status: 'invalid' }).where('id', '=', row.id).execute();
+          await owner.updateTable('kit_credentials').set({ last_checked_at: databaseNow, last_check_status: 'failed', status: 'invalid' }).where('id', '=', row.id).execute();
           continue;
         }
         // Outside the try: a database that fails to record the check is the server's trouble, not
         // the credential's; it propagates (the run is tried again) and the row stays active.
-        await owner.updateTable('kit_credentials').set({ last_checked_at: new Date(), last_check_status: 'succeeded' }).where('id', '=', row.id).execute();
+        await owner.updateTable('kit_credentials').set({ last_checked_at: databaseNow, last_check_status: 'succeeded' }).where('id', '=', row.id).execute();
         return secret;
       }
       throw new CredentialUnopenableError(`none of the ${rows.length} stored credential(s) opened; each is now marked invalid`);
@@ -120,7 +122,7 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
       // organization's key. Retired last, once every organization's credentials have moved.
       await owner.transaction().execute(async (trx) => {
         await sql`select pg_advisory_xact_lock(${ROTATION_LOCK_KEY})`.execute(trx);
-        await trx.updateTable('credential_keys').set({ retired_at: new Date() }).where('organization_id', 'is', null).where('retired_at', 'is', null).execute();
+        await trx.updateTable('credential_keys').set({ retired_at: databaseNow }).where('organization_id', 'is', null).where('retired_at', 'is', null).execute();
       });
       return { organizations: organizations.length, resealed };
     },

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { databaseNowExact } from '../../db/database-clock.ts';
 import type { Database, KitExecutionLogEntry, KitExecutionPhase, KitExecutionStatus, OutputStatus } from '../../db/database.ts';
 import { heartbeatIsFresh } from '../../jobs/worker-heartbeat.repository.ts';
 import { componentVersionQuery } from '../kits/kits.repository.ts';
@@ -14,7 +15,7 @@ export async function claimExecution(db: Kysely<Database>, claim: { executionId:
     .updateTable('kit_executions')
     .set({
       status: 'running',
-      started_at: sql`coalesce(started_at, now())`,
+      started_at: sql`coalesce(started_at, ${databaseNowExact})`,
       worker_run_id: claim.jobId,
       worker_process_id: claim.workerProcessId,
       locked_by: claim.lockedBy,
@@ -166,7 +167,8 @@ export async function finishExecution(db: Kysely<Database>, executionId: string,
     .set({
       status: outcome.status,
       error_message: outcome.errorMessage === null ? null : storable(outcome.errorMessage),
-      completed_at: new Date(),
+      // now(), not clock_timestamp(): the run is over before this short transaction opens.
+      completed_at: databaseNowExact,
       execution_time_ms: outcome.executionTimeMs,
       phases: JSON.stringify(outcome.phases.map((phase) => (phase.detail === undefined ? phase : { ...phase, detail: storable(phase.detail) }))),
       logs: JSON.stringify([...storableLogs(outcome.logs), ...applyResultNotKept]),
@@ -211,7 +213,8 @@ export async function failExecutionsOfDeadWorkers(db: Kysely<Database>, staleAft
     .updateTable('kit_executions as e')
     .set({
       status: 'failed',
-      completed_at: new Date(),
+      // The reaper's transaction start: the moment by which it judged the heartbeat stale.
+      completed_at: databaseNowExact,
       error_message: 'The worker running this execution stopped unexpectedly; no outputs were kept. Start a new execution.',
     })
     .where('e.status', '=', 'running')
@@ -260,7 +263,7 @@ export function failExecutionsNoJobWillStart(db: Kysely<Database>) {
 function failExecutionsNoJobWillRun(db: Kysely<Database>, status: 'pending' | 'running', why: string, alsoNoJob: RawBuilder<boolean> = sql<boolean>`true`) {
   return db
     .updateTable('kit_executions as e')
-    .set({ status: 'failed', completed_at: new Date(), error_message: `${why} No outputs were kept; start a new execution.` })
+    .set({ status: 'failed', completed_at: databaseNowExact, error_message: `${why} No outputs were kept; start a new execution.` })
     .where('e.status', '=', status)
     .where(sql<boolean>`${executionJobId} is not null`)
     // Separate look-ups rather than one with `or`, so each finds its job by an index (id, key).

@@ -1,4 +1,5 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { databaseNow } from '../../db/database-clock.ts';
 import type { Database, KitStatus, KitType } from '../../db/database.ts';
 import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
@@ -180,12 +181,12 @@ export async function pointKitAtVersion(db: Kysely<Database>, kitRowId: string, 
       kit_type: fields.kitType,
       platform_name: fields.platformName,
       platform_category: fields.platformCategory,
-      updated_at: new Date(),
+      updated_at: databaseNow,
     })
     .where('id', '=', kitRowId)
     .execute();
 }
 
 export async function setKitStatus(db: Kysely<Database>, kitRowId: string, status: KitStatus) {
-  await db.updateTable('kits').set({ status, updated_at: new Date() }).where('id', '=', kitRowId).execute();
+  await db.updateTable('kits').set({ status, updated_at: databaseNow }).where('id', '=', kitRowId).execute();
 }

@@ -1,4 +1,5 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { databaseNow } from '../../db/database-clock.ts';
 import type { Database, OrganizationRole, OrganizationUpdate } from '../../db/database.ts';
 import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
@@ -24,7 +25,7 @@ export async function listOrganizationsOfUser(db: Kysely<Database>, tenantId: st
 export async function updateOrganization(db: Kysely<Database>, tenantId: string, id: string, changes: OrganizationUpdate) {
   return db
     .updateTable('organizations')
-    .set({ ...changes, updated_at: new Date() })
+    .set({ ...changes, updated_at: databaseNow })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .returningAll()

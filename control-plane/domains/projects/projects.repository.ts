@@ -1,4 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { databaseNow } from '../../db/database-clock.ts';
 import type { Database, ProjectRow, ProjectStatus } from '../../db/database.ts';
 import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
@@ -79,7 +80,7 @@ export async function updateProject(
       ...(changes.description !== undefined ? { description: changes.description } : {}),
       ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata) } : {}),
       ...(changes.status !== undefined ? { status: changes.status } : {}),
-      updated_at: new Date(),
+      updated_at: databaseNow,
     })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', projectId)
