@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { withProcessClockAnHourAhead } from '../helpers/process-clock-ahead.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let app: TestApp;
@@ -17,6 +19,18 @@ describe('GET /api/health', () => {
     expect(response.body.data.database.status).toBe('up');
     expect(response.body.data.worker).toEqual({ status: 'down', lastHeartbeatAt: null });
     expect(response.body.data.status).toBe('degraded');
+  });
+});
+
+describe('GET /api/health on an API node whose clock is an hour ahead of the database', () => {
+  it("judges the worker's heartbeat by the database's clock, which stamped it: a worker that just beat is up", async () => {
+    await ownerQuery(app.database.ownerUrl, `insert into worker_heartbeats (worker_id) values ('worker-that-just-beat')`);
+    try {
+      const response = await withProcessClockAnHourAhead(() => call(app.url, '/api/health'));
+      expect(response.body.data.worker).toEqual({ status: 'up', lastHeartbeatAt: expect.any(String) });
+    } finally {
+      await ownerQuery(app.database.ownerUrl, `delete from worker_heartbeats where worker_id = 'worker-that-just-beat'`);
+    }
   });
 });
 

@@ -4,16 +4,16 @@ import type { HealthReport } from './health.schema.ts';
 import { HEALTH_DATABASE_WAIT_MS, withinHealthWait } from './health-wait.ts';
 import { latestWorkerHeartbeat, pingDatabase } from './health.repository.ts';
 
-/** A worker whose heartbeat is older than `workerStaleAfterMs` (WORKER_STALE_AFTER_MS) is down. */
+/** A worker whose heartbeat is `workerStaleAfterMs` (WORKER_STALE_AFTER_MS) old or older, by the database's clock, is down. */
 export async function checkHealth(db: Kysely<Database>, version: string, workerStaleAfterMs: number, databaseWaitMs = HEALTH_DATABASE_WAIT_MS): Promise<HealthReport> {
   const started = performance.now();
   let databaseUp = true;
-  let lastBeat: Date | undefined;
+  let heartbeat: { last: Date | undefined; fresh: boolean } = { last: undefined, fresh: false };
   try {
-    lastBeat = await withinHealthWait(
+    heartbeat = await withinHealthWait(
       (async () => {
         await pingDatabase(db);
-        return latestWorkerHeartbeat(db);
+        return latestWorkerHeartbeat(db, workerStaleAfterMs);
       })(),
       databaseWaitMs,
     );
@@ -21,7 +21,8 @@ export async function checkHealth(db: Kysely<Database>, version: string, workerS
     databaseUp = false;
   }
   const latencyMs = Math.round((performance.now() - started) * 100) / 100;
-  const workerUp = lastBeat !== undefined && Date.now() - lastBeat.getTime() < workerStaleAfterMs;
+  const lastBeat = heartbeat.last;
+  const workerUp = heartbeat.fresh;
   return {
     status: databaseUp && workerUp ? 'ok' : 'degraded',
     database: { status: databaseUp ? 'up' : 'down', latencyMs },
