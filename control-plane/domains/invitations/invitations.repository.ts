@@ -3,6 +3,7 @@ import type { Database } from '../../db/database.ts';
 import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
 import type { InvitationStatus } from './invitations.schema.ts';
+import { databaseNow } from '../../db/database-clock.ts';
 
 export interface InvitationLookup {
   invitation_id: string;
@@ -42,7 +43,7 @@ export async function insertInvitation(
       token_hash: values.tokenHash,
       // In hours: days would follow the session's time zone, and across a daylight-saving change
       // make the lifetime 167 or 169 hours on a server whose TimeZone is not UTC.
-      expires_at: sql<Date>`date_trunc('milliseconds', now()) + make_interval(hours => ${values.lifetimeDays * 24})`,
+      expires_at: sql<Date>`${databaseNow} + make_interval(hours => ${values.lifetimeDays * 24})`,
       invited_by: values.invitedBy,
     })
     .returning('id')
@@ -125,7 +126,7 @@ export async function lockInvitation(db: Kysely<Database>, tenantId: string, whe
 export async function markAccepted(db: Kysely<Database>, tenantId: string, id: string, userId: string) {
   return db
     .updateTable('customer_invitations')
-    .set({ status: 'accepted', accepted_by: userId, accepted_at: sql<Date>`now()` })
+    .set({ status: 'accepted', accepted_by: userId, accepted_at: databaseNow })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .returning(['accepted_at'])
@@ -135,7 +136,7 @@ export async function markAccepted(db: Kysely<Database>, tenantId: string, id: s
 export async function markRevoked(db: Kysely<Database>, tenantId: string, id: string) {
   return db
     .updateTable('customer_invitations')
-    .set({ status: 'revoked', revoked_at: sql<Date>`now()` })
+    .set({ status: 'revoked', revoked_at: databaseNow })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .returning(['revoked_at'])
@@ -150,7 +151,7 @@ export async function markRevoked(db: Kysely<Database>, tenantId: string, id: st
 export async function revokePendingInvitations(db: Kysely<Database>, tenantId: string, organizationId: string, which: { email: string } | { invitedBy: string }): Promise<void> {
   await db
     .updateTable('customer_invitations')
-    .set({ status: 'revoked', revoked_at: sql<Date>`now()` })
+    .set({ status: 'revoked', revoked_at: databaseNow })
     .where('tenant_id', '=', tenantId)
     .where('organization_id', '=', organizationId)
     .where((eb) => ('email' in which ? eb(eb.fn('lower', ['email']), '=', which.email.toLowerCase()) : eb('invited_by', '=', which.invitedBy)))
