@@ -24,6 +24,7 @@ import { requestLogSerializer } from './log-redaction.ts';
 import { bodyReadFailure } from './body-read-errors.ts';
 import { refuseMisshapenBodies } from './body-shape.ts';
 import type { DownloadLinks } from './download-links.ts';
+import { queryParameterRefusal } from './declared-query.ts';
 import { createDownloadHandler } from './downloads.ts';
 import { failureAnswerFor } from './failure-answer.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
@@ -132,7 +133,15 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/api/openapi.json', (_req, res) => void res.json(openApiDocument));
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/api/openapi.json' }, customSiteTitle: 'Specwright API' }));
 
-  app.get('/api/downloads/:token', createDownloadHandler(deps.db, deps.downloadLinks));
+  // Its query is held to the document as every other operation's is (it takes none).
+  const refuseQuery = queryParameterRefusal(openApiDocument);
+  const refuseUndeclaredQuery = (req: Request, res: Response, next: () => void) => {
+    const queryStart = req.url.indexOf('?');
+    const refusal = refuseQuery('GET', req.path.slice('/api'.length), queryStart === -1 ? '' : req.url.slice(queryStart + 1));
+    if (refusal) return sendSurfaceError(req, res, refusal);
+    next();
+  };
+  app.get('/api/downloads/:token', refuseUndeclaredQuery, createDownloadHandler(deps.db, deps.downloadLinks));
 
   // Publishing a kit carries its files: that one route takes bodies up to the upload limit, and
   // parses them only for an authenticated caller. Anyone else is answered at once; the rest of a
@@ -151,7 +160,7 @@ export function createApp(deps: AppDeps): express.Express {
     sendSurfaceError(req, res, { code: 'NOT_FOUND', message: `No route for ${req.method} ${req.baseUrl}${req.path}` });
   });
   // tRPC reads a body that express has parsed (and treats one without a content type as JSON).
-  app.use('/trpc', refuseOtherMediaTypes(deps.config.bodyLimitBytes), jsonBody({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
+  app.use('/trpc', refuseUndecodablePath, refuseOtherMethods(deps.config.bodyLimitBytes), refuseOtherMediaTypes(deps.config.bodyLimitBytes), jsonBody({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
   app.use(
     '/trpc',
     createExpressMiddleware({
@@ -204,6 +213,32 @@ function refuseUnauthenticated(limitBytes: number) {
   };
 }
 
+/** A path tRPC cannot decode answers as on /api; tRPC's own answer is text/plain, without the request id. */
+function refuseUndecodablePath(req: Request, res: Response, next: () => void): void {
+  try {
+    decodeURIComponent(req.path);
+  } catch {
+    return sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'The request path is not valid URL encoding' });
+  }
+  next();
+}
+
+/**
+ * tRPC takes queries by GET and mutations by POST. Any other method is a route that does not exist,
+ * NOT_FOUND as on /api — tRPC itself would answer 415 in text/plain for one without a JSON body,
+ * and 204 to any HEAD. A HEAD answers what GET would, as on /api.
+ */
+function refuseOtherMethods(limitBytes: number) {
+  return (req: Request, res: Response, next: () => void): void => {
+    // As the REST handler does: the call runs as a GET, and Node sends no body for a response to a
+    // HEAD request (the response was made for one). The request log keeps the method it came with.
+    if (req.method === 'HEAD') req.method = 'GET';
+    if (req.method === 'GET' || req.method === 'POST') return next();
+    closeUnlessDrainable(req, res, limitBytes);
+    sendSurfaceError(req, res, { code: 'NOT_FOUND', message: `No route for ${req.method} ${req.baseUrl}${req.path}` });
+  };
+}
+
 /** A tRPC POST of another media type answers as on /api (tRPC's own message misquotes the type). */
 function refuseOtherMediaTypes(limitBytes: number) {
   return (req: Request, res: Response, next: () => void): void => {
@@ -219,9 +254,14 @@ function labelUntypedBodyAsJson(req: Request, _res: Response, next: () => void):
   next();
 }
 
+/**
+ * Whether tRPC reads the body: one of no type (read as JSON), or of exactly application/json in any
+ * letter case and with any parameters, as tRPC matches it. Not a JSON-like type
+ * (`application/vnd.api+json`, `application/json-patch+json`): tRPC would refuse it in its own words.
+ */
 function isJsonOrUntyped(req: IncomingMessage): boolean {
   const type = req.headers['content-type'];
-  return type === undefined || /^application\/([\w.+-]*\+)?json\b/i.test(type);
+  return type === undefined || type.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }
 
 /** Failures raised before a procedure runs: bodies too large or unreadable, or a bug in middleware. */

@@ -86,7 +86,7 @@ const challengeHeaders: Record<string, Header> = {
 
 /** What each failure status means on this surface, unless a procedure's meta says more. */
 const errorDescriptions: Record<number, string> = {
-  400: 'VALIDATION_ERROR (details.issues names each field; or X-Tenant-ID is no uuid) or another 400 code of the catalog',
+  400: 'VALIDATION_ERROR (details.issues names each field, or each query parameter the operation does not take; or X-Tenant-ID is no uuid) or another 400 code of the catalog',
   401: 'UNAUTHORIZED: missing or invalid credentials',
   403: 'FORBIDDEN or ORG_NOT_MEMBER: the caller may not do this',
   404: 'NOT_FOUND: no such resource visible to the caller (or no tenant with the id X-Tenant-ID names)',
@@ -174,7 +174,7 @@ function downloadOperation() {
         content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
         headers: answerHeaders,
       },
-      '400': error('VALIDATION_ERROR: the link is not valid URL encoding'),
+      '400': error('VALIDATION_ERROR: the link is not valid URL encoding, or the query names a parameter (this operation takes none)'),
       '403': error('FORBIDDEN: the link was altered or has expired, or the user it was handed to may no longer read the bundle'),
       '404': error('NOT_FOUND: the file behind the link no longer exists'),
       '429': error(`${errorDescriptions[429]}; also when this address has 2 downloads running`, refusalHeaders),
@@ -185,17 +185,17 @@ function downloadOperation() {
 }
 
 /**
- * The failures an operation can answer: those every operation of its kind can (rate limits,
- * authentication, input validation, body limits, lookups by path), plus those its procedure's meta
+ * The failures an operation can answer: those every operation of its kind can (rate limits, a query
+ * parameter it does not take, authentication, input validation, body limits, lookups by path), plus those its procedure's meta
  * names in `openapi.errorResponses` (a conflict, a not-found on a create …).
  */
 function errorStatuses(method: string, operation: Operation, declared = new Map<number, string | undefined>()): Map<number, string> {
-  const statuses = new Set([429, 500, 503, ...declared.keys()]);
+  // 400 on every operation: a query parameter it does not declare is refused (declared-query.ts).
+  const statuses = new Set([400, 429, 500, 503, ...declared.keys()]);
   const hasInput = Boolean(operation.parameters?.length || operation.requestBody);
   // Authenticated calls can be refused the caller, and a platform admin's X-Tenant-ID can be no
   // tenant id (400) or name no tenant (404).
-  if (operation.security) [400, 401, 403, 404].forEach((status) => statuses.add(status));
-  if (hasInput) statuses.add(400);
+  if (operation.security) [401, 403, 404].forEach((status) => statuses.add(status));
   if (operation.parameters?.some((parameter) => parameter.in === 'path') || (hasInput && method !== 'post')) statuses.add(404);
   // Every POST, PUT and PATCH body goes through the JSON parser, with its size limit.
   if (['post', 'put', 'patch'].includes(method)) [400, 413, 415].forEach((status) => statuses.add(status));

@@ -1,5 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentedOperations } from '../helpers/documented-operations.ts';
 import { call } from '../helpers/http.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -74,6 +75,20 @@ describe('GET /api/openapi.json', () => {
       if (defaults.limit !== 50 || defaults.offset !== 0) unpaged.push(`GET ${path} documents limit ${defaults.limit} and offset ${defaults.offset} by default`);
     }
     expect(unpaged).toEqual([]);
+  });
+
+  it('documents the 400 with which every operation refuses a query parameter it does not take', async () => {
+    const { body: document } = await call(app.url, '/api/openapi.json');
+    const problems: string[] = [];
+    const operations = documentedOperations<{ responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }> }>(document);
+    for (const { method, template, path, operation } of operations) {
+      const response = await call(app.url, `${path}?notAParameter=1`, { method, apiKey: app.bootstrap.apiKey });
+      const outcome = [response.status, response.body?.error?.code, response.body?.error?.details?.issues];
+      if (JSON.stringify(outcome) !== JSON.stringify([400, 'VALIDATION_ERROR', [{ field: 'notAParameter', issue: 'is not a field that can be set here' }]])) problems.push(`${method} ${template}: answered ${response.text}`);
+      if (operation.responses['400']?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/ErrorEnvelope') problems.push(`${method} ${template}: documents no 400 in the envelope`);
+    }
+    expect(operations.map(({ template }) => template)).toEqual(expect.arrayContaining(['/health', '/downloads/{token}']));
+    expect(problems).toEqual([]);
   });
 
   it('says which bodies refuse unknown fields, and the server agrees on every operation', async () => {

@@ -1,6 +1,7 @@
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type ApiResponse } from '../helpers/http.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /** /trpc answers like /api does: catalog statuses, a request id on every error, JSON without ceremony. */
@@ -86,5 +87,58 @@ describe('a JSON body without a Content-Type', () => {
     const body = (await response.json()) as { result?: { data: { name: string } } };
     expect(response.status, JSON.stringify(body)).toBe(200);
     expect(body.result?.data.name).toBe('Untyped');
+  });
+});
+
+describe('a path that is not valid URL encoding', () => {
+  it('answers VALIDATION_ERROR in JSON with the request id, as /api does', async () => {
+    for (const path of ['/trpc/%E0%A4%A', '/trpc/me.get,%E0%A4%A?batch=1']) {
+      const [trpc, rest] = [await call(app.url, path, { apiKey: key }), await call(app.url, '/api/organizations/%E0%A4%A', { apiKey: key })];
+      expect([path, trpc.status, trpc.headers.get('content-type')?.split(';')[0]]).toEqual([path, 400, 'application/json']);
+      expect(trpc.body.error).toMatchObject({ code: TRPC_ERROR_CODES_BY_KEY.BAD_REQUEST, message: rest.body.error.message, data: { code: 'VALIDATION_ERROR', httpStatus: 400, requestId: trpc.headers.get('x-request-id') } });
+    }
+  });
+});
+
+describe('a method other than GET and POST', () => {
+  it.each(['PUT', 'PATCH', 'DELETE', 'OPTIONS'])('%s answers NOT_FOUND in JSON, as a wrong method does on /api, with or without a JSON body', async (method) => {
+    for (const path of ['/trpc/projects.list', '/trpc/projects.create', '/trpc/no.such.procedure']) {
+      for (const options of [{}, { rawBody: '{}', headers: { 'content-type': 'application/json' } }]) {
+        const response = await call(app.url, path, { method, apiKey: key, ...options });
+        const outcome = [method, path, response.status, response.headers.get('content-type')?.split(';')[0], response.body?.error?.data?.code];
+        expect(outcome).toEqual([method, path, 404, 'application/json', 'NOT_FOUND']);
+        expect(response.body.error).toMatchObject({ code: TRPC_ERROR_CODES_BY_KEY.NOT_FOUND, data: { httpStatus: 404, requestId: response.headers.get('x-request-id') } });
+      }
+    }
+  });
+
+  it('HEAD answers what GET would, without the body', async () => {
+    for (const path of ['/trpc/projects.list', '/trpc/projects.create', '/trpc/no.such.procedure', `/trpc/projects.list?input=${input({ limit: 0 })}`]) {
+      const [get, head] = [await call(app.url, path, { apiKey: key }), await call(app.url, path, { method: 'HEAD', apiKey: key })];
+      expect([path, head.status, head.headers.get('content-type'), head.text]).toEqual([path, get.status, get.headers.get('content-type'), '']);
+    }
+    const requestId = `trpc-head-${crypto.randomUUID()}`;
+    await call(app.url, '/trpc/me.get', { method: 'HEAD', apiKey: key, headers: { 'x-request-id': requestId } });
+    const logged = app.logLines.filter((line) => line.requestId === requestId && line.req);
+    expect(logged.map((line) => (line.req as { method: string }).method)).toEqual(['HEAD']);
+  });
+});
+
+describe('a body of a JSON-like media type other than application/json', () => {
+  it.each(['application/vnd.api+json', 'application/json-patch+json', 'application/merge-patch+json'])('%s is refused as on /api, in JSON, creating nothing', async (type) => {
+    const name = `Typed as ${type}`;
+    const options = { apiKey: key, rawBody: JSON.stringify({ name }), headers: { 'content-type': type } };
+    const [trpc, rest] = [await call(app.url, '/trpc/projects.create', options), await call(app.url, '/api/projects', options)];
+    expect([trpc.status, trpc.headers.get('content-type')?.split(';')[0], trpc.body?.error?.data?.code]).toEqual([415, 'application/json', 'UNSUPPORTED_MEDIA_TYPE']);
+    expect(trpc.body.error.message).toBe(rest.body.error.message);
+    expect(trpc.body.error.data.path).toBe('projects.create');
+    expect(await ownerQuery(app.database.ownerUrl, 'select id from projects where name = $1', [name])).toEqual([]);
+  });
+
+  it('application/json in any letter case and with parameters is still read', async () => {
+    for (const type of ['Application/JSON', 'application/json ; charset=utf-8']) {
+      const response = await call(app.url, '/trpc/projects.create', { apiKey: key, rawBody: JSON.stringify({ name: `Typed ${type}` }), headers: { 'content-type': type } });
+      expect([type, response.status, response.body?.result?.data?.name]).toEqual([type, 200, `Typed ${type}`]);
+    }
   });
 });
