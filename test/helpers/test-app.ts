@@ -45,6 +45,10 @@ export async function startTestApp(
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
+    // Tests poll executions, bundles and jobs every 100 ms or so: in a loaded run, 100 requests a
+    // minute (the default) was reached by polling alone, and a poll answered 429. Tests of the
+    // limits set their own.
+    RATE_LIMIT_GENERAL_PER_MINUTE: '100000',
     ...options.env,
   });
   const service = await startService(config, { mode: options.mode ?? 'api', logDestination });
