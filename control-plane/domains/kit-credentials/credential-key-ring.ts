@@ -125,18 +125,46 @@ export async function ensureKeyRingStarted(owner: Kysely<Database>, serverSecret
 }
 
 /**
+ * A stored key's private half, opened, when it opens with SERVER_SECRET and belongs to its public
+ * half; undefined for a key whose row was damaged (its sealed private key or public key altered as
+ * the owner: the tag covers neither the sealed half nor a server-wide key).
+ */
+function openStoredKey(row: { public_key: string; sealed_private_key: string }, serverSecret: string): string | undefined {
+  let privateKey: string;
+  try {
+    privateKey = openPrivateKey(row.sealed_private_key, serverSecret);
+  } catch {
+    return undefined;
+  }
+  try {
+    const opened = sodium.from_base64(privateKey, sodium.base64_variants.ORIGINAL);
+    try {
+      return sodium.to_base64(sodium.crypto_scalarmult_base(opened), sodium.base64_variants.ORIGINAL) === row.public_key ? privateKey : undefined;
+    } finally {
+      sodium.memzero(opened);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The keys that open an organization's credentials: its own that the service made (a planted one,
  * whose tag does not check out, is left out and named in `untrusted`), and the server-wide ones of
  * before until a rotation retires them (it moves what they sealed under the organization's key).
- * Never another organization's, so a value sealed to another organization's key does not open. Its
- * newest unretired key seals; `ring` is undefined when there is no key to open anything with.
+ * Never another organization's, so a value sealed to another organization's key does not open. A
+ * key whose private half does not open with SERVER_SECRET, or does not belong to its public half
+ * (its row damaged), is left out too and named in `unopenable`: what was sealed to it does not open
+ * (and is marked invalid), and the organization's other credentials, and other organizations' turns
+ * of a rotation, still do. Its newest unretired key seals; `ring` is undefined when there is no key
+ * to open anything with.
  */
 export async function loadOrganizationKeyRing(
   owner: Kysely<Database>,
   serverSecret: string,
   keys: CredentialKeyMaker,
   organizationId: string,
-): Promise<{ ring: CredentialKeyRing | undefined; untrusted: string[] }> {
+): Promise<{ ring: CredentialKeyRing | undefined; untrusted: string[]; unopenable: string[] }> {
   await sodium.ready;
   const found = await owner
     .selectFrom('credential_keys')
@@ -149,15 +177,18 @@ export async function loadOrganizationKeyRing(
     String(row.organization_id === null || keys.madeByService(organizationId, { keyId: row.key_id, publicKey: row.public_key, tag: row.public_key_tag })),
   );
   const untrusted = planted.map((row) => row.key_id);
-  if (rows.length === 0) return { ring: undefined, untrusted };
-  const current = rows.filter((row) => row.organization_id === organizationId && row.retired_at === null).at(-1) ?? rows.at(-1)!;
-  return {
-    ring: {
-      currentKeyId: current.key_id,
-      keys: rows.map((row) => ({ keyId: row.key_id, publicKey: row.public_key, privateKey: openPrivateKey(row.sealed_private_key, serverSecret) })),
-    },
-    untrusted,
-  };
+  const unopenable: string[] = [];
+  const opened = rows.flatMap((row) => {
+    const privateKey = openStoredKey(row, serverSecret);
+    if (privateKey === undefined) {
+      unopenable.push(row.key_id);
+      return [];
+    }
+    return [{ row, pair: { keyId: row.key_id, publicKey: row.public_key, privateKey } }];
+  });
+  if (opened.length === 0) return { ring: undefined, untrusted, unopenable };
+  const current = opened.filter(({ row }) => row.organization_id === organizationId && row.retired_at === null).at(-1) ?? opened.at(-1)!;
+  return { ring: { currentKeyId: current.row.key_id, keys: opened.map(({ pair }) => pair) }, untrusted, unopenable };
 }
 
 /**

@@ -9,7 +9,8 @@ import { addCredentialKey, createCredentialKeyMaker, loadOrganizationKeyRing } f
 export interface CredentialVault {
   /**
    * The newest active credential of that type for the organization's project and kit that opens;
-   * null when there is none, CredentialUnopenableError when there are some and none opens.
+   * null when there is none, CredentialUnopenableError when there are some and none opens. One
+   * deleted before its open is recorded is never returned (the rows are read again).
    */
   openForExecution(target: { tenantId: string; organizationId: string; projectId: string; kitId: string; credentialId: string }): Promise<Record<string, unknown> | null>;
   /**
@@ -31,6 +32,10 @@ export class CredentialUnopenableError extends Error {
   override name = 'CredentialUnopenableError';
 }
 
+type OpenTarget = Parameters<CredentialVault['openForExecution']>[0];
+/** A row read to be opened was deleted or re-sealed before the open was recorded: read them again. */
+const ROW_CHANGED = Symbol('row changed');
+
 export function createCredentialVault(owner: Kysely<Database>, serverSecret: string, log: Logger): CredentialVault {
   const keys = createCredentialKeyMaker(serverSecret);
 
@@ -47,7 +52,9 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
     await addCredentialKey(trx, keys, organizationId);
     // Its only unretired key is the one just added: it seals, older ones (and the server-wide keys,
     // retired at the end of the rotation) still open.
-    const { ring } = await loadOrganizationKeyRing(trx, serverSecret, keys, organizationId);
+    const { ring, unopenable } = await loadOrganizationKeyRing(trx, serverSecret, keys, organizationId);
+    // Retired now all the same; what was sealed to them is marked invalid below.
+    if (unopenable.length > 0) log.error({ organizationId, keyIds: unopenable }, 'credential keys whose rows were altered do not open; what was sealed to them is marked invalid');
     const sealer = await createCredentialSealer(ring!);
     let resealed = 0;
     for (const row of rows) {
@@ -64,43 +71,76 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
     return resealed;
   }
 
-  return {
-    async openForExecution({ tenantId, organizationId, projectId, kitId, credentialId }) {
-      const rows = await owner
-        .selectFrom('kit_credentials')
-        .select(['id', 'key_id', 'sealed'])
-        .where('tenant_id', '=', tenantId)
-        .where('organization_id', '=', organizationId)
-        .where('project_id', '=', projectId)
-        .where('kit_id', '=', kitId)
-        .where('credential_type', '=', credentialId)
-        .where('status', '=', 'active')
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .execute();
-      if (rows.length === 0) return null;
-      // The organization's keys only: a value sealed to another organization's key does not open here.
-      const { ring, untrusted } = await loadOrganizationKeyRing(owner, serverSecret, keys, organizationId);
-      if (untrusted.length > 0) log.error({ organizationId, keyIds: untrusted }, 'credential keys not made by the service (their tags do not check out) were left out');
-      if (!ring) throw new Error('The credential key ring holds no key to open stored credentials with');
-      const sealer = await createCredentialSealer(ring);
-      // The newest that opens; one that does not (sealed to another key, moved or tampered with)
-      // is marked invalid and never used, and does not hide an older one that works.
-      for (const row of rows) {
-        let secret: Record<string, unknown>;
-        try {
-          secret = sealer.open({ keyId: row.key_id, ciphertext: row.sealed }, { tenantId, credentialId: row.id });
-        } catch (error) {
-          log.warn({ credentialRowId: row.id, reason: (error as Error).message }, 'a stored credential failed to open');
-          await owner.updateTable('kit_credentials').set({ last_checked_at: databaseNow, last_check_status: 'failed', status: 'invalid' }).where('id', '=', row.id).execute();
-          continue;
-        }
-        // Outside the try: a database that fails to record the check is the server's trouble, not
-        // the credential's; it propagates (the run is tried again) and the row stays active.
-        await owner.updateTable('kit_credentials').set({ last_checked_at: databaseNow, last_check_status: 'succeeded' }).where('id', '=', row.id).execute();
-        return secret;
+  /**
+   * The newest active credential of the type that opens, as `openForExecution`; ROW_CHANGED when a
+   * row it read was deleted or re-sealed before it was recorded as checked or marked invalid.
+   */
+  async function openNewest({ tenantId, organizationId, projectId, kitId, credentialId }: OpenTarget): Promise<Record<string, unknown> | null | typeof ROW_CHANGED> {
+    const rows = await owner
+      .selectFrom('kit_credentials')
+      .select(['id', 'key_id', 'sealed'])
+      .where('tenant_id', '=', tenantId)
+      .where('organization_id', '=', organizationId)
+      .where('project_id', '=', projectId)
+      .where('kit_id', '=', kitId)
+      .where('credential_type', '=', credentialId)
+      .where('status', '=', 'active')
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    if (rows.length === 0) return null;
+    // The organization's keys only: a value sealed to another organization's key does not open here.
+    const { ring, untrusted, unopenable } = await loadOrganizationKeyRing(owner, serverSecret, keys, organizationId);
+    if (untrusted.length > 0) log.error({ organizationId, keyIds: untrusted }, 'credential keys not made by the service (their tags do not check out) were left out');
+    if (unopenable.length > 0) {
+      log.error({ organizationId, keyIds: unopenable }, 'credential keys whose private key does not open with SERVER_SECRET, or does not match their public key (their rows were altered), were left out');
+    }
+    // No key opens (every one damaged): nothing sealed to them opens, as with a key left out.
+    const sealer = ring ? await createCredentialSealer(ring) : undefined;
+    // The newest that opens; one that does not (sealed to another key, moved or tampered with)
+    // is marked invalid and never used, and does not hide an older one that works.
+    for (const row of rows) {
+      let secret: Record<string, unknown>;
+      try {
+        if (!sealer) throw new Error('sealed with a key that is not in the key ring');
+        secret = sealer.open({ keyId: row.key_id, ciphertext: row.sealed }, { tenantId, credentialId: row.id });
+      } catch (error) {
+        // Only the value that failed: one a rotation re-sealed meanwhile (its old key retired since
+        // it was read) is read again, not blamed.
+        const marked = await owner
+          .updateTable('kit_credentials')
+          .set({ last_checked_at: databaseNow, last_check_status: 'failed', status: 'invalid' })
+          .where('id', '=', row.id)
+          .where('key_id', '=', row.key_id)
+          .where('sealed', '=', row.sealed)
+          .executeTakeFirst();
+        if (Number(marked.numUpdatedRows) === 0) return ROW_CHANGED;
+        log.warn({ credentialRowId: row.id, reason: (error as Error).message }, 'a stored credential failed to open');
+        continue;
       }
-      throw new CredentialUnopenableError(`none of the ${rows.length} stored credential(s) opened; each is now marked invalid`);
+      // Outside the try: a database that fails to record the check is the server's trouble, not
+      // the credential's; it propagates (the run is tried again) and the row stays active. A row
+      // deleted (or marked invalid) since it was read is not handed over: its delete was answered.
+      const recorded = await owner
+        .updateTable('kit_credentials')
+        .set({ last_checked_at: databaseNow, last_check_status: 'succeeded' })
+        .where('id', '=', row.id)
+        .where('status', '=', 'active')
+        .executeTakeFirst();
+      if (Number(recorded.numUpdatedRows) === 0) return ROW_CHANGED;
+      return secret;
+    }
+    throw new CredentialUnopenableError(`none of the ${rows.length} stored credential(s) opened; each is now marked invalid`);
+  }
+
+  return {
+    async openForExecution(target) {
+      // Again from the start when a row it read changed meanwhile (deleted, or re-sealed by a
+      // rotation): each pass follows a change another transaction committed.
+      for (;;) {
+        const opened = await openNewest(target);
+        if (opened !== ROW_CHANGED) return opened;
+      }
     },
 
     async rotate() {
