@@ -16,7 +16,7 @@ export interface UserLookup {
   is_platform_admin: boolean;
 }
 
-// These run before a tenant is known, through definer functions (migrations 0001 and 0003).
+// These run before a tenant is known, through definer functions (migrations 0001, 0003 and 0023).
 
 /** Finds the key by prefix and, when `presentedHash` matches, notes its use — one round trip. */
 export async function authenticateApiKey(db: Kysely<Database>, prefix: string, presentedHash: string): Promise<ApiKeyLookup | undefined> {
@@ -24,8 +24,12 @@ export async function authenticateApiKey(db: Kysely<Database>, prefix: string, p
   return rows[0];
 }
 
-export async function findUserForAuth(db: Kysely<Database>, userId: string): Promise<UserLookup | undefined> {
-  const { rows } = await sql<UserLookup>`select * from app_private.find_user(${userId})`.execute(db);
+/**
+ * Finds the user a verified bearer token names and, the first time, notes that a bearer token
+ * authenticated them (users.first_bearer_authenticated_at, by the database's clock) — one round trip.
+ */
+export async function authenticateUser(db: Kysely<Database>, userId: string): Promise<UserLookup | undefined> {
+  const { rows } = await sql<UserLookup>`select * from app_private.authenticate_user(${userId})`.execute(db);
   return rows[0];
 }
 

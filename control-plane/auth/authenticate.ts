@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Database } from '../db/database.ts';
 import { AppError, forbidden, invalid, notFound, unauthorized } from '../errors/app-error.ts';
 import { apiKeyPrefix, hashApiKey, hashesMatch } from './api-key-format.ts';
-import { authenticateApiKey, findUserForAuth, tenantExists } from './auth.repository.ts';
+import { authenticateApiKey, authenticateUser, tenantExists } from './auth.repository.ts';
 import type { JwtVerifier } from './jwt-verifier.ts';
 import type { Principal } from './principal.ts';
 import type { SessionTokens } from './session-token.ts';
@@ -64,7 +64,10 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   async function fromBearer(token: string): Promise<Principal> {
     // A token that names our session issuer is checked with our key only, never with the IdP's.
     const { subject } = deps.sessionTokens.claimsToBeSessionToken(token) ? await deps.sessionTokens.verify(token) : await deps.verifyJwt(token);
-    const user = uuid.safeParse(subject).success ? await findUserForAuth(deps.db, subject) : undefined;
+    // Also notes, the first time, that a bearer token authenticated the user: the reissue of an
+    // owner's key asks whether they ever got in. Session tokens are noted too, though their user
+    // has a password already, which says as much.
+    const user = uuid.safeParse(subject).success ? await authenticateUser(deps.db, subject) : undefined;
     if (!user) throw unauthorized('The bearer token names no known user');
     return {
       userId: user.user_id,

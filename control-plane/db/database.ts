@@ -20,6 +20,8 @@ export interface UsersTable {
   password_hash: string | null;
   is_platform_admin: Generated<boolean>;
   created_at: CreatedAt;
+  /** When a bearer token (an identity provider's or a session token) first authenticated the user. */
+  first_bearer_authenticated_at: Date | null;
 }
 
 export type OrganizationRole = 'owner' | 'admin' | 'member' | 'customer';

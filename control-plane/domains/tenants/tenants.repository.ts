@@ -61,7 +61,7 @@ export async function findFirstOrganizationOfTenant(db: Kysely<Database>, tenant
 export async function lockUserOfTenant(db: Kysely<Database>, tenantId: string, userId: string) {
   return db
     .selectFrom('users')
-    .select(['id', 'password_hash', 'is_platform_admin'])
+    .select(['id', 'password_hash', 'is_platform_admin', 'first_bearer_authenticated_at'])
     .where('tenant_id', '=', tenantId)
     .where('id', '=', userId)
     .forNoKeyUpdate()

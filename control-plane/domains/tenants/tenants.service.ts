@@ -83,11 +83,12 @@ export async function setTenantFeatures(trx: Kysely<Database>, adminTenantId: st
  * A new API key for the tenant's owner, for when the answer to the tenant's creation (the only
  * place their first key was shown) was lost: they have no password, so without a key they could
  * never get in, and the tenant cannot be created again (the email is taken). Issued only while
- * that answer can be presumed lost: the owner has no password, has never used a key, and holds no
- * key they made themselves. Otherwise they have got in, and make keys themselves: CONFLICT. The
- * owner's previous keys are revoked with it, so a lost answer's key, should it surface, no longer
- * works. The owner's row is locked first: two calls at once take turns, and the later one revokes
- * the earlier one's key, leaving one that works.
+ * that answer can be presumed lost: the owner has no password, has never used a key, holds no key
+ * they made themselves, and no bearer token (their identity provider's) has ever authenticated
+ * them. Otherwise they have got in, and make keys themselves: CONFLICT. The owner's previous keys
+ * are revoked with it, so a lost answer's key, should it surface, no longer works. The owner's row
+ * is locked first: two calls at once take turns, and the later one revokes the earlier one's key,
+ * leaving one that works.
  */
 export async function reissueOwnerApiKey(trx: Kysely<Database>, admin: Principal, tenantId: string, log: Logger): Promise<ReissuedOwnerKey> {
   const { reissued, revokedApiKeyIds } = await asTenant(trx, tenantId, admin.tenantId, () => reissueOwnerApiKeyInTenant(trx, tenantId));
@@ -116,6 +117,11 @@ async function reissueOwnerApiKeyInTenant(trx: Kysely<Database>, tenantId: strin
   }
   if (keys.some((key) => !key.issued_by_platform)) {
     throw conflict(`The owner of this tenant has created an API key of their own: they create API keys themselves (POST /developer/api-keys); ${unchanged}`);
+  }
+  // Noted as the token is checked, outside this transaction (app_private.authenticate_user); the
+  // owner's row lock above waits for a note under way, so a sign-in that has happened is seen here.
+  if (owner.first_bearer_authenticated_at !== null) {
+    throw conflict(`The owner of this tenant has signed in with a bearer token (their identity provider's): they create API keys themselves (POST /developer/api-keys); ${unchanged}`);
   }
   const revokedApiKeyIds = await revokeActiveApiKeysOfUser(trx, tenantId, owner.id);
   const apiKey = await issueApiKey(trx, { tenantId, userId: owner.id }, 'Owner key (reissued)', { issuedByPlatform: true });
