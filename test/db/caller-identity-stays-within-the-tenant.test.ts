@@ -1,0 +1,48 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
+import pg from 'pg';
+
+/**
+ * app_private.user_identity (0014) is for GET /api/me of a platform admin acting in another tenant,
+ * whose own row row-level security hides there. It returned the email and name of any user at all.
+ */
+let database: TestDatabase;
+let tenantA: string;
+let userOfB: string;
+let adminId: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const q = (text: string, values: unknown[] = []) => ownerQuery(database.ownerUrl, text, values);
+  const [a] = await q(`insert into tenants (name) values ('a') returning id`);
+  const [b] = await q(`insert into tenants (name) values ('b') returning id`);
+  const [platform] = await q(`insert into tenants (name) values ('platform') returning id`);
+  [{ id: userOfB }] = await q(`insert into users (tenant_id, email, name) values ($1, 'bob@b.test', 'Bob') returning id`, [b.id]);
+  [{ id: adminId }] = await q(`insert into users (tenant_id, email, name, is_platform_admin) values ($1, 'admin@platform.test', 'Admin', true) returning id`, [platform.id]);
+  tenantA = a.id;
+});
+
+async function identityInTenantA(userId: string) {
+  const client = new pg.Client({ connectionString: database.appUrl });
+  await client.connect();
+  try {
+    await client.query('begin');
+    await client.query(`select set_config('app.tenant_id', $1, true)`, [tenantA]);
+    return (await client.query('select email, name from app_private.user_identity($1)', [userId])).rows;
+  } finally {
+    await client.query('rollback').catch(() => {});
+    await client.end();
+  }
+}
+
+describe('app_private.user_identity, in tenant A', () => {
+  it("names no user of another tenant", async () => {
+    // Before the fix: [{ email: 'bob@b.test', name: 'Bob' }].
+    expect(await identityInTenantA(userOfB)).toEqual([]);
+  });
+
+  it('still names a platform admin (acting in A, whose own row is elsewhere)', async () => {
+    expect(await identityInTenantA(adminId)).toEqual([{ email: 'admin@platform.test', name: 'Admin' }]);
+  });
+});
