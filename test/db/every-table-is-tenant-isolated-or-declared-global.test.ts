@@ -13,7 +13,8 @@ import { createTestDatabase, type TestDatabase } from '../helpers/test-database.
  */
 const GLOBAL: Record<string, { why: string; appRole: string[] }> = {
   rate_limits: { why: "counters per caller, shared by every API node (rate-limiter-flexible's layout)", appRole: ['DELETE', 'INSERT', 'SELECT', 'UPDATE'] },
-  worker_heartbeats: { why: 'which workers are alive; requests only read it (health)', appRole: ['SELECT'] },
+  // Its last_seen_at only (a column grant, migration 0025): a live pool's id is what a forged execution needs.
+  worker_heartbeats: { why: 'which workers are alive; requests only read when they last beat (health)', appRole: [] },
   credential_keys: { why: "the server's key ring; read through a definer function only", appRole: [] },
   kysely_migration: { why: 'migration bookkeeping', appRole: [] },
   kysely_migration_lock: { why: 'migration bookkeeping', appRole: [] },
