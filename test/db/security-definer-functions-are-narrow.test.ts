@@ -54,7 +54,9 @@ describe('every SECURITY DEFINER function', () => {
   });
 
   it('builds no SQL from its arguments', () => {
-    const dynamic = definers.filter((f) => (f.language === 'plpgsql' && /\bexecute\b/i.test(f.body)) || /\bformat\s*\(|quote_ident|quote_literal/i.test(f.body));
+    // String literals left out: a task named 'kits.execute' is no EXECUTE statement.
+    const code = (body: string) => body.replace(/'(?:[^']|'')*'/g, "''");
+    const dynamic = definers.filter((f) => (f.language === 'plpgsql' && /\bexecute\b/i.test(code(f.body))) || /\bformat\s*\(|quote_ident|quote_literal/i.test(code(f.body)));
     expect(dynamic.map((f) => f.signature)).toEqual([]);
   });
 });
