@@ -28,14 +28,19 @@ const DEFAULT_TTL_SECONDS = 15 * 60;
  */
 export const invalidDownloadLink = () => new AppError('FORBIDDEN', 'This download link is not valid');
 
-/** The signed payload. A link signed before it named its holder has no `u`: it is not valid. */
+/**
+ * The signed payload. A link signed before it named its holder has no `u`: it is not valid. The ids
+ * are checked as ids, as every other input is: a signed payload that names something else (only a
+ * holder of SERVER_SECRET can sign one: an operator's script, another version) is an invalid link,
+ * not a query PostgreSQL refuses with a 500.
+ */
 const signedPayload = z.object({
-  t: z.string(),
-  u: z.string(),
-  k: z.string().optional(),
-  o: z.string(),
-  x: z.string(),
-  b: z.string(),
+  t: z.guid(),
+  u: z.guid(),
+  k: z.guid().optional(),
+  o: z.guid(),
+  x: z.guid(),
+  b: z.guid(),
   f: z.string(),
   e: z.number(),
 });
@@ -66,11 +71,21 @@ export function createDownloadLinks(serverSecret: string): DownloadLinks {
       const expected = payload ? Buffer.from(sign(payload)) : Buffer.alloc(0);
       const given = Buffer.from(signature ?? '');
       if (!payload || extra !== undefined || given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidDownloadLink();
-      const decoded = signedPayload.safeParse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
+      const decoded = signedPayload.safeParse(parsedJson(Buffer.from(payload, 'base64url').toString('utf8')));
       if (!decoded.success) throw invalidDownloadLink();
       const { t, u, k, o, x, b, f, e } = decoded.data;
-      if (e * 1000 < Date.now()) throw new AppError('FORBIDDEN', 'This download link has expired; ask for a new one');
+      // Expired from `expiresAt` on, as a JWT is from its `exp`: the instant the answer names is not still valid.
+      if (e * 1000 <= Date.now()) throw new AppError('FORBIDDEN', 'This download link has expired; ask for a new one');
       return { tenantId: t, holder: { userId: u, apiKeyId: k }, organizationId: o, executionId: x, blobId: b, filename: f };
     },
   };
+}
+
+/** The JSON a signed payload holds, or undefined when it holds none (the schema then refuses it). */
+function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

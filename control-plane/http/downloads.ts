@@ -29,8 +29,16 @@ export function createDownloadHandler(db: Kysely<Database>, links: DownloadLinks
           : { code: 'SERVICE_UNAVAILABLE', message: 'Too many downloads at once; retry shortly' },
       );
     }
-    // Held until the response is done with, read to the end or abandoned.
-    res.once('close', slot.release);
+    // Held until the response is done with (read to the end or abandoned) and the read behind it has
+    // ended: a client that goes away while the blob is being read does not free the slot, or
+    // clients that abandon downloads at once would start reads, each waiting for a database
+    // connection and then holding its ZIP, without bound.
+    let holding = 2;
+    const letGo = () => {
+      holding -= 1;
+      if (holding === 0) slot.release();
+    };
+    res.once('close', letGo);
     try {
       const target = links.verify(req.params.token);
       const blob = await withTenant(db, target.tenantId, (trx) => readBundleForDownload(trx, target));
@@ -44,6 +52,8 @@ export function createDownloadHandler(db: Kysely<Database>, links: DownloadLinks
       const wire = toWireError(error);
       logServerFault(req.log, error, wire);
       sendSurfaceError(req, res, wire);
+    } finally {
+      letGo();
     }
   };
 }

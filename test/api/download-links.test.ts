@@ -1,13 +1,16 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { get } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createDownloadLinks } from '../../control-plane/http/download-links.ts';
 import { call, type ApiResponse } from '../helpers/http.ts';
-import { untilLockWaiters } from '../helpers/lock-holder.ts';
+import { lockWaiterCount, untilLockWaiters } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
+import { until } from '../helpers/until.ts';
 import { createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 
 let app: TestApp;
 let orgId: string;
@@ -99,6 +102,51 @@ describe('GET /api/downloads/<token>', () => {
   });
 });
 
+describe('a download whose client goes away while its bundle is read', () => {
+  it('keeps its slot until the read has ended, so abandoned downloads cannot start reads without bound', async () => {
+    const from = '127.0.0.7';
+    const download = () =>
+      new Promise<{ status: number; code: string | undefined }>((resolve, reject) => {
+        get(new URL(link, app.url), { localAddress: from }, (response) => {
+          let text = '';
+          response.on('data', (chunk) => (text += chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, code: response.statusCode === 200 ? undefined : JSON.parse(text).error.code }));
+        }).on('error', reject);
+      });
+    const abortedDownloads = () => app.logLines.filter((line) => line.msg === 'request aborted' && String((line.req as { url?: string })?.url).startsWith('/api/downloads/')).length;
+    const abortedBefore = abortedDownloads();
+    // Every read waits on the blob table meanwhile.
+    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
+    await holder.connect();
+    let third: Promise<unknown> = Promise.resolve();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table blobs in access exclusive mode');
+      const abandoned = [0, 1].map(() => get(new URL(link, app.url), { localAddress: from }).on('error', () => {}));
+      await untilLockWaiters(app.database.ownerUrl, 2);
+      for (const request of abandoned) request.destroy();
+      await until('the service has seen both clients go', async () => abortedDownloads() >= abortedBefore + 2);
+      // Both reads are still waiting: the address's two slots are still taken, and a third
+      // download is refused at once instead of starting a third read.
+      let answered = false;
+      third = download().finally(() => (answered = true));
+      const thirdReadWaits = async () => {
+        while (!answered) {
+          if ((await lockWaiterCount(app.database.ownerUrl)) >= 3) return 'a third read waits on the database';
+          await sleep(20);
+        }
+      };
+      const answer = await Promise.race([third, thirdReadWaits()]);
+      expect(answer).toEqual({ status: 429, code: 'RATE_LIMITED' });
+    } finally {
+      await holder.query('commit');
+      await holder.end();
+    }
+    await third;
+    await until('the slots are back once the reads have ended', async () => (await download()).status === 200);
+  });
+});
+
 describe('a download link whose holder has lost access to its bundle', () => {
   let member: Actor;
   const addMember = async () => {
@@ -165,5 +213,38 @@ describe('a download link whose holder has lost access to its bundle', () => {
     expect((await call(app.url, `/api/projects/${projectId}`, { apiKey: app.bootstrap.apiKey, method: 'DELETE' })).status).toBe(200);
     const gone = await call(app.url, held);
     expect([gone.status, gone.body.error]).toEqual([404, { code: 'NOT_FOUND', message: 'The file behind this link no longer exists' }]);
+  });
+});
+
+describe('the edges of a download link', () => {
+  it('has expired at the instant its expiresAt names, as a token has at its exp, and serves up to the millisecond before', async () => {
+    const handed = await call(app.url, `/api/${orgId}/kits/executions/${executionId}/bundle`, { apiKey: app.bootstrap.apiKey });
+    expect(handed.status, handed.text).toBe(200);
+    const expiresAt = Date.parse(handed.body.data.expiresAt);
+    // The service runs in this process: only its clock (Date) is moved, never its timers.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(expiresAt - 1);
+      expect((await call(app.url, handed.body.data.downloadUrl)).status).toBe(200);
+      vi.setSystemTime(expiresAt);
+      const expired = await call(app.url, handed.body.data.downloadUrl);
+      expect([expired.status, expired.body.error]).toEqual([403, { code: 'FORBIDDEN', message: 'This download link has expired; ask for a new one' }]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('answers a signed link that names no ids, or holds no JSON, as a forged one: never a 500', async () => {
+    // Only a holder of SERVER_SECRET can sign these (a server of another version, an operator's script).
+    const notIds = createDownloadLinks(TEST_SERVER_SECRET).create({ tenantId: 'a tenant', holder: { userId: 'a user' }, organizationId: 'o', executionId: 'x', blobId: 'b', filename: 'f.zip' });
+    // Signed as download-links.ts signs: HMAC-SHA256 under a key derived from the secret.
+    const linkKey = createHmac('sha256', TEST_SERVER_SECRET).update('specwright-download-links').digest();
+    const notJson = Buffer.from('not json').toString('base64url');
+    const notJsonPath = `/api/downloads/${notJson}.${createHmac('sha256', linkKey).update(notJson).digest('base64url')}`;
+    for (const path of [notIds.path, notJsonPath]) {
+      const answer = await call(app.url, path);
+      expect([answer.status, answer.body.error], path).toEqual([403, { code: 'FORBIDDEN', message: 'This download link is not valid' }]);
+    }
+    expect(app.logLines.filter((line) => line.msg === 'unexpected error')).toEqual([]);
   });
 });

@@ -35,7 +35,7 @@ export const kitExecutionsRouter = router({
     .query(({ ctx, input }) => getKitOutput(ctx.db, ctx.principal, input)),
 
   bundle: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/{orgId}/kits/executions/{executionId}/bundle', tags, summary: 'A signed, expiring link to the ZIP of the valid outputs', errorResponses: { 409: 'CONFLICT: no bundle yet (the execution is not finished, its bundle is being built, or it has no valid output)' } } })
+    .meta({ openapi: { method: 'GET', path: '/{orgId}/kits/executions/{executionId}/bundle', tags, summary: 'A signed, expiring link to the ZIP of the valid outputs', errorResponses: { 409: 'CONFLICT: no bundle to link to (the execution is not finished, its bundle is being built, could not be built or is no longer stored, or it has no valid output)' } } })
     .input(executionRefInput)
     .output(bundleLinkOutput)
     .query(({ ctx, input }) => getBundleLink(ctx.db, ctx.principal, ctx.downloadLinks, input)),

@@ -86,9 +86,9 @@ export const executionDetailOutput = executionSummaryOutput.extend({
   tokenUsage: z.object({ prompt: z.number().int(), completion: z.number().int(), total: z.number().int() }),
   bundleStatus: z
     .enum(['none', 'building', 'ready', 'failed'])
-    .describe('ready: GET …/bundle answers with a link; building: shortly after the execution ends; failed: it could not be built (GET …/bundle says why)'),
-  bundlePath: z.string().nullable(),
-  bundleSizeBytes: z.number().int().nullable(),
+    .describe('ready: GET …/bundle answers with a link; building: shortly after the execution ends; failed: it could not be built, or is no longer stored (GET …/bundle says why)'),
+  bundlePath: z.string().nullable().describe('Where the bundle is stored; null unless bundleStatus is ready'),
+  bundleSizeBytes: z.number().int().nullable().describe('null unless bundleStatus is ready'),
 });
 
 export const listExecutionsInput = orgInput.extend(pagingInput.shape).extend({

@@ -35,10 +35,21 @@ const iso = (value: Date | null) => value?.toISOString() ?? null;
  */
 function bundleStatusOf(row: ExecutionRow): 'none' | 'building' | 'ready' | 'failed' {
   if (row.bundle_blob_id) return 'ready';
-  if (row.bundle_error) return 'failed';
+  if (row.bundle_error || bundleNoLongerStored(row)) return 'failed';
   const ended = row.status !== 'pending' && row.status !== 'running';
   return ended && getsBundle({ valid: row.outputs_valid, warnings: row.outputs_warnings }) ? 'building' : 'none';
 }
+
+/**
+ * A bundle that was attached and whose blob has gone since: the blob's foreign key clears
+ * `bundle_blob_id` and leaves the path it was attached with. No job will build it again, so it must
+ * not read "building" (and GET …/bundle "try again in a moment") for good.
+ */
+function bundleNoLongerStored(row: ExecutionRow): boolean {
+  return row.bundle_blob_id === null && row.bundle_path !== null;
+}
+
+const BUNDLE_NO_LONGER_STORED = 'The bundle of this execution is no longer stored. Start a new execution.';
 
 function executionRowToSummary(row: ExecutionRow): ExecutionSummary {
   return {
@@ -135,8 +146,9 @@ export async function getKitExecution(db: Kysely<Database>, principal: Principal
     })),
     tokenUsage: row.token_usage,
     bundleStatus: bundleStatusOf(row),
-    bundlePath: row.bundle_path,
-    bundleSizeBytes: row.bundle_size_bytes,
+    // Where the bundle is, only while it is there.
+    bundlePath: row.bundle_blob_id ? row.bundle_path : null,
+    bundleSizeBytes: row.bundle_blob_id ? row.bundle_size_bytes : null,
   };
 }
 
@@ -166,6 +178,7 @@ export async function getBundleLink(db: Kysely<Database>, principal: Principal, 
   const blob = row.bundle_blob_id ? await readBlobMeta(db, principal.tenantId, row.bundle_blob_id) : undefined;
   if (!blob) {
     const bundleStatus = bundleStatusOf(row);
+    if (row.bundle_blob_id || bundleNoLongerStored(row)) throw new AppError('CONFLICT', BUNDLE_NO_LONGER_STORED, { status: row.status, bundleStatus: 'failed' });
     if (bundleStatus === 'failed') {
       throw new AppError('CONFLICT', `The bundle of this execution could not be built: ${row.bundle_error}. Start a new execution.`, { status: row.status, bundleStatus });
     }
