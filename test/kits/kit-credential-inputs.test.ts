@@ -33,6 +33,21 @@ describe('a credential stored with plain values', () => {
     expect(await sqlAsOwner('select id from kit_credentials')).toEqual([]);
   });
 
+  it('is refused by field, without its value, when it holds a whole number JSON cannot carry exactly (it would be stored rounded)', async () => {
+    const before = await sqlAsOwner('select id from kit_credentials');
+    const response = await call(app.url, `/api/${orgId}/kits/credentials`, {
+      apiKey: key,
+      rawBody: `{"projectId":"${projectId}","kitId":"deployer","credentialType":"deploy","credentials":{"auth":{"pin":12345678901234567890}}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect([response.status, response.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(response.body.error.details.issues).toEqual([{ field: 'credentials.auth.pin', issue: 'is a whole number past 9007199254740991, which JSON does not carry exactly (it would be stored rounded): send it as a string' }]);
+    expect(response.text).not.toMatch(/1234567890123456/);
+    expect(await sqlAsOwner('select id from kit_credentials')).toEqual(before);
+    // The largest exact one is stored as sent.
+    expect((await store({ pin: 9007199254740991 })).status).toBe(201);
+  });
+
   it('is stored when it holds a value at any depth', async () => {
     for (const credentials of [{ token: 'ghp_a-working-token' }, { auth: { port: 22 } }, { flags: [true] }]) {
       const response = await store(credentials);

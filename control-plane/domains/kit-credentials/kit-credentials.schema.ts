@@ -21,6 +21,19 @@ function holdsASecretValue(value: unknown): boolean {
   return value !== null && typeof value === 'object' && Object.values(value).some(holdsASecretValue);
 }
 
+/**
+ * A whole number past 2^53 − 1 arrives already rounded (`12345678901234567890` parses as
+ * 12345678901234567000): a token or PIN sent as one would be stored wrong, and fail where it is
+ * used. Refused by field, never quoted (it is a secret), so the caller sends it as a string.
+ */
+function refuseInexactWholeNumbers(value: unknown, ctx: z.RefinementCtx, path: PropertyKey[] = []): void {
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    ctx.addIssue({ code: 'custom', path, message: `is a whole number past ${Number.MAX_SAFE_INTEGER}, which JSON does not carry exactly (it would be stored rounded): send it as a string` });
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) refuseInexactWholeNumbers(child, ctx, [...path, key]);
+  }
+}
+
 export const storeCredentialInput = orgInput
   .extend({
     projectId: uuidInput(),
@@ -29,6 +42,7 @@ export const storeCredentialInput = orgInput
     credentials: z
       .record(z.string(), z.unknown())
       .refine(holdsASecretValue, 'must hold at least one value: a non-empty string, a number or a boolean')
+      .superRefine((secret, ctx) => refuseInexactWholeNumbers(secret, ctx))
       .optional()
       .describe(`Secret key-value pairs, sealed by the server: at least one value, ${bound}; an empty or larger secret is VALIDATION_ERROR`),
     sealedCredentials: z
