@@ -153,4 +153,11 @@ export async function down(db: Kysely<any>): Promise<void> {
   }
   await sql`drop schema app_private cascade`.execute(db);
   await sql`drop function app_current_tenant()`.execute(db);
+  // Granted by up on the public schema itself, which outlives this down: dropping the tables left
+  // them, so a database taken down to nothing still gave the app role USAGE on public and SELECT,
+  // INSERT, UPDATE, DELETE on any table made there later. Default privileges are those of the role
+  // that set them: run this as the owner that ran up. (The role is the cluster's, made before any
+  // migration runs: it stays.)
+  await sql`alter default privileges in schema public revoke select, insert, update, delete on tables from ${sql.id(APP_ROLE)}`.execute(db);
+  await sql`revoke usage on schema public from ${sql.id(APP_ROLE)}`.execute(db);
 }
