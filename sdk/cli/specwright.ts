@@ -1,7 +1,10 @@
 /**
  * `specwright kit <init|validate|test|publish> <dir>` — the kit author's command line. Run through
  * `bin.mjs`, which starts Node with --no-node-snapshot (the sandbox needs it). Every failure is one
- * line (problems one per line, `file[:line]: message`); exit codes: 0 ok, 1 failed, 2 usage error.
+ * line (problems one per line, `file[:line]: message`); exit codes: 0 ok, 1 failed, 2 usage error,
+ * 3 the service could not take the request now (unreachable, no answer in time, 429 or 5xx): try again.
+ * With --json, stdout holds exactly one line, a JSON object, whatever the outcome (for programs
+ * that write kits in bulk); exit codes are the same.
  */
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
@@ -32,14 +35,40 @@ Options:
   --url <url>       publish: server URL          (or SPECWRIGHT_URL)
   --api-key <key>   publish: API key             (or SPECWRIGHT_API_KEY)
   --org <uuid>      publish: organization id     (or SPECWRIGHT_ORG)
+  --json            print one JSON object on stdout instead of text
   -h, --help        show this help
+
+Exit codes: 0 ok, 1 failed (kit problems, failed examples, a refused publish),
+2 wrong usage, 3 the server could not take the request now (unreachable,
+timed out, 429 or 5xx): try again later.
 `;
+
+/** The options each command takes; any other is a usage error, not silently ignored. */
+const COMMAND_OPTIONS: Record<string, string[]> = {
+  init: ['id', 'json'],
+  validate: ['json'],
+  test: ['kits', 'json'],
+  publish: ['url', 'api-key', 'org', 'json'],
+};
+
+/**
+ * Exit code of a publish the service could not take now — unreachable, no answer in time, 429 or
+ * 5xx (its own or a proxy's) — which says nothing about the kit: the same command may work later.
+ */
+const EXIT_TRY_AGAIN = 3;
+function tryAgainLater(error: PublishError): boolean {
+  return error.code === 'UNREACHABLE' || error.code === 'TIMEOUT' || error.status === 429 || (error.status !== null && error.status >= 500);
+}
 
 class UsageError extends Error {}
 
 type Output = { out: (line: string) => void; err: (line: string) => void; progress: (text: string, done?: boolean) => void };
 
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, io: Output = consoleOutput()): Promise<number> {
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, textIo: Output = consoleOutput()): Promise<number> {
+  // Known before parsing succeeds, so that even a usage error answers in JSON.
+  const json = argv.includes('--json');
+  const io: Output = json ? { out: () => {}, err: textIo.err, progress: () => {} } : textIo;
+  const answer = (value: Record<string, unknown>) => textIo.out(JSON.stringify(value));
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -51,11 +80,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         url: { type: 'string' },
         'api-key': { type: 'string' },
         org: { type: 'string' },
+        json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
     if (values.help) {
-      io.out(USAGE.trimEnd());
+      textIo.out(USAGE.trimEnd());
       return 0;
     }
     refuseKeyShapedArguments(positionals);
@@ -65,34 +95,43 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     // An empty argument is an unset variable (`kit init "$DIR"`), never "this directory".
     if (dir === undefined || dir === '') throw new UsageError(`"kit ${command}" needs a kit directory`);
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    const allowed = COMMAND_OPTIONS[command];
+    if (allowed === undefined) throw new UsageError(`unknown kit command "${command}" (init, validate, test or publish)`);
+    // `kit validate --id x` or `kit test --url …` would otherwise do something other than asked, silently.
+    const stray = Object.keys(values).find((name) => name !== 'help' && !allowed.includes(name));
+    if (stray !== undefined) throw new UsageError(`--${stray} is not an option of "kit ${command}"`);
+    const reply = json ? answer : undefined;
     switch (command) {
       case 'init':
-        return await init(dir, values.id, io);
+        return await init(dir, values.id, io, reply);
       case 'validate':
-        return await validate(dir, io);
+        return await validate(dir, io, reply);
       case 'test':
-        return await test(dir, values.kits, io);
-      case 'publish':
+        return await test(dir, values.kits, io, reply);
+      default:
         return await publish(dir, {
           url: values.url ?? env.SPECWRIGHT_URL,
           apiKey: values['api-key'] ?? env.SPECWRIGHT_API_KEY,
           orgId: values.org ?? env.SPECWRIGHT_ORG,
-        }, io);
-      default:
-        throw new UsageError(`unknown kit command "${command}" (init, validate, test or publish)`);
+        }, io, reply);
     }
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       // Node's own parse errors can span lines (an option missing its value); ours are one line.
-      io.err(`specwright: ${(error as Error).message.replace(/\s*\n\s*/g, ' ')}`);
+      const message = (error as Error).message.replace(/\s*\n\s*/g, ' ');
+      io.err(`specwright: ${message}`);
       io.err('Run "specwright kit --help" for usage.');
+      if (json) answer({ ok: false, error: { code: 'USAGE', message } });
       return 2;
     }
     if (error instanceof ScaffoldError || error instanceof PublishError) {
-      io.err(`specwright: ${error.message}`);
+      if (json) answer({ ok: false, error: { code: error instanceof ScaffoldError ? 'SCAFFOLD' : error.code, message: error.message } });
+      else io.err(`specwright: ${error.message}`);
       return 1;
     }
-    io.err(`specwright: unexpected error: ${String((error as Error)?.message ?? error).split('\n')[0]}`);
+    const message = String((error as Error)?.message ?? error).split('\n')[0];
+    if (json) answer({ ok: false, error: { code: 'INTERNAL', message } });
+    else io.err(`specwright: unexpected error: ${message}`);
     return 1;
   } finally {
     closeTestRuntime();
@@ -112,15 +151,31 @@ function refuseKeyShapedArguments(positionals: string[]): void {
   throw new UsageError(`${POSITION_NAMES[index] ?? 'an extra argument'} looks like an API key (not shown); pass the key with --api-key or SPECWRIGHT_API_KEY`);
 }
 
-async function init(dir: string, kitId: string | undefined, io: Output): Promise<number> {
+type Answer = ((value: Record<string, unknown>) => void) | undefined;
+
+async function init(dir: string, kitId: string | undefined, io: Output, answer: Answer): Promise<number> {
   const { kitId: id, files } = await scaffoldKit(dir, kitId === undefined ? {} : { kitId });
+  answer?.({ ok: true, kitId: id, dir, files });
   for (const file of files) io.out(`created ${join(dir, file)}`);
-  io.out(`Kit "${id}" is ready. Next: specwright kit validate ${dir} && specwright kit test ${dir}`);
+  const shown = shellWord(dir);
+  io.out(`Kit "${id}" is ready. Next: specwright kit validate ${shown} && specwright kit test ${shown}`);
   return 0;
 }
 
-async function validate(dir: string, io: Output): Promise<number> {
+/** `dir` as a shell reads it back: the "Next:" line is meant to be pasted. */
+function shellWord(dir: string): string {
+  const word = dir.startsWith('-') ? `./${dir}` : dir;
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+async function validate(dir: string, io: Output, answer: Answer): Promise<number> {
   const loaded = await loadKitDirectory(dir);
+  if (answer) {
+    answer(loaded.ok
+      ? { ok: true, dir, kitRef: loaded.kit.ref, outputs: loaded.manifest.outputs.length, files: Object.keys(loaded.files), phases: loaded.manifest.phases, problems: [] }
+      : { ok: false, dir, kitRef: loaded.kitRef ?? null, problems: loaded.problems });
+    return loaded.ok ? 0 : 1;
+  }
   if (!loaded.ok) {
     for (const problem of loaded.problems) io.err(formatProblem(problem));
     io.err(`${loaded.problems.length} problem${loaded.problems.length === 1 ? '' : 's'} in ${dir}`);
@@ -131,8 +186,12 @@ async function validate(dir: string, io: Output): Promise<number> {
   return 0;
 }
 
-async function test(dir: string, kitsDir: string | undefined, io: Output): Promise<number> {
+async function test(dir: string, kitsDir: string | undefined, io: Output, answer: Answer): Promise<number> {
   const report = await testKitDirectory(dir, kitsDir === undefined ? {} : { kitsDir });
+  if (answer) {
+    answer(report);
+    return report.ok ? 0 : 1;
+  }
   const lines = formatTestReport(report);
   const summary = lines.pop() as string;
   for (const line of lines) io.out(line);
@@ -141,7 +200,7 @@ async function test(dir: string, kitsDir: string | undefined, io: Output): Promi
   return report.ok ? 0 : 1;
 }
 
-async function publish(dir: string, target: { url?: string | undefined; apiKey?: string | undefined; orgId?: string | undefined }, io: Output): Promise<number> {
+async function publish(dir: string, target: { url?: string | undefined; apiKey?: string | undefined; orgId?: string | undefined }, io: Output, answer: Answer): Promise<number> {
   const missing = [
     target.url ? null : '--url (or SPECWRIGHT_URL)',
     target.apiKey ? null : '--api-key (or SPECWRIGHT_API_KEY)',
@@ -155,14 +214,20 @@ async function publish(dir: string, target: { url?: string | undefined; apiKey?:
   };
   try {
     const published = await publishKit({ dir, url: target.url as string, apiKey: target.apiKey as string, orgId: target.orgId as string, onProgress });
+    answer?.({ ok: true, published });
     io.out(`Published ${published.kitId}@${published.version} (${published.displayName}, id ${published.id}, ${published.status})`);
     return 0;
   } catch (error) {
     if (!(error instanceof PublishError)) throw error;
+    const exit = tryAgainLater(error) ? EXIT_TRY_AGAIN : 1;
+    if (answer) {
+      answer({ ok: false, error: { code: error.code, status: error.status, message: error.message }, problems: error.problems });
+      return exit;
+    }
     for (const problem of error.problems) io.err(formatProblem(problem));
     const code = error.code === 'LOCAL' ? '' : ` [${error.code}${error.status === null ? '' : ` ${error.status}`}]`;
     io.err(`specwright: publish failed: ${error.message}${code}`);
-    return 1;
+    return exit;
   }
 }
 

@@ -145,6 +145,9 @@ export async function loadKitDirectoryOrThrow(dir: string): Promise<Extract<Load
 
 export type KitExample = { name: string; file: string; input: Record<string, unknown> };
 
+/** The largest example input read: far above what a server takes as a run's request body (1 MiB by default). */
+export const MAX_EXAMPLE_BYTES = 16 * 1024 * 1024;
+
 /** `examples/*.json`, sorted by name; each holds one run's input. */
 export async function readKitExamples(dir: string): Promise<{ examples: KitExample[]; problems: KitPackageProblem[] }> {
   const examples: KitExample[] = [];
@@ -152,14 +155,17 @@ export async function readKitExamples(dir: string): Promise<{ examples: KitExamp
   let names: string[];
   try {
     names = (await readdir(join(dir, 'examples'))).filter((name) => name.endsWith('.json')).sort();
-  } catch {
+  } catch (error) {
+    // No examples folder: the caller says to add one. One that cannot be listed is not "no examples".
+    if (!isMissing(error)) problems.push({ file: 'examples', message: `cannot be read as a folder: ${(error as Error).message}` });
     names = [];
   }
   for (const name of names) {
     const file = `examples/${name}`;
     let source: string;
     try {
-      const read = await readRegularFile(join(dir, file));
+      // A run's input reaches the server as a request body; one this large is never read only to be refused.
+      const read = await readRegularFile(join(dir, file), MAX_EXAMPLE_BYTES);
       // Decoded as kit files are: a UTF-8 byte order mark (Windows editors write one) is not JSON.
       const text = 'problem' in read ? read : decodeText(read.bytes);
       if (typeof text !== 'string') {

@@ -35,7 +35,7 @@ export type KitTestResult = KitExecutionResult & {
   kit: KitPackage;
   /** The output with this id; throws when there is none, naming the ids there are. */
   output(outputId: string): KitOutputRecord;
-  /** A json or yaml output's content, parsed. */
+  /** A json or yaml output's content, parsed; throws, naming the output, for another type or content that does not parse. */
   parsed(outputId: string): unknown;
   /** Every output valid (warnings allowed) and the run not failed. */
   ok: boolean;
@@ -107,7 +107,13 @@ export async function runLoadedKit(kit: KitPackage, dir: string, input: Record<s
     output,
     parsed: (outputId) => {
       const found = output(outputId);
-      return found.outputType === 'json' ? JSON.parse(found.content) : parseYaml(found.content);
+      // YAML reads almost any text (Markdown included) as something: only json and yaml outputs are parsed.
+      if (found.outputType !== 'json' && found.outputType !== 'yaml') throw new Error(`output "${outputId}" is ${found.outputType}, not json or yaml; read its content instead`);
+      try {
+        return found.outputType === 'json' ? JSON.parse(found.content) : parseYaml(found.content);
+      } catch (error) {
+        throw new Error(`output "${outputId}" (${found.filename}, ${found.status}) is not valid ${found.outputType}: ${(error as Error).message.split('\n')[0]}`);
+      }
     },
     ok: result.status !== 'failed' && result.outputs.every((o) => o.status !== 'invalid'),
   };

@@ -15,7 +15,9 @@ export class ScaffoldError extends Error {
 
 /** A kit id from a directory name: lowercase letters, digits and single hyphens; never an id the registry reserves. */
 export function kitIdFromDirectory(dir: string): string {
-  const id = basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '');
+  // Accented letters keep their base letter (`Größe Ding` → `grosse-ding`), as the scaffold's slug() does.
+  const latin = basename(resolve(dir)).normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss');
+  const id = latin.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '');
   if (id === '') return 'my-kit';
   return RESERVED_KIT_IDS.includes(id) ? `${id}-kit` : id;
 }
