@@ -8,7 +8,7 @@
 import type { KitPhase } from './manifest.schema.ts';
 import type { KitPackage } from './kit-package.ts';
 import type { KitLimits } from './limits.ts';
-import { KitHookError, KitLimitError, KitPhaseError } from './errors.ts';
+import { KitHookError, KitLimitError, KitPhaseError, kitTimeLimitError } from './errors.ts';
 import { failRun, summariseOutputs, type KitExecutionResult, type KitPhaseRecord, type KitRunStep } from './execution-result.ts';
 import { composeComponents, type KitResolver } from './compose-components.ts';
 import { findMissingInputs, parseHookResult, type HookResult } from './phase-contracts.ts';
@@ -18,6 +18,7 @@ import type { IsolatePool } from './sandbox/isolate-pool.ts';
 import type { KitSandbox, HookRun } from './sandbox/kit-sandbox.ts';
 import { HostBridge, type HostCapability } from './sandbox/host-bridge.ts';
 import { nestsDeeperThan } from './json-depth.ts';
+import { describePath } from './safe-path.ts';
 import { createRunRedactor, type SecretRedaction } from './secret-redaction.ts';
 
 /** How deeply a run's input may nest (an API request body is held to 64 levels in all). */
@@ -119,6 +120,10 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     bridge.phase = phase;
     const answer = await hookRun.invoke(file, kit.files.get(file) ?? '', phase.toLowerCase(), JSON.stringify(hookContext(phase, extra)), deadline);
     await bridge.settle(deadline);
+    // A host call that held this thread (a capability's own work) keeps the watchdog from firing
+    // until it lets go, and the hook may then answer first: a phase that ends past the deadline
+    // still fails the run on its time limit.
+    if (performance.now() > deadline) throw kitTimeLimitError(deps.limits.timeoutMs);
     if (Buffer.byteLength(answer, 'utf8') > deps.limits.maxTotalOutputBytes) {
       throw new KitLimitError('output-size', `kit exceeded its total output size limit of ${deps.limits.maxTotalOutputBytes} bytes (${phase} hook result)`);
     }
@@ -148,7 +153,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
       if (!plan) return;
       if (plan.outputs) {
         const unknown = plan.outputs.filter((id) => !manifest.outputs.some((o) => o.id === id));
-        if (unknown.length > 0) throw new KitPhaseError(`PLAN selected unknown outputs: ${unknown.map((id) => JSON.stringify(id)).join(', ')}`);
+        if (unknown.length > 0) throw new KitPhaseError(`PLAN selected unknown outputs: ${listUnknownIds(unknown)}`);
         plannedIds = manifest.outputs.map((o) => o.id).filter((id) => plan.outputs?.includes(id));
       }
       meta.plan = plan.data ?? null;
@@ -290,6 +295,15 @@ async function openDeclaredCredentials(
     opened[id] = secret;
   }
   return opened;
+}
+
+/** Unknown ids named in a message, at most this many: a PLAN result may list a million. */
+const MAX_UNKNOWN_IDS_NAMED = 10;
+
+/** The first few ids a PLAN hook made up, each quoted and cut short, and how many more there are. */
+function listUnknownIds(ids: readonly string[]): string {
+  const named = ids.slice(0, MAX_UNKNOWN_IDS_NAMED).map(describePath).join(', ');
+  return ids.length > MAX_UNKNOWN_IDS_NAMED ? `${named} and ${ids.length - MAX_UNKNOWN_IDS_NAMED} more` : named;
 }
 
 function roundMs(ms: number): number {

@@ -77,7 +77,11 @@ export function validateOutput(
     else if (validator) errors.push(...checkAgainstSchema(validator, parsed.value));
     else warnings.push('no schema declared; only the syntax was checked');
   } else if (declaration.outputType === 'markdown') {
-    const fences = content.match(/^\s*(```|~~~)/gm)?.length ?? 0;
+    // Leading blanks of one line only: \s would also take line breaks, and V8's backtracking engine
+    // then tries every line start against all the blank lines after it, quadratic in them (100,000
+    // empty lines took 28 s of the validation thread). The count is the same: a fence after blank
+    // lines is still one match.
+    const fences = content.match(/^[^\S\n\r\u2028\u2029]*(```|~~~)/gm)?.length ?? 0;
     if (fences % 2 === 1) warnings.push('a fenced code block is not closed');
   }
   if (content.includes('\uFFFD')) warnings.push('output contains U+FFFD replacement characters (mis-encoded text?)');

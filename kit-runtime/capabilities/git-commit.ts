@@ -21,7 +21,7 @@ import { HostCapabilityError } from '../errors.ts';
 import type { HostCapability } from '../sandbox/host-bridge.ts';
 import { explainUnsafePath, safeKitPath } from '../safe-path.ts';
 import { createSecretRedactor } from '../secret-redactor.ts';
-import { gitHttpClient, isPublicHttpsRemote, NonPublicAddressError } from './git-remote-policy.ts';
+import { gitHttpClient, isPublicHttpsRemote, NonPublicAddressError, withoutTrailing } from './git-remote-policy.ts';
 import { checkWorkTreeTargets, namesGitDirectory, refuseFileFolderClashes, writeWorkTreeFile } from './git-work-tree.ts';
 
 export { isPublicHttpsRemote } from './git-remote-policy.ts';
@@ -165,7 +165,7 @@ export function isWithinRepository(url: URL, bound: string): boolean {
   } catch {
     return false;
   }
-  const path = (candidate: URL) => candidate.pathname.replace(/\/+$/, '').replace(/\.git$/, '');
+  const path = (candidate: URL) => withoutTrailing(candidate.pathname, '/').replace(/\.git$/, '');
   if (boundUrl.origin !== url.origin) return false;
   const boundPath = path(boundUrl);
   const requested = path(url);
@@ -259,9 +259,23 @@ async function isAncestor(dir: string, commit: string, head: string): Promise<bo
   }
 }
 
+/**
+ * The kit's author, or undefined when it names none. isomorphic-git writes it into the commit's
+ * header as `author <name> <<email>> <time>` without escaping anything, so a line break in either
+ * would add header lines of the kit's choosing (a second author, a committer, a gpgsig) and `<` or
+ * `>` would move where the address seems to end: those, other control characters and more than
+ * 200 characters are refused (git's own ident rules strip the same characters).
+ */
 function pickAuthor(value: unknown): { name: string; email: string } | undefined {
   const { name, email } = (value ?? {}) as { name?: unknown; email?: unknown };
-  return typeof name === 'string' && typeof email === 'string' && name !== '' && email !== '' ? { name, email } : undefined;
+  if (typeof name !== 'string' || typeof email !== 'string' || name === '' || email === '') return undefined;
+  for (const [field, text] of [['name', name], ['email', email]] as const) {
+    // eslint-disable-next-line no-control-regex
+    if (text.length > 200 || /[\u0000-\u001f\u007f<>\u2028\u2029]/.test(text)) {
+      throw new HostCapabilityError(`author.${field} must be at most 200 characters, without "<", ">", line breaks or other control characters`);
+    }
+  }
+  return { name, email };
 }
 
 /** isomorphic-git errors carry URLs and response bodies; the kit author gets a plain reason. */

@@ -201,6 +201,13 @@ export class HookRun {
         result: { promise: true, copy: true },
       });
       if (typeof answer !== 'string') throw new KitHookError('hook answered something other than JSON text');
+      // The answer leaves the isolate as soon as the hook's promise settles, but code the hook
+      // started after a host reply runs in a task of its own, outside isolated-vm's timeout: an
+      // endless chain of microtasks (\`(function f() { Promise.resolve().then(f); })()\`) would keep
+      // the isolate busy after the phase, the run and its time limit, in the pool. A call queued
+      // behind it starts only once the isolate is idle, so the phase ends only then, or the watchdog
+      // ends it (and the isolate) at the time limit.
+      await this.#context.eval('undefined', { timeout });
       return answer;
     });
   }
