@@ -16,7 +16,10 @@ let orgId: string;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
 
 beforeAll(async () => {
-  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '200', WORKER_STALE_AFTER_MS: '1000', RATE_LIMIT_GENERAL_PER_MINUTE: '10000' } });
+  // The reaper that ends the bundle ignores heartbeats, but judges only after a whole stale period of
+  // its own steady beats: 500 ms beats give it that on a loaded machine, where 200 ms ones (a beat
+  // 100 ms late or 200 ms slow is a gap) could keep it waiting past the test's deadline.
+  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500', WORKER_STALE_AFTER_MS: '2000', RATE_LIMIT_GENERAL_PER_MINUTE: '10000' } });
   key = app.bootstrap.apiKey;
   orgId = app.bootstrap.organizationId;
   expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: sampleKit({ id: 'plain-kit' }) })).status).toBe(201);
@@ -55,7 +58,7 @@ describe('an execution whose bundle job failed its last attempt and could not re
     await until('bundleStatus leaves "building"', async () => {
       const got = await call(app.url, `/api/${orgId}/kits/executions/${executionId}`, { apiKey: key });
       return got.body.data.bundleStatus !== 'building';
-    }, 10_000);
+    }, 30_000);
     const execution = await call(app.url, `/api/${orgId}/kits/executions/${executionId}`, { apiKey: key });
     expect(execution.body.data).toMatchObject({ status: 'completed', bundleStatus: 'failed' });
     const bundle = await call(app.url, `/api/${orgId}/kits/executions/${executionId}/bundle`, { apiKey: key });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiWithKitAndProject, busyPlanKit, FAST_REAPING_WORKER_ENV, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { apiWithKitAndProject, FAST_REAPING_WORKER_ENV, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { holdTableLock } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { until } from '../helpers/until.ts';
@@ -19,8 +20,10 @@ const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(api.datab
 const workerEnv = FAST_REAPING_WORKER_ENV;
 
 beforeAll(async () => {
-  // PLAN takes 3 s of busy work: time for the second worker to start while it runs.
-  ({ api, key, orgId, execute } = await apiWithKitAndProject(busyPlanKit('slow-kit', 3000), 'Start-up reaping'));
+  // A quick kit: the test keeps its execution "running" by holding the lock its outputs are stored
+  // under. (A PLAN busy for 3 s spent most of the run's 5 s time limit, and on a loaded machine the
+  // run failed "kit exceeded its time limit"; or it ended before the second worker had started.)
+  ({ api, key, orgId, execute } = await apiWithKitAndProject(sampleKit({ id: 'start-up-kit' }), 'Start-up reaping'));
 });
 afterAll(async () => {
   for (const worker of workers) await worker.stop();
@@ -31,23 +34,32 @@ describe('a worker starting while a live worker’s heartbeat is still stale fro
   it('leaves that worker’s execution running: it completes with its outputs instead of ending "stopped unexpectedly"', async () => {
     const first = await startTestApp({ mode: 'worker', database: api.database, env: workerEnv });
     workers.push(first);
-    const executionId = await execute();
-    await until('the execution runs', async () => (await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status === 'running');
-
-    // What an outage leaves: the live worker's heartbeat older than the stale period, for as long
-    // as the second worker takes to start (its own first beat is an insert, which lands).
-    await sqlAsOwner(`
-      begin;
-      update worker_heartbeats set last_seen_at = now() - interval '1 minute';
-      create function test_heartbeats_frozen() returns trigger language plpgsql as $$ begin new.last_seen_at := old.last_seen_at; return new; end $$;
-      create trigger test_heartbeats_frozen before update on worker_heartbeats for each row execute function test_heartbeats_frozen();
-      commit;
-    `);
+    // Until released, the run waits to store its outputs (the reaper touches none): its execution
+    // stays "running" for as long as the second worker takes to start, however slow the machine.
+    const releaseOutputs = await holdTableLock(api.database.ownerUrl, 'kit_outputs');
+    let executionId: string;
     try {
-      workers.push(await startTestApp({ mode: 'worker', database: api.database, env: workerEnv }));
+      executionId = await execute();
+      await until('the execution runs', async () => (await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status === 'running');
+
+      // What an outage leaves: the live worker's heartbeat older than the stale period, for as long
+      // as the second worker takes to start (its own first beat is an insert, which lands).
+      await sqlAsOwner(`
+        begin;
+        update worker_heartbeats set last_seen_at = now() - interval '1 minute';
+        create function test_heartbeats_frozen() returns trigger language plpgsql as $$ begin new.last_seen_at := old.last_seen_at; return new; end $$;
+        create trigger test_heartbeats_frozen before update on worker_heartbeats for each row execute function test_heartbeats_frozen();
+        commit;
+      `);
+      try {
+        workers.push(await startTestApp({ mode: 'worker', database: api.database, env: workerEnv }));
+      } finally {
+        // The database is back for everyone: the live worker beats again at its next turn.
+        await sqlAsOwner('drop trigger test_heartbeats_frozen on worker_heartbeats; drop function test_heartbeats_frozen()');
+      }
+      expect((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status).toBe('running');
     } finally {
-      // The database is back for everyone: the live worker beats again at its next turn.
-      await sqlAsOwner('drop trigger test_heartbeats_frozen on worker_heartbeats; drop function test_heartbeats_frozen()');
+      await releaseOutputs();
     }
 
     const done = await waitForExecution(api.url, key, orgId, executionId, 20_000);
