@@ -37,8 +37,10 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promi
 }
 
 describe('jobs', () => {
-  it('are enqueued by the app role only with the transaction: a rollback leaves no job', async () => {
-    const rolledBack = withTenant(app.db, anyTenant, async (trx) => {
+  // The worker's own jobs, enqueued by the owner (a request may enqueue only its tenant's execution
+  // runs: test/db/enqueued-jobs-stay-within-the-tenant.test.ts); the transaction rule is the same.
+  it('are enqueued only with the transaction: a rollback leaves no job', async () => {
+    const rolledBack = owner.db.transaction().execute(async (trx) => {
       await addJob(trx, 'maintenance.purge_expired_rate_limits', {});
       expect(await queuedJobs()).toBe(0); // not visible outside the open transaction
       throw new Error('the request failed after enqueueing');
@@ -49,7 +51,7 @@ describe('jobs', () => {
 
   it('run once committed, with their payload parsed at run time', async () => {
     await sql`insert into rate_limits (key, points, expire) values ('expired', 1, ${Date.now() - 1000}), ('live', 1, ${Date.now() + 60_000})`.execute(owner.db);
-    await withTenant(app.db, anyTenant, (trx) => addJob(trx, 'maintenance.purge_expired_rate_limits', {}).then(() => undefined));
+    await owner.db.transaction().execute((trx) => addJob(trx, 'maintenance.purge_expired_rate_limits', {}));
     expect(await queuedJobs()).toBe(1);
     worker = await startWorker({ ownerPool: owner.pool, ownerDb: owner.db, log, concurrency: 1, serverSecret: 'test-secret-0123456789-0123456789-abcdef' });
     await waitFor(async () => (await queuedJobs()) === 0);
