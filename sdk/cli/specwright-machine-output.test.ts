@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kitIdFromDirectory, runKitForTest } from '../kit/index.ts';
-import { main } from './specwright.ts';
+import { cliInProcess } from './test-support/cli-in-process.ts';
 import { startKitPublishServer, type KitPublishServer } from './test-support/kit-publish-server.ts';
 
 let work: string;
@@ -22,12 +22,7 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(args, env, { out: (l) => out.push(l), err: (l) => err.push(l), progress: (l, done) => done && err.push(l) });
-  return { code, out, err };
-}
+const cli = cliInProcess;
 
 /** The one JSON line --json prints; fails when stdout holds anything else. */
 async function json(args: string[], env: NodeJS.ProcessEnv = {}) {

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKitForTest } from '../kit/index.ts';
-import { consoleOutput, main } from './specwright.ts';
+import { consoleOutput } from './specwright.ts';
+import { cliInProcess } from './test-support/cli-in-process.ts';
 import { startKitPublishServer, type KitPublishServer } from './test-support/kit-publish-server.ts';
 
 const execFileAsync = promisify(execFile);
@@ -20,12 +21,7 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(args, env, { out: (l) => out.push(l), err: (l) => err.push(l), progress: (l, done) => done && err.push(l) });
-  return { code, out, err };
-}
+const cli = cliInProcess;
 
 async function newKit(name: string): Promise<string> {
   const dir = join(work, name);

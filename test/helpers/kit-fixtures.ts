@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { countRows } from './owner-sql.ts';
 import { exampleFiles, exampleManifest } from '../../kit-runtime/test-support/kits.ts';
 import { call } from './http.ts';
 import { startTestApp } from './test-app.ts';
@@ -104,3 +105,24 @@ export async function apiWithKitAndProject(kit: ReturnType<typeof sampleKit>, pr
   };
   return { api, key, orgId, projectId, execute };
 }
+
+/** A composite kit of one markdown output whose components are `components`, each under `part<i>/`. */
+export function compositeKit(id: string, version: string, components: Array<{ kitId: string; version?: string }>) {
+  return {
+    manifest: {
+      metadata: { id, displayName: id, version, description: 'test', author: 'test', kitType: 'composite' },
+      platform: { name: 'none', category: 'test' },
+      phases: ['PLAN'],
+      discovery: { pools: [] },
+      outputs: [{ id: 'index', filename: `${id}.md`, template: 't/index.hbs', outputType: 'markdown' }],
+      components: components.map((component, index) => ({ ...component, prefix: `part${index}` })),
+    },
+    files: { 't/index.hbs': '# index\n' },
+  };
+}
+
+/** How many kit rows and kit version rows the database holds: a refused publish leaves both as they were. */
+export async function storedKitCounts(ownerUrl: string): Promise<number[]> {
+  return [await countRows(ownerUrl, 'kits'), await countRows(ownerUrl, 'kit_versions')];
+}
+

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { call } from '../helpers/http.ts';
-import { sampleKit } from '../helpers/kit-fixtures.ts';
+import { compositeKit as composite, sampleKit, storedKitCounts } from '../helpers/kit-fixtures.ts';
 import { whileTransactionHolds } from '../helpers/lock-holder.ts';
-import { countRows } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
@@ -26,22 +25,10 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-type ComponentRef = { kitId: string; version?: string };
 
-const composite = (id: string, version: string, components: ComponentRef[]) => ({
-  manifest: {
-    metadata: { id, displayName: id, version, description: 'test', author: 'test', kitType: 'composite' },
-    platform: { name: 'none', category: 'test' },
-    phases: ['PLAN'],
-    discovery: { pools: [] },
-    outputs: [{ id: 'index', filename: `${id}.md`, template: 't/index.hbs', outputType: 'markdown' }],
-    components: components.map((component, index) => ({ ...component, prefix: `part${index}` })),
-  },
-  files: { 't/index.hbs': '# index\n' },
-});
 
 const publish = (body: unknown) => call(app.url, `/api/${orgId}/kits`, { apiKey: key, body });
-const storedKits = async () => [await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')];
+const storedKits = () => storedKitCounts(app.database.ownerUrl);
 const versionsOf = async (kitId: string) => {
   const kit = (await call(app.url, `/api/${orgId}/kits/${kitId}`, { apiKey: key })).body.data;
   return { latest: kit.version, versions: kit.versions.map((v: { version: string }) => v.version) };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
-import { countRows } from '../helpers/owner-sql.ts';
+import { compositeKit as composite, storedKitCounts } from '../helpers/kit-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
@@ -21,20 +21,9 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-const composite = (id: string, version: string, components: Array<{ kitId: string; version?: string }>) => ({
-  manifest: {
-    metadata: { id, displayName: id, version, description: 'test', author: 'test', kitType: 'composite' },
-    platform: { name: 'none', category: 'test' },
-    phases: ['PLAN'],
-    discovery: { pools: [] },
-    outputs: [{ id: 'index', filename: `${id}.md`, template: 't/index.hbs', outputType: 'markdown' }],
-    components: components.map((component, index) => ({ ...component, prefix: `part${index}` })),
-  },
-  files: { 't/index.hbs': '# index\n' },
-});
 
 const publish = (body: unknown) => call(app.url, `/api/${orgId}/kits`, { apiKey: key, body });
-const storedKits = async () => [await countRows(app.database.ownerUrl, 'kits'), await countRows(app.database.ownerUrl, 'kit_versions')];
+const storedKits = () => storedKitCounts(app.database.ownerUrl);
 
 async function expectRefused(body: unknown, message: string) {
   const before = await storedKits();

@@ -7,6 +7,7 @@ import { holdTableLock, untilLockWaiters } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { until } from '../helpers/until.ts';
+import { freezeHeartbeatsStale, thawHeartbeats } from '../helpers/frozen-heartbeats.ts';
 
 /**
  * A worker is judged dead when its heartbeat stops, and its execution then ends "failed … stopped
@@ -65,13 +66,7 @@ describe('a live worker whose heartbeats did not land for a while (the database 
       await until('the execution runs', async () => (await statusOf(executionId)) === 'running');
       // What an outage leaves: every heartbeat older than the stale period, this worker's own too,
       // and (here for as long as the test needs) its beats not landing.
-      await sqlAsOwner(`
-        begin;
-        update worker_heartbeats set last_seen_at = now() - interval '1 minute';
-        create function test_heartbeats_frozen() returns trigger language plpgsql as $$ begin new.last_seen_at := old.last_seen_at; return new; end $$;
-        create trigger test_heartbeats_frozen before update on worker_heartbeats for each row execute function test_heartbeats_frozen();
-        commit;
-      `);
+      await freezeHeartbeatsStale(api.database.ownerUrl);
       try {
         await untilLockWaiters(api.database.ownerUrl);
         const [{ worker_process_id: workerId }] = await sqlAsOwner('select worker_process_id from kit_executions where id = $1', [executionId]);
@@ -95,7 +90,7 @@ describe('a live worker whose heartbeats did not land for a while (the database 
       expect(done.outputs).toHaveLength(3);
     } finally {
       await releaseOutputs();
-      await sqlAsOwner('drop trigger if exists test_heartbeats_frozen on worker_heartbeats; drop function if exists test_heartbeats_frozen()');
+      await thawHeartbeats(api.database.ownerUrl);
     }
     await worker.stop();
     worker = undefined;

@@ -4,6 +4,7 @@ import { holdTableLock } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { until } from '../helpers/until.ts';
+import { freezeHeartbeatsStale, thawHeartbeats } from '../helpers/frozen-heartbeats.ts';
 
 /**
  * When the database comes back from an outage, every heartbeat is older than the stale period,
@@ -44,18 +45,12 @@ describe('a worker starting while a live worker’s heartbeat is still stale fro
 
       // What an outage leaves: the live worker's heartbeat older than the stale period, for as long
       // as the second worker takes to start (its own first beat is an insert, which lands).
-      await sqlAsOwner(`
-        begin;
-        update worker_heartbeats set last_seen_at = now() - interval '1 minute';
-        create function test_heartbeats_frozen() returns trigger language plpgsql as $$ begin new.last_seen_at := old.last_seen_at; return new; end $$;
-        create trigger test_heartbeats_frozen before update on worker_heartbeats for each row execute function test_heartbeats_frozen();
-        commit;
-      `);
+      await freezeHeartbeatsStale(api.database.ownerUrl);
       try {
         workers.push(await startTestApp({ mode: 'worker', database: api.database, env: workerEnv }));
       } finally {
         // The database is back for everyone: the live worker beats again at its next turn.
-        await sqlAsOwner('drop trigger test_heartbeats_frozen on worker_heartbeats; drop function test_heartbeats_frozen()');
+        await thawHeartbeats(api.database.ownerUrl);
       }
       expect((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status).toBe('running');
     } finally {
