@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { inAppRoleTransaction } from '../helpers/app-role-sql.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
-import pg from 'pg';
 
 /**
  * app_private.user_identity (0014) is for GET /api/me of a platform admin acting in another tenant,
@@ -23,18 +23,8 @@ beforeAll(async () => {
   tenantA = a.id;
 });
 
-async function identityInTenantA(userId: string) {
-  const client = new pg.Client({ connectionString: database.appUrl });
-  await client.connect();
-  try {
-    await client.query('begin');
-    await client.query(`select set_config('app.tenant_id', $1, true)`, [tenantA]);
-    return (await client.query('select email, name from app_private.user_identity($1)', [userId])).rows;
-  } finally {
-    await client.query('rollback').catch(() => {});
-    await client.end();
-  }
-}
+const identityInTenantA = (userId: string) =>
+  inAppRoleTransaction(database.appUrl, tenantA, async (client) => (await client.query('select email, name from app_private.user_identity($1)', [userId])).rows);
 
 describe('app_private.user_identity, in tenant A', () => {
   it("names no user of another tenant", async () => {

@@ -1,5 +1,5 @@
-import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { inAppRoleTransaction } from '../helpers/app-role-sql.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
@@ -33,18 +33,11 @@ beforeAll(async () => {
 
 /** Runs `statements` as the app role in one transaction of tenant A, rolled back: the last one's rows. */
 async function inTenantA(statements: Array<[string, unknown[]?]>): Promise<unknown[]> {
-  const client = new pg.Client({ connectionString: database.appUrl });
-  await client.connect();
-  try {
-    await client.query('begin');
-    await client.query(`select set_config('app.tenant_id', $1, true)`, [a.tenantId]);
+  return inAppRoleTransaction(database.appUrl, a.tenantId, async (client) => {
     let rows: unknown[] = [];
     for (const [text, values] of statements) rows = (await client.query(text, values)).rows;
     return rows;
-  } finally {
-    await client.query('rollback').catch(() => {});
-    await client.end();
-  }
+  });
 }
 
 describe('a function that pins its search path', () => {

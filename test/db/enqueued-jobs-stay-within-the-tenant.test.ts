@@ -1,6 +1,5 @@
-import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { asAppRoleInTenant } from '../helpers/app-role-sql.ts';
+import { asAppRoleInTenant, inAppRoleTransaction } from '../helpers/app-role-sql.ts';
 import { insertTenantWithUser, ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
@@ -31,17 +30,7 @@ beforeAll(async () => {
 
 /** Runs `text` as the app role in a committed transaction of `tenantId`. */
 async function committedInTenant(tenantId: string, text: string, values: unknown[] = []): Promise<void> {
-  const client = new pg.Client({ connectionString: database.appUrl });
-  await client.connect();
-  try {
-    await client.query('begin');
-    await client.query(`select set_config('app.tenant_id', $1, true)`, [tenantId]);
-    await client.query(text, values);
-    await client.query('commit');
-  } finally {
-    await client.query('rollback').catch(() => {});
-    await client.end();
-  }
+  await inAppRoleTransaction(database.appUrl, tenantId, (client) => client.query(text, values), { commit: true });
 }
 
 describe("a request's enqueue_job", () => {

@@ -21,7 +21,6 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-
 const publish = (body: unknown) => call(app.url, `/api/${orgId}/kits`, { apiKey: key, body });
 const storedKits = () => storedKitCounts(app.database.ownerUrl);
 
