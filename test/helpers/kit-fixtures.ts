@@ -76,15 +76,7 @@ export async function publishDeployerWithCredential(url: string, apiKey: string,
 }
 
 /** A worker that beats every 200 ms and is judged dead after 1 s of silence; the reaper looks every second. */
-export const FAST_REAPING_WORKER_ENV = { WORKER_HEARTBEAT_MS: '200', WORKER_STALE_AFTER_MS: '1000', RATE_LIMIT_GENERAL_PER_MINUTE: '10000' };
-
-/** sampleKit whose PLAN hook keeps its isolate busy for `ms`: a run that lasts several of the reaper's turns. */
-export function busyPlanKit(id: string, ms: number) {
-  const kit = sampleKit({ id });
-  kit.manifest.hooks.PLAN = 'hooks/plan.js';
-  kit.files['hooks/plan.js'] = `function plan() { var until = Date.now() + ${ms}; while (Date.now() < until) {} return {}; }`;
-  return kit;
-}
+export const FAST_REAPING_WORKER_ENV = { WORKER_HEARTBEAT_MS: '200', WORKER_STALE_AFTER_MS: '1000' };
 
 /**
  * An API-only app (workers are started by the test, against its database) with `kit` published in
@@ -92,7 +84,7 @@ export function busyPlanKit(id: string, ms: number) {
  * on it and answers the execution id.
  */
 export async function apiWithKitAndProject(kit: ReturnType<typeof sampleKit>, projectName: string) {
-  const api = await startTestApp({ mode: 'api', env: { RATE_LIMIT_GENERAL_PER_MINUTE: '10000' } });
+  const api = await startTestApp({ mode: 'api' });
   const key = api.bootstrap.apiKey;
   const orgId = api.bootstrap.organizationId;
   const published = await call(api.url, `/api/${orgId}/kits`, { apiKey: key, body: kit });
