@@ -130,11 +130,13 @@ describe('git capabilities over smart HTTP', () => {
       const repository = `http://127.0.0.1:${(advertising.address() as { port: number }).port}/acme/spec.git`;
       const { gitCommit, gitVerify } = capabilities({ token: TOKEN, repository });
       const origin = new URL(repository).origin;
+      // One after the other: both started at once, the second could reject before the loop awaited
+      // it, an unhandled rejection that failed the run (it did once, in a full run).
       for (const attempt of [
-        gitVerify.call({ repository, branch: 'main', commit: 'a'.repeat(40), credential: 'git-token' }, { ...call, phase: 'VERIFY' as const }),
-        gitCommit.call({ repository, message: 'm', files, credential: 'git-token' }, call),
+        () => gitVerify.call({ repository, branch: 'main', commit: 'a'.repeat(40), credential: 'git-token' }, { ...call, phase: 'VERIFY' as const }),
+        () => gitCommit.call({ repository, message: 'm', files, credential: 'git-token' }, call),
       ]) {
-        expect(await refusal(attempt)).toBe(`the git server at ${origin} advertised main at something that is not a commit id`);
+        expect(await refusal(attempt())).toBe(`the git server at ${origin} advertised main at something that is not a commit id`);
       }
     } finally {
       await new Promise((resolve) => advertising.close(resolve));
