@@ -24,6 +24,7 @@ import { registerBuiltInKits } from './domains/kits/builtin-kits.ts';
 import type { HostCapability } from '../kit-runtime/index.ts';
 import { startWorker, type WorkerHandle } from './jobs/worker.ts';
 import { answerClientError } from './http/client-errors.ts';
+import { answerUnmetExpectation } from './http/unmet-expectation.ts';
 import { createLogger, type Logger } from './logger.ts';
 
 export type ServiceMode = 'all' | 'api' | 'worker';
@@ -248,6 +249,8 @@ function listen(app: ReturnType<typeof createApp>, config: Config, log: Logger):
     server.keepAliveTimeout = Math.min(65_000, idleMs);
     server.setTimeout(idleMs, (socket) => socket.destroy());
     server.on('clientError', answerClientError(log));
+    // Without a listener, Node answers an Expect other than 100-continue with a bare 417 itself.
+    server.on('checkExpectation', answerUnmetExpectation(log, config.bodyLimitBytes));
     server.once('error', (error) => reject(listenFailure(error, config)));
     server.listen(config.port, config.host, () => resolve(server));
   });

@@ -10,6 +10,8 @@ export const errorCatalog = {
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  /** An Expect header the service cannot meet (anything but 100-continue); the request is not run. */
+  EXPECTATION_FAILED: 417,
   IDEMPOTENCY_MISMATCH: 422,
   RATE_LIMITED: 429,
   BUDGET_EXCEEDED: 402,

@@ -15,6 +15,8 @@ const trpcCodeByStatus: Record<number, TrpcCode> = {
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
+  // tRPC has no code of its own for an unmet Expect: the request is the caller's to change.
+  417: 'BAD_REQUEST',
   422: 'UNPROCESSABLE_CONTENT',
   429: 'TOO_MANY_REQUESTS',
   503: 'SERVICE_UNAVAILABLE',

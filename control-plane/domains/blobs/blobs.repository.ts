@@ -29,6 +29,21 @@ export async function readBlob(db: Kysely<Database>, tenantId: string, blobId: s
   return row && { content: row.content, contentType: row.content_type, sha256: row.sha256 };
 }
 
+/**
+ * What a download of a blob answers besides its bytes: their type, length and digest, for a HEAD.
+ * `octet_length` of a bytea stored out of line is read from its TOAST pointer, so the bytes are not
+ * fetched; the length is the bytes', as GET's Content-Length is, not the `size_bytes` written beside them.
+ */
+export async function readBlobDescription(db: Kysely<Database>, tenantId: string, blobId: string) {
+  const row = await db
+    .selectFrom('blobs')
+    .select((eb) => ['content_type', 'sha256', eb.fn<number>('octet_length', ['content']).as('content_length')])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', blobId)
+    .executeTakeFirst();
+  return row && { contentType: row.content_type, contentLength: Number(row.content_length), sha256: row.sha256 };
+}
+
 /** What a blob is, without its bytes. */
 export async function readBlobMeta(db: Kysely<Database>, tenantId: string, blobId: string) {
   const row = await db.selectFrom('blobs').select(['id', 'size_bytes', 'sha256']).where('tenant_id', '=', tenantId).where('id', '=', blobId).executeTakeFirst();

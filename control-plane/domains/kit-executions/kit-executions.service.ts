@@ -7,7 +7,7 @@ import { invalidDownloadLink, type DownloadLinks, type DownloadTarget } from '..
 import type { Paging } from '../../http/paging.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { apiKeyIsActive } from '../api-keys/api-keys.service.ts';
-import { readBlob, readBlobMeta } from '../blobs/blobs.repository.ts';
+import { readBlob, readBlobDescription, readBlobMeta } from '../blobs/blobs.repository.ts';
 import { kitsEnabledFor, requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
 import { holdsOrganizationRole } from '../organizations/organization-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
@@ -215,7 +215,20 @@ export async function getBundleLink(db: Kysely<Database>, principal: Principal, 
  * 15 minutes. Such a link answers as a forged one does; an execution or bundle gone since (the
  * project deleted) is NOT_FOUND, which only a holder still entitled to it is told.
  */
-export async function readBundleForDownload(db: Kysely<Database>, target: DownloadTarget) {
+export function readBundleForDownload(db: Kysely<Database>, target: DownloadTarget) {
+  return bundleForDownload(db, target, readBlob);
+}
+
+/** What a HEAD of a download link answers: the bundle's type, length and digest, checked as readBundleForDownload checks, its bytes left unread. */
+export function describeBundleForDownload(db: Kysely<Database>, target: DownloadTarget) {
+  return bundleForDownload(db, target, readBlobDescription);
+}
+
+async function bundleForDownload<Found>(
+  db: Kysely<Database>,
+  target: DownloadTarget,
+  read: (db: Kysely<Database>, tenantId: string, blobId: string) => Promise<Found | undefined>,
+): Promise<Found> {
   const holder = { tenantId: target.tenantId, userId: target.holder.userId };
   // What requireKitAccess asks of a caller, as yes or no (an organization gone holds no member).
   const mayRead =
@@ -224,7 +237,7 @@ export async function readBundleForDownload(db: Kysely<Database>, target: Downlo
     (await holdsOrganizationRole(db, holder, target.organizationId, 'member'));
   if (!mayRead) throw invalidDownloadLink();
   const row = await findExecution(db, target.tenantId, target.organizationId, target.executionId);
-  const blob = row?.bundle_blob_id === target.blobId ? await readBlob(db, target.tenantId, target.blobId) : undefined;
+  const blob = row?.bundle_blob_id === target.blobId ? await read(db, target.tenantId, target.blobId) : undefined;
   if (!blob) throw new AppError('NOT_FOUND', 'The file behind this link no longer exists');
   return blob;
 }

@@ -1,0 +1,137 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startByteCountingRelay } from '../helpers/byte-counting-relay.ts';
+import { call } from '../helpers/http.ts';
+import { untilLockWaiters } from '../helpers/lock-holder.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { createTestDatabase } from '../helpers/test-database.ts';
+
+/** Random, so PostgreSQL cannot compress it: stored out of line, as a real ZIP is. */
+const BUNDLE_BYTES = 6 * 1024 * 1024;
+
+let app: TestApp;
+let relay: Awaited<ReturnType<typeof startByteCountingRelay>>;
+let link: string;
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  // The requests' connections (the app role's) pass through the relay; the test's own do not.
+  relay = await startByteCountingRelay(new URL(database.appUrl));
+  app = await startTestApp({ database, env: { APP_DATABASE_URL: relay.urlFor(database.appUrl) } });
+  const orgId = app.bootstrap.organizationId;
+  const content = randomBytes(BUNDLE_BYTES);
+  const [blob] = await sqlAsOwner('insert into blobs (tenant_id, content_type, size_bytes, sha256, content) values ($1, $2, $3, $4, $5) returning id', [
+    app.bootstrap.tenantId,
+    'application/zip',
+    content.length,
+    createHash('sha256').update(content).digest('hex'),
+    content,
+  ]);
+  const project = await call(app.url, '/api/projects', { apiKey: app.bootstrap.apiKey, body: { name: 'Bundled', organizationId: orgId } });
+  expect(project.status, project.text).toBe(201);
+  const [kit] = await sqlAsOwner('select id, latest_version_id from kits where organization_id is null and latest_version_id is not null order by kit_id limit 1');
+  const [execution] = await sqlAsOwner(
+    `insert into kit_executions (tenant_id, organization_id, project_id, kit_row_id, kit_version_id, status, input, outputs_valid, bundle_blob_id, completed_at)
+     values ($1, $2, $3, $4, $5, 'completed', '{}', 1, $6, now()) returning id`,
+    [app.bootstrap.tenantId, orgId, project.body.data.id, kit.id, kit.latest_version_id, blob.id],
+  );
+  const handed = await call(app.url, `/api/${orgId}/kits/executions/${execution.id}/bundle`, { apiKey: app.bootstrap.apiKey });
+  expect(handed.status, handed.text).toBe(200);
+  link = handed.body.data.downloadUrl;
+});
+afterAll(async () => {
+  await app?.stop();
+  relay?.close();
+});
+
+/** One request from a given client address; a HEAD's answer has no body to read. */
+const ask = (method: 'GET' | 'HEAD', from: string) =>
+  new Promise<{ status: number; retryAfter: string | undefined }>((resolve, reject) => {
+    request(new URL(link, app.url), { method, localAddress: from }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode!, retryAfter: response.headers['retry-after'] }));
+    })
+      .on('error', reject)
+      .end();
+  });
+
+/** Headers that differ from one answer to the next whatever was asked. */
+const PER_ANSWER = new Set(['date', 'x-request-id', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'keep-alive', 'connection']);
+const lastingHeaders = (headers: Headers) => Object.fromEntries([...headers].filter(([name]) => !PER_ANSWER.has(name)));
+
+describe('HEAD /api/downloads/<token>', () => {
+  it('answers the status and headers GET does, with no body', async () => {
+    const get = await call(app.url, link);
+    const head = await call(app.url, link, { method: 'HEAD' });
+    expect(get.status).toBe(200);
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(head.headers.get('x-request-id')).toBeTruthy();
+    expect(lastingHeaders(head.headers)).toEqual(lastingHeaders(get.headers));
+    expect(lastingHeaders(head.headers)).toMatchObject({
+      'content-length': String(BUNDLE_BYTES),
+      'content-type': 'application/zip',
+      'content-disposition': expect.stringMatching(/^attachment; filename="[A-Za-z0-9._-]+\.zip"$/),
+      digest: expect.stringMatching(/^sha-256=/),
+      'cache-control': 'private, no-store',
+    });
+  });
+
+  it('reads what the headers need from the database, not the bundle it describes', async () => {
+    const readFor = async (method: 'GET' | 'HEAD') => {
+      const before = relay.bytesFromDatabase;
+      const answer = await call(app.url, link, { method });
+      expect(answer.status).toBe(200);
+      return relay.bytesFromDatabase - before;
+    };
+    // The relay sees a GET read the whole bundle...
+    expect(await readFor('GET')).toBeGreaterThan(BUNDLE_BYTES);
+    // ...and a HEAD read a few rows (authorization, rate count, the blob's length), nothing near it.
+    expect(await readFor('HEAD')).toBeLessThan(64 * 1024);
+  });
+
+  it('answers a link that is not valid, or no longer serves its holder, as GET does', async () => {
+    const forged = `${link.slice(0, -3)}abc`;
+    for (const method of ['GET', 'HEAD'] as const) {
+      const answer = await call(app.url, forged, { method });
+      expect([method, answer.status, answer.headers.get('content-type')]).toEqual([method, 403, 'application/json; charset=utf-8']);
+    }
+    const switchKits = (enabled: boolean) => call(app.url, `/api/admin/tenants/${app.bootstrap.tenantId}/features`, { apiKey: app.bootstrap.apiKey, method: 'PATCH', body: { kits_enabled: enabled } });
+    expect((await switchKits(false)).status).toBe(200);
+    try {
+      expect((await call(app.url, link, { method: 'HEAD' })).status).toBe(403);
+    } finally {
+      expect((await switchKits(true)).status).toBe(200);
+    }
+    expect((await call(app.url, link, { method: 'HEAD' })).status).toBe(200);
+  });
+
+  it('holds a download slot while it reads, as GET does, and gives it back once answered', async () => {
+    const from = '127.0.0.2';
+    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
+    await holder.connect();
+    let held: Array<Promise<{ status: number }>> = [];
+    try {
+      // Both HEADs wait on the blob table meanwhile, each holding one of the address's two slots.
+      await holder.query('begin');
+      await holder.query('lock table blobs in access exclusive mode');
+      held = [ask('HEAD', from), ask('HEAD', from)];
+      await untilLockWaiters(app.database.ownerUrl, 2);
+      await sleep(100);
+      expect(await ask('HEAD', from)).toEqual({ status: 429, retryAfter: '1' });
+      expect(await ask('GET', from)).toEqual({ status: 429, retryAfter: '1' });
+    } finally {
+      await holder.query('commit');
+      await holder.end();
+    }
+    expect((await Promise.all(held)).map((answer) => answer.status)).toEqual([200, 200]);
+    // Every HEAD answered gave its slot back: a leak would refuse the third of these.
+    for (let i = 0; i < 4; i += 1) expect(await ask('HEAD', from)).toEqual({ status: 200, retryAfter: undefined });
+    expect((await ask('GET', from)).status).toBe(200);
+  });
+});
