@@ -84,6 +84,29 @@ const jwtAlgorithms = z
   });
 
 /**
+ * JWT_MAX_TOKEN_AGE_SECONDS: how old (by its `iat`) an identity provider's token may be, whatever its
+ * `exp` says, so a leaked token with an `exp` years ahead stops working within a day. 24 hours is the
+ * longest access-token lifetime common IdPs issue by default (Auth0 APIs; Okta, Entra ID, Google and
+ * Keycloak issue 1 hour or less), so no ordinary token is refused. A value under a minute is most
+ * likely minutes or hours written as seconds; past 30 days the limit bounds little a leak would notice.
+ */
+export const DEFAULT_JWT_MAX_TOKEN_AGE_SECONDS = 24 * 60 * 60;
+const MIN_JWT_MAX_TOKEN_AGE_SECONDS = 60;
+const MAX_JWT_MAX_TOKEN_AGE_SECONDS = 30 * 24 * 60 * 60;
+const jwtMaxTokenAge = z
+  .string()
+  .trim()
+  .regex(/^\d+$/, 'must be a whole number of seconds (decimal digits), like 86400 for 24 hours')
+  .transform(Number)
+  .pipe(
+    z
+      .number()
+      .min(MIN_JWT_MAX_TOKEN_AGE_SECONDS, `must be at least ${MIN_JWT_MAX_TOKEN_AGE_SECONDS} seconds: the value is in seconds, and a smaller one most likely meant minutes or hours`)
+      .max(MAX_JWT_MAX_TOKEN_AGE_SECONDS, `must be at most ${MAX_JWT_MAX_TOKEN_AGE_SECONDS} seconds (30 days): a longer limit would let a leaked bearer token work for months`),
+  )
+  .default(DEFAULT_JWT_MAX_TOKEN_AGE_SECONDS);
+
+/**
  * URL prefixes (comma-separated) platform kits may push to. Each must be an http(s) URL: a remote
  * is matched on its origin, then its path. Entries are named by position, not echoed: one may carry
  * a token.
@@ -125,6 +148,7 @@ const environmentSchema = z.object({
   JWT_ISSUER: withoutSurroundingSpace("no identity provider's token would name it, so every one would be refused").optional(),
   JWT_AUDIENCE: withoutSurroundingSpace("no identity provider's token would name it, so every one would be refused").optional(),
   JWT_ALGORITHMS: jwtAlgorithms,
+  JWT_MAX_TOKEN_AGE_SECONDS: jwtMaxTokenAge,
   E2E_TEST_MODE: booleanFlag,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RATE_LIMIT_GENERAL_PER_MINUTE: positiveInt(100),
@@ -175,6 +199,8 @@ export interface Config {
     issuer: string | undefined;
     audience: string | undefined;
     algorithms: string[];
+    /** The oldest (by `iat`) an identity provider's token may be; one without `iat` is refused. */
+    maxTokenAgeSeconds: number;
   };
   e2eTestMode: boolean;
   logLevel: string;
@@ -235,6 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       issuer: e.JWT_ISSUER,
       audience: e.JWT_AUDIENCE,
       algorithms: e.JWT_ALGORITHMS ?? defaultAlgorithms,
+      maxTokenAgeSeconds: e.JWT_MAX_TOKEN_AGE_SECONDS,
     },
     e2eTestMode: e.E2E_TEST_MODE,
     logLevel: e.LOG_LEVEL,

@@ -180,7 +180,7 @@ describe('JWT bearer tokens (shared secret)', () => {
   });
 
   it('refuses a token without an expiry, which would otherwise never expire', async () => {
-    const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(app.bootstrap.userId).setIssuer('https://idp.test').setAudience('specwright').sign(secretKey);
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(app.bootstrap.userId).setIssuer('https://idp.test').setAudience('specwright').setIssuedAt().sign(secretKey);
     const response = await call(app.url, '/api/me', { headers: bearer(token) });
     expect(response.status).toBe(401);
     expect(response.body.error).toEqual({ code: 'UNAUTHORIZED', message: 'The bearer token has no exp claim' });
@@ -219,12 +219,12 @@ describe('JWT bearer tokens (JWKS)', () => {
 
   it('verifies tokens against the key set and refuses other keys and HS256', async () => {
     const sign = (key: SigningKey, kid = 'k1') =>
-      new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid }).setSubject(jwksApp.bootstrap.userId).setAudience('specwright').setExpirationTime('5m').sign(key);
+      new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid }).setSubject(jwksApp.bootstrap.userId).setAudience('specwright').setIssuedAt().setExpirationTime('5m').sign(key);
     expect((await call(jwksApp.url, '/api/me', { headers: bearer(await sign(privateKey)) })).status).toBe(200);
 
     const stranger = await generateKeyPair('RS256');
     expect((await call(jwksApp.url, '/api/me', { headers: bearer(await sign(stranger.privateKey)) })).status).toBe(401);
-    const hs = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(jwksApp.bootstrap.userId).setAudience('specwright').setExpirationTime('5m').sign(secretKey);
+    const hs = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(jwksApp.bootstrap.userId).setAudience('specwright').setIssuedAt().setExpirationTime('5m').sign(secretKey);
     const refused = await call(jwksApp.url, '/api/me', { headers: bearer(hs) });
     expect(refused.status).toBe(401);
   });
@@ -256,7 +256,7 @@ describe('JWT bearer tokens when the identity provider cannot be reached', () =>
   });
 
   it('answers SERVICE_UNAVAILABLE, not UNAUTHORIZED: the token may be good, and signing in again would not help', async () => {
-    const token = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject(jwksApp.bootstrap.userId).setIssuer('https://idp.test').setAudience('specwright').setExpirationTime('5m').sign(privateKey);
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject(jwksApp.bootstrap.userId).setIssuer('https://idp.test').setAudience('specwright').setIssuedAt().setExpirationTime('5m').sign(privateKey);
     for (const failure of ['error', 'garbage', 'hang-up'] as const) {
       answer = failure;
       const response = await call(jwksApp.url, '/api/me', { headers: bearer(token) });

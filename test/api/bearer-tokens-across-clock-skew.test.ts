@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => app?.stop());
 
 const token = (claims: Record<string, unknown>) =>
-  new SignJWT({ iss: 'https://idp.test', aud: 'specwright', sub: app.bootstrap.userId, ...claims })
+  new SignJWT({ iss: 'https://idp.test', aud: 'specwright', sub: app.bootstrap.userId, iat: now(), ...claims })
     .setProtectedHeader({ alg: 'HS256' })
     .sign(new TextEncoder().encode(JWT_SECRET));
 const me = async (claims: Record<string, unknown>) => {

@@ -229,7 +229,7 @@ describe('POST /api/auth/login', () => {
 
 describe('session tokens beside the external IdP', () => {
   it("still accepts the IdP's tokens", async () => {
-    const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(app.bootstrap.userId).setIssuer('https://idp.test').setAudience('specwright').setExpirationTime('5m').sign(new TextEncoder().encode(JWT_SECRET));
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(app.bootstrap.userId).setIssuer('https://idp.test').setAudience('specwright').setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(JWT_SECRET));
     const response = await call(app.url, '/api/me', { headers: { authorization: `Bearer ${token}` } });
     expect(response.status).toBe(200);
   });

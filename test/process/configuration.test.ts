@@ -51,6 +51,23 @@ describe('configuration', () => {
     expect(loadConfig({ JWT_JWKS_URL: 'https://idp.example.com/jwks.json' }).jwt.algorithms).toEqual(['RS256', 'ES256', 'EdDSA']);
   });
 
+  it('takes identity-provider tokens up to 24 hours old by default, or JWT_MAX_TOKEN_AGE_SECONDS', () => {
+    expect(loadConfig({}).jwt.maxTokenAgeSeconds).toBe(86_400);
+    expect(loadConfig({ JWT_MAX_TOKEN_AGE_SECONDS: '' }).jwt.maxTokenAgeSeconds).toBe(86_400);
+    expect(loadConfig({ JWT_MAX_TOKEN_AGE_SECONDS: ' 3600 ' }).jwt.maxTokenAgeSeconds).toBe(3600);
+  });
+
+  it.each([
+    ['24h', 'must be a whole number of seconds \\(decimal digits\\), like 86400 for 24 hours'],
+    ['1e3', 'must be a whole number of seconds \\(decimal digits\\), like 86400 for 24 hours'],
+    ['-600', 'must be a whole number of seconds \\(decimal digits\\), like 86400 for 24 hours'],
+    ['0', 'must be at least 60 seconds: the value is in seconds, and a smaller one most likely meant minutes or hours'],
+    ['24', 'must be at least 60 seconds: the value is in seconds, and a smaller one most likely meant minutes or hours'],
+    ['2592001', 'must be at most 2592000 seconds \\(30 days\\): a longer limit would let a leaked bearer token work for months'],
+  ])('refuses JWT_MAX_TOKEN_AGE_SECONDS=%s naming it', (value, message) => {
+    expect(() => loadConfig({ JWT_MAX_TOKEN_AGE_SECONDS: value })).toThrow(new RegExp(`^Invalid configuration:\\n  JWT_MAX_TOKEN_AGE_SECONDS: ${message}$`));
+  });
+
   it('refuses a heartbeat that is not well inside the stale threshold (a live worker would read as dead)', () => {
     expect(() => loadConfig({ WORKER_HEARTBEAT_MS: '20000', WORKER_STALE_AFTER_MS: '3000' })).toThrow(/WORKER_HEARTBEAT_MS: .*WORKER_STALE_AFTER_MS/);
     expect(() => loadConfig({ WORKER_HEARTBEAT_MS: '16000' })).toThrow(/WORKER_HEARTBEAT_MS/);
