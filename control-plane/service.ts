@@ -130,6 +130,7 @@ export async function startService(config: Config, options: StartServiceOptions 
         staleAfterMs: config.workerStaleAfterMs,
         kitCapabilities: options.kitCapabilities ?? {},
         gitAllowedRemotes: config.kitGitAllowedRemotes,
+        shutdownGraceMs: config.shutdownGraceMs,
       });
       cleanups.push({ what: 'the worker (its running jobs)', run: stopWorker });
     }

@@ -36,6 +36,11 @@ export type KitExecutionRequest = {
   capabilities?: Record<string, HostCapability>;
   /** Composite kits: finds the kit each component names (see compose-components.ts). */
   resolveKit?: KitResolver;
+  /**
+   * Cancels the run (a worker shutting down): host calls in flight are stopped at once, and the run
+   * fails with "the run was cancelled" when its current step ends.
+   */
+  signal?: AbortSignal;
 };
 
 export type { KitExecutionResult, KitExecutionStatus, KitExecutionError, KitPhaseRecord } from './execution-result.ts';
@@ -45,6 +50,8 @@ export type ExecutionDependencies = {
   limits: KitLimits;
   validation: OutputValidation;
   redaction: SecretRedaction;
+  /** Aborts when the runtime closes: its runs are cancelled. */
+  closing?: AbortSignal;
   onInternalError?: (error: unknown) => void;
 };
 
@@ -62,6 +69,14 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
   const ancestry = componentOf?.ancestry ?? [];
   const { manifest } = kit;
   const redactor = createRunRedactor(deps.redaction);
+  // Host calls learn through `runOver` that nobody waits for them any more: the run was cancelled,
+  // reached its time limit (the timer), or ended (the finally below).
+  const cancelled = AbortSignal.any([request.signal, deps.closing].filter((signal) => signal !== undefined));
+  const ended = new AbortController();
+  const runOver = AbortSignal.any([cancelled, ended.signal]);
+  const throwIfCancelled = () => {
+    if (cancelled.aborted) throw new KitPhaseError('the run was cancelled');
+  };
   /** What a hook says, fit to report: redacted while still as sent, then cleaned. */
   const reportableAll = (texts: readonly unknown[]) => Promise.all(texts.map(redactor.reportable));
   /** The length of the JSON text the last hook answered: what redacting its result may cost. */
@@ -72,6 +87,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     tenantId: request.tenantId,
     kitRef: kit.ref,
     redactor,
+    signal: runOver,
   });
   const result: KitExecutionResult = {
     kitRef: kit.ref,
@@ -117,8 +133,15 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     const file = manifest.hooks?.[phase];
     if (file === undefined) return undefined;
     hookRun ??= await (sandbox as KitSandbox).beginHookRun(bridge.dispatcher, bridge.names, deadline);
-    bridge.phase = phase;
-    const answer = await hookRun.invoke(file, kit.files.get(file) ?? '', phase.toLowerCase(), JSON.stringify(hookContext(phase, extra)), deadline);
+    bridge.beginPhase(phase);
+    let answer: string;
+    try {
+      answer = await hookRun.invoke(file, kit.files.get(file) ?? '', phase.toLowerCase(), JSON.stringify(hookContext(phase, extra)), deadline);
+    } finally {
+      // The hook waits for its own calls before it answers: any still running were cut off with it.
+      bridge.endPhase();
+    }
+    throwIfCancelled();
     await bridge.settle(deadline);
     // A host call that held this thread (a capability's own work) keeps the watchdog from firing
     // until it lets go, and the hook may then answer first: a phase that ends past the deadline
@@ -180,7 +203,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
           executeKit(
             deps,
             component,
-            { tenantId: request.tenantId, input: request.input, options: { ...request.options, skipApply: true }, ...(request.resolveKit ? { resolveKit: request.resolveKit } : {}) },
+            { tenantId: request.tenantId, input: request.input, options: { ...request.options, skipApply: true }, signal: cancelled, ...(request.resolveKit ? { resolveKit: request.resolveKit } : {}) },
             { ancestry: chain, deadline },
           ),
         ownOutputs: result.outputs,
@@ -218,6 +241,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     }],
   ];
 
+  const timeUp = setTimeout(() => ended.abort(kitTimeLimitError(deps.limits.timeoutMs)), Math.max(0, deadline - performance.now()));
   try {
     // Hooks and templates get a JSON copy of the input, which JSON.stringify cannot make a few
     // thousand levels down: such an input fails the run at its start, saying why.
@@ -231,6 +255,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
       const record: KitPhaseRecord = { phase, status: 'completed', durationMs: 0 };
       result.phases.push(record);
       try {
+        throwIfCancelled();
         const skipped = await run();
         if (typeof skipped === 'string') Object.assign(record, { status: 'skipped', detail: skipped });
       } catch (error) {
@@ -255,6 +280,8 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
       }
     }
   } finally {
+    clearTimeout(timeUp);
+    ended.abort();
     // A hook that failed may have left log lines being redacted: they get what is left of the run's time.
     await bridge.settle(deadline).catch(() => {});
     bridge.close();

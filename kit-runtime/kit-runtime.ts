@@ -1,7 +1,8 @@
 /**
  * The runtime a worker keeps for its lifetime: one isolate pool, the threads that validate outputs
  * (each keeping compiled output schemas), the threads that redact secrets from long reports, one
- * set of limits. Create it once per process and `close()` it on shutdown.
+ * set of limits. Create it once per process and `close()` it on shutdown, which cancels the runs
+ * still going.
  */
 import type { KitPackage } from './kit-package.ts';
 import { resolveKitLimits, type KitLimits } from './limits.ts';
@@ -34,12 +35,15 @@ export function createKitRuntime(options: KitRuntimeOptions = {}): KitRuntime {
   const pool = new IsolatePool(limits, options.pool);
   const validation = createOutputValidation(options.validation);
   const redaction = createSecretRedaction(options.redaction);
-  const dependencies = { pool, limits, validation, redaction, ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}) };
+  // Closing cancels the runs still going, so none of their host calls (a push) outlives the runtime.
+  const closing = new AbortController();
+  const dependencies = { pool, limits, validation, redaction, closing: closing.signal, ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}) };
   return {
     limits,
     execute: (kit, request) => executeKit(dependencies, kit, request),
     stats: () => pool.stats(),
     close: () => {
+      closing.abort();
       pool.close();
       validation.close();
       redaction.close();

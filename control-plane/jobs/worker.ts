@@ -37,6 +37,11 @@ export interface StartWorkerOptions {
   kitCapabilities?: Record<string, HostCapability>;
   /** URL prefixes platform kits may push to; empty: any https URL. */
   gitAllowedRemotes?: string[];
+  /**
+   * How long a stop lets running jobs finish before their abort signal fires (a kit run is then
+   * cancelled, its git pushes with it): SHUTDOWN_GRACE_MS. graphile-worker's own default is 5 s.
+   */
+  shutdownGraceMs?: number;
 }
 
 /**
@@ -125,6 +130,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     pgPool: options.ownerPool,
     concurrency: options.concurrency,
     noHandleSignals: true,
+    ...(options.shutdownGraceMs === undefined ? {} : { gracefulShutdownAbortTimeout: options.shutdownGraceMs }),
     pollInterval: 1000,
     taskList: createTaskList(deps),
     parsedCronItems: parseCronItems(maintenanceSchedule),

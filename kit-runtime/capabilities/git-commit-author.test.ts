@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const call = { phase: 'APPLY' as const, tenantId: 't', kitRef: 'git-publish@1.0.0' };
+/** A call whose phase never ends (the runtime aborts `signal` when it does). */
+const call = { phase: 'APPLY' as const, tenantId: 't', kitRef: 'git-publish@1.0.0', signal: new AbortController().signal };
 const refusal = (promise: unknown) => Promise.resolve(promise).then(() => '', (e: Error) => e.message);
 
 describe('the author a kit names for its commit', () => {

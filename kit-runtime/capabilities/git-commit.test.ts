@@ -17,7 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const call = { phase: 'APPLY' as const, tenantId: 't', kitRef: 'git-publish@1.0.0' };
+/** A call whose phase never ends (the runtime aborts `signal` when it does). */
+const call = { phase: 'APPLY' as const, tenantId: 't', kitRef: 'git-publish@1.0.0', signal: new AbortController().signal };
 /** The test server's origin: the credential may go to any repository on it. */
 const everyRepository = () => new URL(server.url('x')).origin;
 function capabilities(secret: Record<string, unknown> | null = { token: TOKEN, repository: everyRepository() }) {
@@ -31,6 +32,7 @@ const files = [
   { path: 'api/openapi.yaml', content: 'openapi: 3.1.0\n' },
 ];
 const refusal = (promise: unknown) => Promise.resolve(promise).then(() => '', (e: Error) => e.message);
+const STOPPED = 'the git operation was stopped: its phase or run ended first';
 
 /** Pushes a first commit made with the system git, so it can hold what no kit may write (symbolic links). */
 async function pushCommitOf(name: string, build: (work: string) => Promise<void>): Promise<void> {
@@ -240,6 +242,47 @@ describe('git capabilities over smart HTTP', () => {
     } finally {
       await new Promise((resolve) => elsewhere.close(resolve));
     }
+  });
+
+  it('starts nothing once its signal has aborted, not even opening the credential', async () => {
+    await server.createRepository('stopped', { initialCommit: true });
+    const opened: string[] = [];
+    const { gitCommit, gitVerify } = createGitCapabilities({
+      openCredential: async (id) => (opened.push(id), { token: TOKEN, repository: everyRepository() }),
+      isAllowedRemote: (url) => url.hostname === '127.0.0.1',
+    });
+    const requestsBefore = server.requests.length;
+    const over = { ...call, signal: AbortSignal.abort() };
+    const repository = server.url('stopped');
+    expect(await refusal(gitCommit.call({ repository, message: 'm', files, credential: 'git-token' }, over))).toBe(STOPPED);
+    expect(await refusal(gitVerify.call({ repository, commit: 'a'.repeat(40), credential: 'git-token' }, { ...over, phase: 'VERIFY' }))).toBe(STOPPED);
+    expect(opened).toEqual([]);
+    expect(server.requests.length).toBe(requestsBefore);
+  });
+
+  it.each([
+    ['the branch head', 'held-head', 'gitCommit', 'GET', '/info/refs?service=git-upload-pack'],
+    ['the clone', 'held-clone', 'gitCommit', 'POST', '/git-upload-pack'],
+    ["the push's first request", 'held-push', 'gitCommit', 'GET', '/info/refs?service=git-receive-pack'],
+    ["verify's clone", 'held-verify', 'gitVerify', 'POST', '/git-upload-pack'],
+  ] as const)('stops at once when its signal aborts while the server holds %s, and pushes nothing once the server answers', async (_point, repository, name, method, suffix) => {
+    await server.createRepository(repository, { initialCommit: true });
+    const before = await server.git(repository, 'rev-parse', 'main');
+    const capability = capabilities()[name];
+    const held = server.holdNext((request) => request.method === method && request.path === `/${repository}.git${suffix}`);
+    const phase = new AbortController();
+    const argument = { repository: server.url(repository), message: 'm', files, credential: 'git-token', commit: before };
+    const calling = refusal(capability.call(argument, { ...call, phase: name === 'gitCommit' ? 'APPLY' : 'VERIFY', signal: phase.signal }));
+    try {
+      await held.reached;
+      phase.abort();
+      // Answered while the server still holds the request: the request was given up, not awaited.
+      expect(await calling).toBe(STOPPED);
+    } finally {
+      held.release();
+    }
+    expect(server.requests.filter((request) => request.path === `/${repository}.git/git-receive-pack`)).toEqual([]);
+    expect(await server.git(repository, 'rev-parse', 'main')).toBe(before);
   });
 
   it('reports a path that needs a file to be a folder, or the reverse, as such and not as an unreachable server', async () => {

@@ -11,6 +11,10 @@
  * internal services. And a credential names the
  * repository it may be sent to (`repository` inside the sealed value, set by whoever stored it):
  * whoever runs the kit chooses the URL too, and must not be able to send the token elsewhere.
+ *
+ * Each call stops when its signal aborts (its phase or run is over: a time limit, a cancelled run):
+ * every request is made with the signal and none starts after it, the push included, so a run
+ * reported failed does not publish a commit afterwards.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as fs from 'node:fs';
@@ -18,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import { HostCapabilityError } from '../errors.ts';
-import type { HostCapability } from '../sandbox/host-bridge.ts';
+import type { HostCall, HostCapability } from '../sandbox/host-bridge.ts';
 import { explainUnsafePath, safeKitPath } from '../safe-path.ts';
 import { createSecretRedactor } from '../secret-redactor.ts';
 import { gitHttpClient, isPublicHttpsRemote, NonPublicAddressError, withoutTrailing } from './git-remote-policy.ts';
@@ -61,17 +65,28 @@ const VERIFY_HISTORY_DEPTH = 50;
 
 export function createGitCapabilities(options: GitCapabilitiesOptions = {}): { gitCommit: HostCapability; gitVerify: HostCapability } {
   return {
-    gitCommit: { phases: ['APPLY'], call: (argument) => withScrubbedErrors(options, argument, commitFiles) },
-    gitVerify: { phases: ['VERIFY'], call: (argument) => withScrubbedErrors(options, argument, verifyCommit) },
+    gitCommit: { phases: ['APPLY'], call: (argument, call) => withScrubbedErrors(options, argument, call, commitFiles) },
+    gitVerify: { phases: ['VERIFY'], call: (argument, call) => withScrubbedErrors(options, argument, call, verifyCommit) },
   };
 }
 
-type Remote = { url: string; origin: string; branch: string; directory: string; headers: Record<string, string>; token: string | null; credential: string | null; http: HttpClient };
+type Remote = {
+  url: string;
+  origin: string;
+  branch: string;
+  directory: string;
+  headers: Record<string, string>;
+  token: string | null;
+  credential: string | null;
+  http: HttpClient;
+  signal: AbortSignal;
+};
 type Operation<R> = (remote: Remote, argument: Record<string, unknown>, options: GitCapabilitiesOptions, dir: string) => Promise<R>;
 
-async function withScrubbedErrors<R>(options: GitCapabilitiesOptions, argument: unknown, operation: Operation<R>): Promise<R> {
+async function withScrubbedErrors<R>(options: GitCapabilitiesOptions, argument: unknown, { signal }: HostCall, operation: Operation<R>): Promise<R> {
   if (argument === null || typeof argument !== 'object' || Array.isArray(argument)) throw new HostCapabilityError('expected an object argument');
-  const remote = await resolveRemote(options, argument as Record<string, unknown>);
+  stopIfAborted(signal);
+  const remote = await resolveRemote(options, argument as Record<string, unknown>, signal);
   // Messages quote what the server answered (a push's refusal, a line it should not have sent). The
   // run's redactor knows nothing of a hostOnly credential, so they are scrubbed of the token here,
   // in every form the redactor knows (raw, inside a Basic header's base64, percent-encoded …).
@@ -81,6 +96,8 @@ async function withScrubbedErrors<R>(options: GitCapabilitiesOptions, argument: 
   try {
     return await operation(remote, argument as Record<string, unknown>, options, dir);
   } catch (error) {
+    // Whatever failed once the signal aborted failed because of it (a destroyed request).
+    stopIfAborted(signal);
     const message = error instanceof HostCapabilityError ? error.message : describeGitError(error, remote);
     throw new HostCapabilityError(scrubber.redact(message));
   } finally {
@@ -88,7 +105,12 @@ async function withScrubbedErrors<R>(options: GitCapabilitiesOptions, argument: 
   }
 }
 
-async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<string, unknown>): Promise<Remote> {
+/** The call's phase or run is over: nothing more is started, and the hook (if it still runs) is told so. */
+function stopIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new HostCapabilityError('the git operation was stopped: its phase or run ended first');
+}
+
+async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<string, unknown>, signal: AbortSignal): Promise<Remote> {
   let url: URL;
   try {
     url = new URL(String(argument.repository));
@@ -112,8 +134,8 @@ async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<s
   }
   const credential = argument.credential === undefined ? null : String(argument.credential);
   // The default policy is enforced again where connections are made; an allow-list names hosts itself.
-  const http = gitHttpClient({ publicAddressesOnly: allowed === isPublicHttpsRemote });
-  return { url: url.href, origin: url.origin, branch, directory, ...(await authHeaders(options, credential, url)), credential, http };
+  const http = gitHttpClient({ publicAddressesOnly: allowed === isPublicHttpsRemote, signal });
+  return { url: url.href, origin: url.origin, branch, directory, ...(await authHeaders(options, credential, url)), credential, http, signal };
 }
 
 /**
@@ -214,7 +236,10 @@ const commitFiles: Operation<GitCommitResult> = async (remote, argument, options
     }
   }
   const commit = await git.commit({ fs, dir, message, author });
-  const pushed = await git.push({ fs, http: remote.http, dir, remote: 'origin', ref: remote.branch, headers: { ...remote.headers } });
+  // The last moment a push can be called off before the server hears of it; the client refuses
+  // every request after the signal too, and the signal destroys the one under way.
+  stopIfAborted(remote.signal);
+  const pushed = await git.push({ fs, http: remote.http, dir, remote: 'origin', ref: remote.branch, headers: { ...remote.headers }, signal: remote.signal });
   if (!pushed.ok) throw new HostCapabilityError(`the git server rejected the push to ${remote.branch}: ${pushed.error ?? 'unknown reason'}`);
   return { commit, parent, branch: remote.branch, changed: true, files: files.length };
 };

@@ -66,16 +66,20 @@ const publicOnlyAgent = new HttpsAgent({ lookup: publicOnlyLookup as never });
 /**
  * isomorphic-git's HTTP client, following no redirect (one would lead past the policy: a server
  * answering 302 to http://169.254.169.254/ would have the worker fetch it), and, under the default
- * policy, connecting to public addresses only.
+ * policy, connecting to public addresses only. Once `signal` aborts it starts no request, and
+ * the one under way is destroyed: isomorphic-git takes a signal for a push only, not a clone.
  */
-export function gitHttpClient(options: { publicAddressesOnly: boolean }): HttpClient {
+export function gitHttpClient(options: { publicAddressesOnly: boolean; signal: AbortSignal }): HttpClient {
   return {
-    request: (request) =>
-      http.request({
+    request: async (request) => {
+      options.signal.throwIfAborted();
+      return http.request({
         ...request,
+        signal: options.signal,
         ...(options.publicAddressesOnly ? { agent: publicOnlyAgent } : {}),
         fetchOptions: { ...(request as { fetchOptions?: object }).fetchOptions, followRedirects: false },
-      } as Parameters<typeof http.request>[0]),
+      } as Parameters<typeof http.request>[0]);
+    },
   };
 }
 

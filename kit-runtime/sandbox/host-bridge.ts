@@ -7,6 +7,11 @@
  * A log line takes its place in `logs` when the call arrives and its text once redacted, which for
  * a long line happens on a thread (secret-redaction.ts): until then, and for good if redacting it
  * fails or the run ends first, it reads WITHHELD. `settle` waits for the lines still being redacted.
+ *
+ * Each capability call gets a signal that aborts once its phase is over, however it ends (`endPhase`:
+ * the hook answered, failed or was stopped) or once the run is (the run's own signal: its time
+ * limit, its caller cancelling it, the runtime closing). The hook is then answered at once, and
+ * never with success: a push that finishes after its run was reported failed is what this prevents.
  */
 import type { KitPhase } from '../manifest.schema.ts';
 import type { KitLimits } from '../limits.ts';
@@ -18,7 +23,21 @@ import type { HostDispatcher } from './kit-sandbox.ts';
 export type HostCapability = {
   /** Phases whose hooks may call it; all phases when absent. */
   phases?: readonly KitPhase[];
-  call(argument: unknown, call: { phase: KitPhase; tenantId: string; kitRef: string }): unknown;
+  call(argument: unknown, call: HostCall): unknown;
+};
+
+/** Who is calling a capability, and until when anyone waits for its answer. */
+export type HostCall = {
+  phase: KitPhase;
+  tenantId: string;
+  kitRef: string;
+  /**
+   * Aborts when the phase that made the call is over, or the run: its hook answered or failed, the
+   * run hit its time limit, was cancelled or its runtime closed. A capability must begin no side
+   * effect after it and should hand it to the requests and child processes it waits on; whatever
+   * it answers once it has aborted, the hook is told the call was stopped.
+   */
+  signal: AbortSignal;
 };
 
 export type KitLogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -39,7 +58,6 @@ export function assertCapabilityNames(capabilities: Record<string, HostCapabilit
 }
 
 export class HostBridge {
-  phase: KitPhase = 'SPEC';
   readonly logs: KitLogEntry[] = [];
   readonly names: string[];
   readonly #capabilities: Record<string, HostCapability>;
@@ -51,6 +69,12 @@ export class HostBridge {
   readonly #redacting = new Set<Promise<void>>();
   #redactionFailure: { error: unknown } | undefined;
   #closed = false;
+  #phase: KitPhase = 'SPEC';
+  /** Aborts when the run is over; each phase's calls also stop when `#phaseOver` aborts. */
+  readonly #runOver: AbortSignal;
+  #phaseOver: AbortController | undefined;
+  /** What capability calls of the current phase are given; aborted between phases. */
+  #callSignal: AbortSignal = AbortSignal.abort();
 
   constructor(options: {
     capabilities: Record<string, HostCapability>;
@@ -58,6 +82,8 @@ export class HostBridge {
     tenantId: string;
     kitRef: string;
     redactor: Pick<RunRedactor, 'redact' | 'reportable'>;
+    /** The run's: aborts when it is over (time limit, cancelled, finished). */
+    signal: AbortSignal;
   }) {
     assertCapabilityNames(options.capabilities);
     this.#capabilities = options.capabilities;
@@ -65,6 +91,20 @@ export class HostBridge {
     this.#limits = options.limits;
     this.#identity = { tenantId: options.tenantId, kitRef: options.kitRef };
     this.#redactor = options.redactor;
+    this.#runOver = options.signal;
+  }
+
+  /** Calls from here on belong to `phase` (log lines are filed under it). */
+  beginPhase(phase: KitPhase): void {
+    this.endPhase();
+    this.#phase = phase;
+    this.#phaseOver = new AbortController();
+    this.#callSignal = AbortSignal.any([this.#runOver, this.#phaseOver.signal]);
+  }
+
+  /** The phase's hook is done, however it ended: its capability calls still running are stopped. */
+  endPhase(): void {
+    this.#phaseOver?.abort();
   }
 
   readonly dispatcher: HostDispatcher = async (name, argumentJson) => {
@@ -120,17 +160,20 @@ export class HostBridge {
     if (name === 'log') return this.#log(argument);
     if (!Object.hasOwn(this.#capabilities, name)) throw new HostCapabilityError(`kit.${name} is not a host function`);
     const capability = this.#capabilities[name] as HostCapability;
-    if (capability.phases && !capability.phases.includes(this.phase)) {
-      throw new HostCapabilityError(`kit.${name} is not available in phase ${this.phase}`);
+    if (capability.phases && !capability.phases.includes(this.#phase)) {
+      throw new HostCapabilityError(`kit.${name} is not available in phase ${this.#phase}`);
     }
-    const value = await capability.call(argument, { phase: this.phase, ...this.#identity });
+    const signal = this.#callSignal;
+    if (signal.aborted) throw stoppedCall(name, signal);
+    const called = new Promise((resolve) => resolve(capability.call(argument, { phase: this.#phase, ...this.#identity, signal })));
+    const value = await untilAborted(called, signal, () => stoppedCall(name, signal));
     return value === undefined ? null : JSON.parse(JSON.stringify(value));
   }
 
   #log(argument: unknown): null {
     const { level, message } = (argument ?? {}) as { level?: unknown; message?: unknown };
     const entry: KitLogEntry = {
-      phase: this.phase,
+      phase: this.#phase,
       level: typeof level === 'string' && LOG_LEVELS.includes(level) ? (level as KitLogLevel) : 'info',
       message: WITHHELD_LOG_MESSAGE,
     };
@@ -147,4 +190,28 @@ export class HostBridge {
     void redacting.finally(() => this.#redacting.delete(redacting));
     return null;
   }
+}
+
+/** What the hook is told of a call whose phase or run ended first: the time limit, or that it was stopped. */
+function stoppedCall(name: string, signal: AbortSignal): HostCapabilityError {
+  const why = signal.reason instanceof KitLimitError ? signal.reason.message : 'its phase or run ended first';
+  return new HostCapabilityError(`kit.${name} was stopped: ${why}`);
+}
+
+/**
+ * `work`'s answer while `signal` has not aborted; once it has, `stopped()` at once, and also when
+ * the work answers after (even successfully): nothing waits for it any more, and a capability that
+ * ignores its signal must not look to the hook as if it had finished.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal, stopped: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(stopped());
+    // The capability may have been what aborted it (a cancelled run, a closed runtime).
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => (signal.aborted ? reject(stopped()) : resolve(value)),
+      (error: unknown) => reject(signal.aborted ? stopped() : error),
+    ).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -2,6 +2,7 @@
  * A real git server on loopback for tests: the system's `git http-backend` (smart HTTP, CGI) behind
  * a tiny node http server that demands a token (Basic password or Bearer), over bare repositories
  * in a temporary directory. `git(…)` runs git commands against a served repository to check results.
+ * `holdNext(…)` stalls a request at a point the test releases, as a slow server would.
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,20 +22,33 @@ export type TestGitServer = {
   git(name: string, ...args: string[]): Promise<string>;
   /** Requests seen, for asserting that a dry run made none. */
   readonly requests: Array<{ method: string; path: string; authorized: boolean }>;
+  /**
+   * Holds the next authorized request `matches` picks before git sees it, until `release()`;
+   * `reached` resolves when it arrives. Released, it is served as any other, even to a client gone.
+   */
+  holdNext(matches: (request: { method: string; path: string }) => boolean): HeldRequest;
   close(): Promise<void>;
 };
+
+export type HeldRequest = { reached: Promise<void>; release(): void };
 
 export async function startTestGitServer(options: { token: string; username?: string }): Promise<TestGitServer> {
   const root = await mkdtemp(join(tmpdir(), 'specwright-git-server-'));
   const requests: TestGitServer['requests'] = [];
+  const holds: Array<{ matches: (request: { method: string; path: string }) => boolean; arrived: () => void; released: Promise<void> }> = [];
   const server = createServer((req, res) => {
     const authorized = isAuthorized(req, options.token);
-    requests.push({ method: req.method ?? 'GET', path: req.url ?? '/', authorized });
+    const request = { method: req.method ?? 'GET', path: req.url ?? '/' };
+    requests.push({ ...request, authorized });
     if (!authorized) {
       res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="test"', 'Content-Type': 'text/plain' }).end('unauthorized\n');
       return;
     }
-    serveWithHttpBackend(root, req, res);
+    const hold = holds.find((candidate) => candidate.matches(request));
+    if (hold === undefined) return serveWithHttpBackend(root, req, res);
+    holds.splice(holds.indexOf(hold), 1);
+    hold.arrived();
+    void hold.released.then(() => serveWithHttpBackend(root, req, res));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -44,6 +58,12 @@ export async function startTestGitServer(options: { token: string; username?: st
   return {
     url: (name) => `http://127.0.0.1:${port}/${name}.git`,
     requests,
+    holdNext(matches) {
+      const reached = Promise.withResolvers<void>();
+      const released = Promise.withResolvers<void>();
+      holds.push({ matches, arrived: reached.resolve, released: released.promise });
+      return { reached: reached.promise, release: released.resolve };
+    },
     git: gitIn,
     async createRepository(name, repositoryOptions = {}) {
       await run('git', ['init', '--quiet', '--bare', '--initial-branch=main', repoPath(name)]);

@@ -81,7 +81,7 @@ export const executeKitJob = defineJob({
         log.info('kits are disabled for this tenant; the execution ends failed without running');
         return;
       }
-      await runClaimedExecution(claimed, { executionId, tenantId }, deps, ran);
+      await runClaimedExecution(claimed, { executionId, tenantId }, deps, ran, helpers.abortSignal);
     } catch (error) {
       // Its project was deleted while it ran, taking the execution with it: nothing left to record.
       if (!(await executionExists(ownerDb, tenantId, executionId))) {
@@ -99,8 +99,17 @@ export const executeKitJob = defineJob({
 
 type ClaimedExecution = NonNullable<Awaited<ReturnType<typeof claimExecution>>>;
 
-/** Runs the kit and stores its outcome; `ran.outcome` is set once the kit has run. */
-async function runClaimedExecution(claimed: ClaimedExecution, { executionId, tenantId }: { executionId: string; tenantId: string }, deps: JobDeps, ran: { outcome?: ExecutionOutcome }) {
+/**
+ * Runs the kit and stores its outcome; `ran.outcome` is set once the kit has run. `signal` is the
+ * job's, aborted when the worker shuts down: the run is cancelled then, its git pushes with it.
+ */
+async function runClaimedExecution(
+  claimed: ClaimedExecution,
+  { executionId, tenantId }: { executionId: string; tenantId: string },
+  deps: JobDeps,
+  ran: { outcome?: ExecutionOutcome },
+  signal: AbortSignal,
+) {
   const { ownerDb, log } = deps;
   const version = await findKitVersionForRun(ownerDb, claimed.kit_version_id);
   const kit = kitPackageFor(version);
@@ -129,6 +138,7 @@ async function runClaimedExecution(claimed: ClaimedExecution, { executionId, ten
       const found = await findComponentVersion(ownerDb, { tenantId, organizationId: claimed.organization_id }, component);
       return found ? kitPackageFor(found) : null;
     },
+    signal,
   });
   if (openingFault !== undefined && result.status === 'failed') {
     log.warn({ err: openingFault }, 'a credential could not be opened for a reason of the server\'s own; the execution runs again');
