@@ -1,12 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledExecution } from '../helpers/bundled-execution.ts';
 import { startByteCountingRelay } from '../helpers/byte-counting-relay.ts';
 import { call } from '../helpers/http.ts';
 import { untilLockWaiters } from '../helpers/lock-holder.ts';
-import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
@@ -16,31 +16,14 @@ const BUNDLE_BYTES = 6 * 1024 * 1024;
 let app: TestApp;
 let relay: Awaited<ReturnType<typeof startByteCountingRelay>>;
 let link: string;
-const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
 
 beforeAll(async () => {
   const database = await createTestDatabase();
   // The requests' connections (the app role's) pass through the relay; the test's own do not.
   relay = await startByteCountingRelay(new URL(database.appUrl));
   app = await startTestApp({ database, env: { APP_DATABASE_URL: relay.urlFor(database.appUrl) } });
-  const orgId = app.bootstrap.organizationId;
-  const content = randomBytes(BUNDLE_BYTES);
-  const [blob] = await sqlAsOwner('insert into blobs (tenant_id, content_type, size_bytes, sha256, content) values ($1, $2, $3, $4, $5) returning id', [
-    app.bootstrap.tenantId,
-    'application/zip',
-    content.length,
-    createHash('sha256').update(content).digest('hex'),
-    content,
-  ]);
-  const project = await call(app.url, '/api/projects', { apiKey: app.bootstrap.apiKey, body: { name: 'Bundled', organizationId: orgId } });
-  expect(project.status, project.text).toBe(201);
-  const [kit] = await sqlAsOwner('select id, latest_version_id from kits where organization_id is null and latest_version_id is not null order by kit_id limit 1');
-  const [execution] = await sqlAsOwner(
-    `insert into kit_executions (tenant_id, organization_id, project_id, kit_row_id, kit_version_id, status, input, outputs_valid, bundle_blob_id, completed_at)
-     values ($1, $2, $3, $4, $5, 'completed', '{}', 1, $6, now()) returning id`,
-    [app.bootstrap.tenantId, orgId, project.body.data.id, kit.id, kit.latest_version_id, blob.id],
-  );
-  const handed = await call(app.url, `/api/${orgId}/kits/executions/${execution.id}/bundle`, { apiKey: app.bootstrap.apiKey });
+  const executionId = await bundledExecution(app, randomBytes(BUNDLE_BYTES));
+  const handed = await call(app.url, `/api/${app.bootstrap.organizationId}/kits/executions/${executionId}/bundle`, { apiKey: app.bootstrap.apiKey });
   expect(handed.status, handed.text).toBe(200);
   link = handed.body.data.downloadUrl;
 });

@@ -1,9 +1,10 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { get } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDownloadLinks } from '../../control-plane/http/download-links.ts';
+import { bundledExecution } from '../helpers/bundled-execution.ts';
 import { call, type ApiResponse } from '../helpers/http.ts';
 import { lockWaiterCount, untilLockWaiters } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
@@ -18,26 +19,6 @@ let executionId: string;
 let link: string;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
 
-/** A finished execution of a built-in kit on a new project of the organization, with a bundle. */
-async function bundledExecution(): Promise<string> {
-  const content = Buffer.from('PK fake zip');
-  const [blob] = await sqlAsOwner('insert into blobs (tenant_id, content_type, size_bytes, sha256, content) values ($1, $2, $3, $4, $5) returning id', [
-    app.bootstrap.tenantId,
-    'application/zip',
-    content.length,
-    createHash('sha256').update(content).digest('hex'),
-    content,
-  ]);
-  const project = await call(app.url, '/api/projects', { apiKey: app.bootstrap.apiKey, body: { name: 'Bundled', organizationId: orgId } });
-  expect(project.status, project.text).toBe(201);
-  const [kit] = await sqlAsOwner('select id, latest_version_id from kits where organization_id is null and latest_version_id is not null order by kit_id limit 1');
-  const [execution] = await sqlAsOwner(
-    `insert into kit_executions (tenant_id, organization_id, project_id, kit_row_id, kit_version_id, status, input, outputs_valid, bundle_blob_id, completed_at)
-     values ($1, $2, $3, $4, $5, 'completed', '{}', 1, $6, now()) returning id`,
-    [app.bootstrap.tenantId, orgId, project.body.data.id, kit.id, kit.latest_version_id, blob.id],
-  );
-  return execution.id;
-}
 
 /** The download link GET …/bundle hands this caller. */
 async function linkFor(apiKey: string, execution = executionId): Promise<string> {
@@ -49,7 +30,7 @@ async function linkFor(apiKey: string, execution = executionId): Promise<string>
 beforeAll(async () => {
   app = await startTestApp();
   orgId = app.bootstrap.organizationId;
-  executionId = await bundledExecution();
+  executionId = await bundledExecution(app, Buffer.from('PK fake zip'));
   link = await linkFor(app.bootstrap.apiKey);
 });
 afterAll(() => app?.stop());
@@ -207,7 +188,7 @@ describe('a download link whose holder has lost access to its bundle', () => {
   });
 
   it('is NOT_FOUND to a holder who may still read it once its project is deleted', async () => {
-    const doomed = await bundledExecution();
+    const doomed = await bundledExecution(app, Buffer.from('PK fake zip'));
     const held = await linkFor(app.bootstrap.apiKey, doomed);
     const [{ project_id: projectId }] = await sqlAsOwner('select project_id from kit_executions where id = $1', [doomed]);
     expect((await call(app.url, `/api/projects/${projectId}`, { apiKey: app.bootstrap.apiKey, method: 'DELETE' })).status).toBe(200);
