@@ -24,6 +24,9 @@ import { createRunRedactor, type SecretRedaction } from './secret-redaction.ts';
 /** How deeply a run's input may nest (an API request body is held to 64 levels in all). */
 export const MAX_INPUT_DEPTH = 64;
 
+/** The PHASE_FAILED message of a run its `signal` (or the runtime closing) cancelled. */
+export const RUN_CANCELLED_MESSAGE = 'the run was cancelled';
+
 export type KitExecutionRequest = {
   /** Isolates are never shared across tenants. */
   tenantId: string;
@@ -75,7 +78,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
   const ended = new AbortController();
   const runOver = AbortSignal.any([cancelled, ended.signal]);
   const throwIfCancelled = () => {
-    if (cancelled.aborted) throw new KitPhaseError('the run was cancelled');
+    if (cancelled.aborted) throw new KitPhaseError(RUN_CANCELLED_MESSAGE);
   };
   /** What a hook says, fit to report: redacted while still as sent, then cleaned. */
   const reportableAll = (texts: readonly unknown[]) => Promise.all(texts.map(redactor.reportable));
@@ -209,6 +212,10 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
         ownOutputs: result.outputs,
         limits: deps.limits,
         onLog: (prefix, entry) => bridge.logs.push({ ...entry, message: `[${prefix}] ${entry.message}` }),
+      }).catch((error: unknown) => {
+        // A component cut off by the cancellation failed because of it: the run says it was cancelled.
+        throwIfCancelled();
+        throw error;
       });
       result.outputs.push(...composed.outputs);
       result.components = composed.components;

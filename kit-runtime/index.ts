@@ -43,7 +43,7 @@ export type {
   KitExecutionError,
   KitPhaseRecord,
 } from './execute-kit.ts';
-export { MAX_INPUT_DEPTH } from './execute-kit.ts';
+export { MAX_INPUT_DEPTH, RUN_CANCELLED_MESSAGE } from './execute-kit.ts';
 export type { KitRunStep } from './execution-result.ts';
 export { MAX_COMPOSITION_DEPTH, type KitResolver, type KitComponentRecord } from './compose-components.ts';
 export { MAX_RENDERED_OUTPUTS } from './render-outputs.ts';

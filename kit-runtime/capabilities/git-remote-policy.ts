@@ -73,12 +73,34 @@ export function gitHttpClient(options: { publicAddressesOnly: boolean; signal: A
   return {
     request: async (request) => {
       options.signal.throwIfAborted();
-      return http.request({
+      const response = await http.request({
         ...request,
         signal: options.signal,
         ...(options.publicAddressesOnly ? { agent: publicOnlyAgent } : {}),
         fetchOptions: { ...(request as { fetchOptions?: object }).fetchOptions, followRedirects: false },
       } as Parameters<typeof http.request>[0]);
+      return response.body === undefined ? response : { ...response, body: endedBy(options.signal, response.body) };
+    },
+  };
+}
+
+/**
+ * A response body whose reads fail once `signal` aborts. isomorphic-git's Node body drops an error
+ * that arrives while no read is waiting (the request destroyed between two reads), and its next
+ * read then waits for ever: the operation would never end, nor its clone directory be removed.
+ */
+function endedBy(signal: AbortSignal, body: AsyncIterableIterator<Uint8Array>): AsyncIterableIterator<Uint8Array> {
+  return {
+    next: () =>
+      new Promise((resolve, reject) => {
+        if (signal.aborted) return reject(signal.reason);
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+        body.next().then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+      }),
+    return: async (value?: unknown) => (await body.return?.(value)) ?? { done: true, value: undefined },
+    [Symbol.asyncIterator]() {
+      return this;
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Job } from 'graphile-worker';
 import { z } from 'zod';
-import { createGitCapabilities, HostCapabilityError, loadKitPackage, type HostCapability, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
+import { createGitCapabilities, HostCapabilityError, loadKitPackage, RUN_CANCELLED_MESSAGE, type HostCapability, type KitExecutionResult, type KitPackage } from '../../../kit-runtime/index.ts';
 import { permanentRefusalOf } from '../../db/postgres-errors.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
@@ -145,6 +145,10 @@ async function runClaimedExecution(
     throw openingFault;
   }
   const outcome = outcomeOf(result);
+  // Cancelled by the job's signal: the worker shut down under it. Its user cancelled nothing.
+  if (signal.aborted && result.error?.code === 'PHASE_FAILED' && result.error.message === RUN_CANCELLED_MESSAGE) {
+    outcome.errorMessage = cutByShutdownMessage(result.error.phase);
+  }
   ran.outcome = outcome;
 
   const finished = await ownerDb.transaction().execute(async (trx) => {
@@ -186,6 +190,13 @@ export function whyNotToRetry(error: unknown, job: Pick<Job, 'attempts' | 'max_a
 function kitsDisabledMessage(attempt: number): string {
   const what = attempt > 1 ? 'was stopped before its retry: an earlier attempt may have run part of it, and none of its outputs were kept' : 'did not run';
   return `Kits are disabled for this tenant (the feature flag ${KITS_FEATURE_FLAG} is off), so this execution ${what}. Start a new execution once kits are enabled again.`;
+}
+
+/** Why a run the worker's shutdown cut off failed. APPLY may have done part of its work (a push its server received). */
+function cutByShutdownMessage(phase: string | null): string {
+  const where = phase === null ? '' : ` at ${phase}`;
+  const partly = phase === 'APPLY' ? ' What APPLY had already sent (a git push its server received) may have been applied.' : '';
+  return `The worker running this execution shut down, so the run was stopped${where}.${partly} Start a new execution.`;
 }
 
 /**
