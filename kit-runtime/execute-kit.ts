@@ -55,6 +55,8 @@ export type ExecutionDependencies = {
   redaction: SecretRedaction;
   /** Aborts when the runtime closes: its runs are cancelled. */
   closing?: AbortSignal;
+  /** Capability calls still running, across the runtime's runs (see KitRuntime.settleHostCalls). */
+  hostCallsRunning?: Set<Promise<unknown>>;
   onInternalError?: (error: unknown) => void;
 };
 
@@ -91,6 +93,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     kitRef: kit.ref,
     redactor,
     signal: runOver,
+    ...(deps.hostCallsRunning ? { running: deps.hostCallsRunning } : {}),
   });
   const result: KitExecutionResult = {
     kitRef: kit.ref,

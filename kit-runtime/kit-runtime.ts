@@ -27,6 +27,12 @@ export type KitRuntime = {
   /** Runs a kit's phases; never rejects for anything the kit does (see KitExecutionResult.status). */
   execute(kit: KitPackage, request: KitExecutionRequest): Promise<KitExecutionResult>;
   stats(): IsolatePoolStats;
+  /**
+   * Waits, `timeoutMs` at most, until the host calls that were running have ended — a call whose run
+   * is over goes on until it notices, its clean-up (a clone's directory) with it. True when they have.
+   * A worker waits for it on shutdown, after the runs, so the process does not exit in between.
+   */
+  settleHostCalls(timeoutMs: number): Promise<boolean>;
   close(): void;
 };
 
@@ -37,11 +43,22 @@ export function createKitRuntime(options: KitRuntimeOptions = {}): KitRuntime {
   const redaction = createSecretRedaction(options.redaction);
   // Closing cancels the runs still going, so none of their host calls (a push) outlives the runtime.
   const closing = new AbortController();
-  const dependencies = { pool, limits, validation, redaction, closing: closing.signal, ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}) };
+  const hostCallsRunning = new Set<Promise<unknown>>();
+  const dependencies = { pool, limits, validation, redaction, closing: closing.signal, hostCallsRunning, ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}) };
   return {
     limits,
     execute: (kit, request) => executeKit(dependencies, kit, request),
     stats: () => pool.stats(),
+    settleHostCalls: async (timeoutMs) => {
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+      const settled = Promise.all(hostCallsRunning).then(() => true as const);
+      try {
+        return await Promise.race([settled, expired]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     close: () => {
       closing.abort();
       pool.close();

@@ -26,6 +26,9 @@ export interface WorkerHandle {
   stop(): Promise<void>;
 }
 
+/** How long a stopping worker waits for host calls its cancelled runs left running (see settleHostCalls). */
+const HOST_CALLS_SETTLE_MS = 3_000;
+
 export interface StartWorkerOptions {
   ownerPool: pg.Pool;
   ownerDb: Kysely<Database>;
@@ -152,6 +155,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
       clearInterval(reaper);
       await runner.stop();
       clearInterval(timer);
+      // Host calls a cancelled run stopped waiting for end soon after (a clone being written out):
+      // waited for, briefly, so the process does not exit leaving their temporary files behind.
+      if (!(await kitRuntime.settleHostCalls(HOST_CALLS_SETTLE_MS))) log.warn('host calls of stopped kit runs were still running at shutdown');
       kitRuntime.close();
       await removeHeartbeat(ownerDb, workerId).catch(() => {});
       log.info({ workerId }, 'worker stopped');

@@ -223,8 +223,11 @@ const commitFiles: Operation<GitCommitResult> = async (remote, argument, options
   } else {
     await git.clone({ fs, http: remote.http, dir, url: remote.url, ref: remote.branch, singleBranch: true, depth: 1, noTags: true, headers: { ...remote.headers } });
   }
+  // A clone writes its whole checkout, which takes no signal: nothing more once it is over.
+  stopIfAborted(remote.signal);
   await checkWorkTreeTargets(dir, files);
   for (const file of files) {
+    stopIfAborted(remote.signal);
     await writeWorkTreeFile(dir, file);
     await git.add({ fs, dir, filepath: file.path });
   }

@@ -75,6 +75,7 @@ export class HostBridge {
   #phaseOver: AbortController | undefined;
   /** What capability calls of the current phase are given; aborted between phases. */
   #callSignal: AbortSignal = AbortSignal.abort();
+  readonly #running: Set<Promise<unknown>> | undefined;
 
   constructor(options: {
     capabilities: Record<string, HostCapability>;
@@ -84,6 +85,11 @@ export class HostBridge {
     redactor: Pick<RunRedactor, 'redact' | 'reportable'>;
     /** The run's: aborts when it is over (time limit, cancelled, finished). */
     signal: AbortSignal;
+    /**
+     * Capability calls still running, across runs: one the hook stopped waiting for (its phase or
+     * run ended) goes on until it notices, and its clean-up (a clone's directory) with it.
+     */
+    running?: Set<Promise<unknown>>;
   }) {
     assertCapabilityNames(options.capabilities);
     this.#capabilities = options.capabilities;
@@ -92,6 +98,7 @@ export class HostBridge {
     this.#identity = { tenantId: options.tenantId, kitRef: options.kitRef };
     this.#redactor = options.redactor;
     this.#runOver = options.signal;
+    this.#running = options.running;
   }
 
   /** Calls from here on belong to `phase` (log lines are filed under it). */
@@ -166,6 +173,14 @@ export class HostBridge {
     const signal = this.#callSignal;
     if (signal.aborted) throw stoppedCall(name, signal);
     const called = new Promise((resolve) => resolve(capability.call(argument, { phase: this.#phase, ...this.#identity, signal })));
+    if (this.#running) {
+      const running = this.#running;
+      const settled: Promise<unknown> = called.then(
+        () => running.delete(settled),
+        () => running.delete(settled),
+      );
+      running.add(settled);
+    }
     const value = await untilAborted(called, signal, () => stoppedCall(name, signal));
     return value === undefined ? null : JSON.parse(JSON.stringify(value));
   }
