@@ -8,6 +8,7 @@ import type { KitPackage } from './kit-package.ts';
 import { resolveKitLimits, type KitLimits } from './limits.ts';
 import { createOutputValidation, type OutputValidationOptions } from './output-validation.ts';
 import { IsolatePool, type IsolatePoolOptions, type IsolatePoolStats } from './sandbox/isolate-pool.ts';
+import { settledWithin } from './bounded-waits.ts';
 import { executeKit, type KitExecutionRequest, type KitExecutionResult } from './execute-kit.ts';
 import { createSecretRedaction, type SecretRedactionOptions } from './secret-redaction.ts';
 
@@ -49,16 +50,7 @@ export function createKitRuntime(options: KitRuntimeOptions = {}): KitRuntime {
     limits,
     execute: (kit, request) => executeKit(dependencies, kit, request),
     stats: () => pool.stats(),
-    settleHostCalls: async (timeoutMs) => {
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-      const settled = Promise.all(hostCallsRunning).then(() => true as const);
-      try {
-        return await Promise.race([settled, expired]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    settleHostCalls: (timeoutMs) => settledWithin(hostCallsRunning, timeoutMs),
     close: () => {
       closing.abort();
       pool.close();

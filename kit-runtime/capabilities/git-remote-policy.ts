@@ -9,6 +9,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import type { HttpClient } from 'isomorphic-git';
 import http from 'isomorphic-git/http/node';
+import { untilAborted } from '../bounded-waits.ts';
 
 /** The worker's own host and networks that are not public, including where IPv6 forms carry IPv4. */
 const nonPublicAddresses = new BlockList();
@@ -91,13 +92,7 @@ export function gitHttpClient(options: { publicAddressesOnly: boolean; signal: A
  */
 function endedBy(signal: AbortSignal, body: AsyncIterableIterator<Uint8Array>): AsyncIterableIterator<Uint8Array> {
   return {
-    next: () =>
-      new Promise((resolve, reject) => {
-        if (signal.aborted) return reject(signal.reason);
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
-        body.next().then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-      }),
+    next: () => (signal.aborted ? Promise.reject(signal.reason) : untilAborted(body.next(), signal, () => signal.reason)),
     return: async (value?: unknown) => (await body.return?.(value)) ?? { done: true, value: undefined },
     [Symbol.asyncIterator]() {
       return this;

@@ -16,6 +16,7 @@
 import type { KitPhase } from '../manifest.schema.ts';
 import type { KitLimits } from '../limits.ts';
 import { HostCapabilityError, KitLimitError, kitTimeLimitError } from '../errors.ts';
+import { settledWithin, untilAborted } from '../bounded-waits.ts';
 import type { RunRedactor } from '../secret-redaction.ts';
 import type { HostDispatcher } from './kit-sandbox.ts';
 
@@ -129,17 +130,7 @@ export class HostBridge {
    * redacting one failed or it went over its host call limit (a hook may swallow either error).
    */
   async settle(deadline: number): Promise<void> {
-    let expiry: NodeJS.Timeout | undefined;
-    const expired = new Promise<'expired'>((resolve) => (expiry = setTimeout(() => resolve('expired'), Math.max(0, deadline - performance.now()))));
-    try {
-      while (this.#redacting.size > 0) {
-        if ((await Promise.race([Promise.all(this.#redacting), expired])) === 'expired') {
-          throw kitTimeLimitError(this.#limits.timeoutMs);
-        }
-      }
-    } finally {
-      clearTimeout(expiry);
-    }
+    if (!(await settledWithin(this.#redacting, deadline - performance.now()))) throw kitTimeLimitError(this.#limits.timeoutMs);
     if (this.#redactionFailure) throw this.#redactionFailure.error;
     this.#throwIfOverLimit();
   }
@@ -211,22 +202,4 @@ export class HostBridge {
 function stoppedCall(name: string, signal: AbortSignal): HostCapabilityError {
   const why = signal.reason instanceof KitLimitError ? signal.reason.message : 'its phase or run ended first';
   return new HostCapabilityError(`kit.${name} was stopped: ${why}`);
-}
-
-/**
- * `work`'s answer while `signal` has not aborted; once it has, `stopped()` at once, and also when
- * the work answers after (even successfully): nothing waits for it any more, and a capability that
- * ignores its signal must not look to the hook as if it had finished.
- */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal, stopped: () => Error): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(stopped());
-    // The capability may have been what aborted it (a cancelled run, a closed runtime).
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => (signal.aborted ? reject(stopped()) : resolve(value)),
-      (error: unknown) => reject(signal.aborted ? stopped() : error),
-    ).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
