@@ -1,50 +1,25 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestGitServer, type TestGitServer } from '../test-support/git-http-server.ts';
+import { seedLargeRepository, startPackRelay } from '../test-support/large-repository.ts';
 import { createGitCapabilities } from './git-commit.ts';
 import { createKitRuntime } from '../kit-runtime.ts';
 import { hostileKit } from '../test-support/kits.ts';
 
 const TOKEN = 'tok_dir_after_run';
 let git: TestGitServer;
-let relay: Server;
+let relay: Awaited<ReturnType<typeof startPackRelay>>;
 let relayPort: number;
 let onPackSent: () => void = () => {};
 beforeAll(async () => {
   git = await startTestGitServer({ token: TOKEN });
-  await git.createRepository('large');
-  const work = await mkdtemp(join(tmpdir(), 'specwright-git-source-'));
-  const run = (...args: string[]) => promisify(execFile)('git', ['-c', 'user.name=Seed', '-c', 'user.email=seed@test.invalid', ...args], { cwd: work });
-  try {
-    await run('init', '--quiet', '--initial-branch=main');
-    for (let i = 0; i < 4; i++) await writeFile(join(work, `big${i}.bin`), randomBytes(4 * 1024 * 1024));
-    await run('add', '.');
-    await run('commit', '--quiet', '-m', 'seed');
-    await run('push', '--quiet', git.url('large').replace('http://', `http://kit:${TOKEN}@`), 'main');
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
-  const target = new URL(git.url('large'));
-  relay = createServer((req, res) => {
-    const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-      if (req.url?.endsWith('/git-upload-pack')) answer.on('end', () => onPackSent());
-    });
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  relayPort = (relay.address() as AddressInfo).port;
+  await seedLargeRepository(git, 'large', TOKEN, Array(4).fill(4 * 1024 * 1024));
+  relay = await startPackRelay(new URL(git.url('large')), { onPackSent: () => onPackSent() });
+  relayPort = relay.port;
 }, 60_000);
 afterAll(async () => {
-  relay?.closeAllConnections();
   relay?.close();
   await git?.close();
 });

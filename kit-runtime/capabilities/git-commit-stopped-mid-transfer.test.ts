@@ -1,13 +1,11 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGitServer, type TestGitServer } from '../test-support/git-http-server.ts';
+import { seedLargeRepository, startPackRelay } from '../test-support/large-repository.ts';
 import { createGitCapabilities } from './git-commit.ts';
 import { gitHttpClient } from './git-remote-policy.ts';
 
@@ -19,48 +17,18 @@ import { gitHttpClient } from './git-remote-policy.ts';
  */
 const TOKEN = 'tok_mid_transfer_9c1';
 let git: TestGitServer;
-let relay: Server;
+let relay: Awaited<ReturnType<typeof startPackRelay>>;
 let relayPort: number;
 /** Bytes of upload-pack answers the relay has passed on; `onBytes` hears of each chunk. */
 let onBytes: (total: number) => void = () => {};
 
 beforeAll(async () => {
   git = await startTestGitServer({ token: TOKEN });
-  await git.createRepository('large');
-  const work = await mkdtemp(join(tmpdir(), 'specwright-git-source-'));
-  const run = (...args: string[]) => promisify(execFile)('git', ['-c', 'user.name=Seed', '-c', 'user.email=seed@test.invalid', ...args], { cwd: work });
-  try {
-    await run('init', '--quiet', '--initial-branch=main');
-    // Random, so the pack cannot compress it: a clone streams megabytes.
-    await writeFile(join(work, 'big.bin'), randomBytes(16 * 1024 * 1024));
-    await run('add', '.');
-    await run('commit', '--quiet', '-m', 'seed');
-    await run('push', '--quiet', git.url('large').replace('http://', `http://kit:${TOKEN}@`), 'main');
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
-  // Passes requests on to the git server, counting the bytes of upload-pack answers.
-  const target = new URL(git.url('large'));
-  relay = createServer((req, res) => {
-    const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      if (!req.url?.endsWith('/git-upload-pack')) return void answer.pipe(res);
-      let total = 0;
-      answer.on('data', (chunk: Buffer) => {
-        total += chunk.length;
-        res.write(chunk);
-        onBytes(total);
-      });
-      answer.on('end', () => res.end());
-    });
-    req.pipe(upstream);
-    res.on('close', () => upstream.destroy());
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  relayPort = (relay.address() as AddressInfo).port;
+  await seedLargeRepository(git, 'large', TOKEN, [16 * 1024 * 1024]);
+  relay = await startPackRelay(new URL(git.url('large')), { onPackBytes: (total) => onBytes(total) });
+  relayPort = relay.port;
 }, 60_000);
 afterAll(async () => {
-  relay?.closeAllConnections();
   relay?.close();
   await git?.close();
 });
