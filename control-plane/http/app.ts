@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
-import helmet from 'helmet';
 import type { Kysely } from 'kysely';
 import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
@@ -30,6 +29,7 @@ import { failureAnswerFor } from './failure-answer.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
 import { createRequestCounter, rateLimitCallerAfter, rateLimitCallerKey } from './rate-limit.ts';
 import { requestIdFor } from './request-id.ts';
+import { securityHeaders } from './security-headers.ts';
 import { jsonBody, unsupportedContentType } from './json-body.ts';
 import { createRestHandler } from './rest-handler.ts';
 import { sendSurfaceError } from './surface-errors.ts';
@@ -61,11 +61,7 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.trustProxy);
-  // Helmet's defaults on every answer: no type sniffing, no framing by other sites, and a content
-  // security policy under which the docs page runs only its own scripts. Except the policy's
-  // upgrade-insecure-requests: the service is often reached over plain HTTP (npm start, behind a
-  // proxy that ends TLS elsewhere), where it made browsers fetch the docs page's assets by https.
-  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
+  app.use(securityHeaders);
   const loginThrottle = createLoginThrottle(deps.batches, deps.config.loginLimits);
   const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle, downloadLinks: deps.downloadLinks, credentialKeys: deps.credentialKeys });
   const openApiDocument = buildOpenApiDocument(appRouter, '/api');

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../logger.ts';
 import { errorEnvelope } from './envelope.ts';
+import { securityHeaderLines } from './security-headers.ts';
 
 /**
  * Node's HTTP parser gives up on a connection before any route sees it: bytes that are not HTTP,
  * or a body that ends (the client half-closed) before its Content-Length. Node then writes a bare
- * `400 Bad Request`; this answers in the envelope instead, with a request id, as every other
- * refusal does. Timeouts (408) and request heads over the limit (431) keep Node's own answers:
- * the catalog has no code for them.
+ * `400 Bad Request`; this answers in the envelope instead, with a request id and the security
+ * headers, as every other refusal does. Timeouts (408) and request heads over the limit (431)
+ * keep Node's own answers: the catalog has no code for them.
  */
 const whyUnreadable = (code: string | undefined) =>
   code === 'HPE_INVALID_EOF_STATE' ? 'The connection ended before the request did (its body is shorter than its Content-Length)' : 'The request is not valid HTTP/1.1';
@@ -44,6 +45,7 @@ export function answerClientError(log: Logger) {
         `Content-Length: ${Buffer.byteLength(body)}`,
         'Cache-Control: no-store',
         `X-Request-ID: ${requestId}`,
+        ...securityHeaderLines,
         'Connection: close',
         '',
         body,

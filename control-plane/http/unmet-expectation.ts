@@ -6,6 +6,7 @@ import { trpcErrorShape } from '../trpc/error-mapping.ts';
 import { decodeOrKeep } from './decode-or-keep.ts';
 import { errorEnvelope } from './envelope.ts';
 import { requestIdFor } from './request-id.ts';
+import { setSecurityHeaders } from './security-headers.ts';
 import { isTrpcPath, trpcProceduresOf } from './trpc-path.ts';
 
 const UNMET: WireError = {
@@ -17,7 +18,7 @@ const UNMET: WireError = {
  * Node answers a request whose Expect names anything but 100-continue (RFC 9110 §10.1.1) before any
  * route sees it, with a bare 417: no body, no request id. Given this as its `checkExpectation`
  * listener, the server answers it as every other refusal instead: the surface's error shape (the
- * envelope, or tRPC's shape under /trpc) and X-Request-ID. The request is not run, nor counted
+ * envelope, or tRPC's shape under /trpc), X-Request-ID and the security headers. The request is not run, nor counted
  * against a rate limit.
  */
 export function answerUnmetExpectation(log: Logger, bodyLimitBytes: number) {
@@ -31,6 +32,7 @@ export function answerUnmetExpectation(log: Logger, bodyLimitBytes: number) {
     res.setHeader('Content-Length', Buffer.byteLength(body));
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('X-Request-ID', requestId);
+    setSecurityHeaders(req, res);
     // A body within the limit is read and dropped after the answer, as Node does on a connection
     // kept open; a larger one, or one of unknown length, is not waited for.
     if (!bodyIsDrainable(req, bodyLimitBytes)) res.setHeader('Connection', 'close');

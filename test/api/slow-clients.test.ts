@@ -55,6 +55,9 @@ describe('requests that are not whole HTTP', () => {
     const [head, body] = answer.split('\r\n\r\n');
     expect(head).toMatch(/^HTTP\/1\.1 400 /);
     expect(head).toMatch(/\r\nconnection: close/i);
+    // The security headers every other answer carries.
+    expect(head).toMatch(/\r\nx-content-type-options: nosniff\r\n/i);
+    expect(head).toMatch(/\r\ncontent-security-policy: default-src 'self';[^\r]*frame-ancestors 'self'/i);
     const requestId = /\r\nx-request-id: (\S+)/i.exec(head!)?.[1];
     expect(JSON.parse(body!)).toEqual({
       success: false,

@@ -39,6 +39,9 @@ describe('a request whose Expect header names something other than 100-continue'
     expect(answer.status).toBe(417);
     expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(answer.headers['cache-control']).toBe('no-store');
+    // The security headers every other answer carries.
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(answer.headers['x-frame-options']).toBe('SAMEORIGIN');
     expect(answer.body).toEqual({
       success: false,
       error: { code: 'EXPECTATION_FAILED', message: MESSAGE },
