@@ -4,11 +4,14 @@ import { uuidInput } from '../../http/uuid-input.ts';
 import { visibleName } from '../../http/visible-name.ts';
 import { createdApiKeyOutput } from '../api-keys/api-keys.schema.ts';
 
+/** The longest owner name, given or taken from the owner's email. */
+export const MAX_OWNER_NAME_CHARACTERS = 200;
+
 export const createTenantInput = z
   .strictObject({
     name: visibleName(200),
     ownerEmail: z.email().max(320),
-    ownerName: visibleName(200).optional(),
+    ownerName: visibleName(MAX_OWNER_NAME_CHARACTERS).optional(),
   })
   .superRefine(refuseUnstorableText);
 

@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import type { Logger } from '../../logger.ts';
 import { lockApiKeysOfUser, revokeActiveApiKeysOfUser } from '../api-keys/api-keys.repository.ts';
 import { issueApiKey } from '../api-keys/api-keys.service.ts';
-import type { CreatedTenant, ReissuedOwnerKey } from './tenants.schema.ts';
+import { MAX_OWNER_NAME_CHARACTERS, type CreatedTenant, type ReissuedOwnerKey } from './tenants.schema.ts';
 import {
   findFirstOrganizationOfTenant,
   insertMembership,
@@ -56,6 +56,17 @@ export async function createTenantWithOwner(trx: Kysely<Database>, spec: NewTena
   return { tenantId, organizationId: organization.id, userId: owner.id, apiKey: apiKey.key };
 }
 
+/**
+ * The owner's name when none is given: the email's local part, held to the bound a given name
+ * meets. An address's local part may run to some 300 characters here (the email is bounded by 320
+ * as a whole), and a longer name would list as no given name could.
+ */
+function ownerNameFromEmail(email: string): string {
+  const localPart = email.slice(0, email.lastIndexOf('@')) || email;
+  // ASCII (z.email takes nothing else), so characters and UTF-16 units, as zod's max counts, agree.
+  return localPart.slice(0, MAX_OWNER_NAME_CHARACTERS);
+}
+
 export async function createTenantAsPlatformAdmin(
   trx: Kysely<Database>,
   adminTenantId: string,
@@ -64,7 +75,7 @@ export async function createTenantAsPlatformAdmin(
   const created = await createTenantWithOwner(trx, {
     name: input.name,
     ownerEmail: input.ownerEmail,
-    ownerName: input.ownerName ?? input.ownerEmail.split('@')[0] ?? input.ownerEmail,
+    ownerName: input.ownerName ?? ownerNameFromEmail(input.ownerEmail),
     ownerIsPlatformAdmin: false,
     features: { kits_enabled: false },
   });
