@@ -5,6 +5,7 @@ import { loadKitPackage, MANIFEST_FILE, MAX_COMPOSITION_DEPTH, type KitManifest,
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { AppError, conflict } from '../../errors/app-error.ts';
+import { MAX_CREDENTIAL_TYPE_LENGTH } from '../kit-credentials/kit-credentials.schema.ts';
 import { createKitPackageChecker } from './kit-package-checker.ts';
 import {
   createOwnKitOrLock, findBuiltInKitId, findComponentManifest, findCompositeVersionsNaming, findLatestVersion, findOwnKitForUpdate, findVersionChecksum, insertKitVersion, lockOwnKitForShare, pointKitAtVersion, type KitFields,
@@ -22,9 +23,24 @@ const packageChecker = createKitPackageChecker();
 /** `validateKitPackage` on the checker's own thread (kit-package-checker.ts), as a publish request needs. */
 export async function validateKitPackageOffThread(manifest: unknown, files: Record<string, string>): Promise<KitManifest> {
   const checked = await packageChecker.check(manifest, files);
-  if (checked.ok) return checked.manifest;
   if ('failure' in checked) throw new Error(checked.failure);
-  throw refusalOf(checked.problems);
+  if (!checked.ok) throw refusalOf(checked.problems);
+  refuseCredentialsThatCannotBeStored(checked.manifest);
+  return checked.manifest;
+}
+
+/**
+ * A credential is stored under the id its kit declares (`credentialType`, at most
+ * MAX_CREDENTIAL_TYPE_LENGTH characters), and the manifest bounds none: a longer id was published,
+ * its credential could never be stored, and a required one failed every run at APPLY.
+ */
+function refuseCredentialsThatCannotBeStored(manifest: KitManifest): void {
+  const problems = (manifest.credentials ?? []).flatMap((credential, index) =>
+    credential.id.length > MAX_CREDENTIAL_TYPE_LENGTH
+      ? [{ file: MANIFEST_FILE, message: `credentials[${index}].id: must be at most ${MAX_CREDENTIAL_TYPE_LENGTH} characters, the longest credential id that can be stored` }]
+      : [],
+  );
+  if (problems.length > 0) throw refusalOf(problems);
 }
 
 function refusalOf(problems: KitPackageProblem[]): AppError {
@@ -45,13 +61,28 @@ export function kitFieldsOf(manifest: KitManifest): KitFields {
 }
 
 /**
- * The identity of a published package: its manifest and every file as sent, in name order — code
- * unit order, the same on every server (localeCompare followed the server's LANG: under sv_SE,
- * `ä.txt` sorts after `z.txt`, and the same package had another checksum).
+ * The identity of a published package: its manifest and every file as sent, object keys in code
+ * unit order at every depth — the same on every server (localeCompare followed the server's LANG:
+ * under sv_SE, `ä.txt` sorts after `z.txt`, and the same package had another checksum), and
+ * whatever order a client wrote the keys in (JSON objects have none: the manifest is stored as
+ * jsonb, which keeps none either).
  */
 export function checksumOf(manifest: unknown, files: Record<string, string>): string {
+  return createHash('sha256').update(JSON.stringify(inKeyOrder({ manifest, files }))).digest('hex');
+}
+
+/** The checksum versions were stored with before keys were ordered at every depth: only the files' were. */
+function checksumInSentOrderOf(manifest: unknown, files: Record<string, string>): string {
   const canonical = JSON.stringify({ manifest, files: Object.fromEntries(Object.keys(files).sort().map((name) => [name, files[name]])) });
   return createHash('sha256').update(canonical).digest('hex');
+}
+
+/** A copy of a JSON value whose objects list their keys in code unit order (sort's own, not the locale's). */
+function inKeyOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(inKeyOrder);
+  if (value === null || typeof value !== 'object') return value;
+  const object = value as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(object).sort().map((key) => [key, inKeyOrder(object[key])]));
 }
 
 /**
@@ -83,11 +114,15 @@ export async function storeKitVersion(
   const { manifest, manifestInput, files } = checked;
   const fields = kitFieldsOf(manifest);
   const version = manifest.metadata.version;
-  if (await findBuiltInKitId(db, fields.kitId)) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
   // The kit is held before its components are checked: see lockOwnKitForShare. A refusal rolls back the row made here.
-  const kit = (await findOwnKitForUpdate(db, owner.organizationId, fields.kitId)) ?? (await createOwnKitOrLock(db, owner, fields));
+  const own = await findOwnKitForUpdate(db, owner.organizationId, fields.kitId);
+  // A new kit may not take a built-in's id. One the organization published before a release shipped
+  // a built-in of that id stays its own (its runs, credentials and composites resolve to it): it
+  // takes new versions like any other.
+  if (!own && (await findBuiltInKitId(db, fields.kitId))) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
+  const kit = own ?? (await createOwnKitOrLock(db, owner, fields));
   const checksum = checksumOf(manifestInput, files);
-  await refuseVersionAlreadyPublished(db, kit.id, fields.kitId, version, checksum);
+  await refuseVersionAlreadyPublished(db, kit.id, fields.kitId, version, [checksum, checksumInSentOrderOf(manifestInput, files)]);
   await refuseComponentsThatCannotRun(db, owner, manifest);
   if (await becomesLatest(db, kit.id, version)) await refuseBreakingCompositesAbove(db, owner, manifest);
   const created = await insertKitVersion(db, { tenantId: owner.tenantId, kitRowId: kit.id, version, manifest: manifestInput, files, checksum }).catch(
@@ -198,12 +233,13 @@ const alreadyPublished = (kitId: string, version: string) => `Kit ${kitId} versi
 /**
  * The same version again is a CONFLICT, checked under the kit's lock before the package's
  * components are. A package identical to the one stored (a publish retried after its answer was
- * lost) is told so: that version is in place, and nothing needs publishing.
+ * lost) is told so: that version is in place, and nothing needs publishing. `checksums`: the
+ * package's, and the one a version stored before keys were ordered at every depth carries.
  */
-async function refuseVersionAlreadyPublished(db: Kysely<Database>, kitRowId: string, kitId: string, version: string, checksum: string): Promise<void> {
+async function refuseVersionAlreadyPublished(db: Kysely<Database>, kitRowId: string, kitId: string, version: string, checksums: string[]): Promise<void> {
   const stored = await findVersionChecksum(db, kitRowId, version);
   if (stored === undefined) return;
-  if (stored === checksum) throw conflict(`Kit ${kitId} version ${version} is already published, with this very package (a publish retried after its answer was lost?): it is in place, and nothing changed`);
+  if (checksums.includes(stored)) throw conflict(`Kit ${kitId} version ${version} is already published, with this very package (a publish retried after its answer was lost?): it is in place, and nothing changed`);
   throw conflict(alreadyPublished(kitId, version));
 }
 
