@@ -2,7 +2,7 @@ import { createTRPCClient, httpBatchLink, httpLink, splitLink, TRPCClientError, 
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { observable } from '@trpc/server/observable';
 import type { AppRouter } from '../control-plane/router.ts';
-import { originOf, serviceAnswersOnly } from './service-fetch.ts';
+import { serviceAnswersOnly, serviceUrlOf } from './service-fetch.ts';
 
 export interface SpecwrightClientOptions {
   /** Where the service runs, e.g. http://127.0.0.1:3000 (no trailing /trpc). */
@@ -35,8 +35,9 @@ export function createSpecwrightClient(options: SpecwrightClientOptions) {
   if (options.apiKey) headers['x-api-key'] = headerSafe(options.apiKey, 'apiKey');
   if (options.bearerToken) headers.authorization = `Bearer ${headerSafe(options.bearerToken, 'bearerToken')}`;
   if (options.tenantId) headers['x-tenant-id'] = headerSafe(options.tenantId, 'tenantId');
-  const url = `${options.url.replace(/\/+$/, '')}/trpc`;
-  const serviceFetch = serviceAnswersOnly(options.fetch, originOf(options.url));
+  const service = serviceUrlOf(options.url);
+  const url = `${service.base}/trpc`;
+  const serviceFetch = serviceAnswersOnly(options.fetch, service.origin);
   return createTRPCClient<AppRouter>({
     links: [
       endsOnItsOwnSignal,

@@ -1,7 +1,13 @@
 import { retryAfterSecondsIn, SpecwrightTransportError } from './client-errors.ts';
 
-/** The service's origin, named in errors. The url is never echoed: a key pasted in the wrong place would end up in the error. */
-export function originOf(url: string): string {
+/**
+ * The service's base URL as parsed (origin and path, without a trailing slash, to put `/trpc` after) and its
+ * origin, named in errors. The url is never echoed: a key pasted in the wrong place would end up in
+ * the error. The base is the parsed URL, not the string given: whitespace around it (a .env line
+ * ending in a space) would otherwise make every request's URL invalid, and fetch's error quotes that
+ * URL whole, a query's input (an invitation token) included.
+ */
+export function serviceUrlOf(url: string): { base: string; origin: string } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -12,9 +18,11 @@ export function originOf(url: string): string {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TypeError('url must start with http:// or https:// (expected http(s)://host[:port])');
   // fetch refuses such a URL, in an error quoting it whole, password included.
   if (parsed.username || parsed.password) throw new TypeError('url carries a user name or password, which fetch refuses (the value is not shown); pass apiKey or bearerToken instead');
+  // `/trpc/<procedure>` would land inside the query (`?x=1/trpc/me.get`) or the fragment, never on a procedure.
+  if (parsed.search || parsed.hash) throw new TypeError("url carries a query or a fragment (the value is not shown); pass the service's base URL (expected http(s)://host[:port])");
   // The service answers `/trpc/trpc/projects.get` NOT_FOUND: every call would look like a missing record.
   if (/\/trpc\/*$/i.test(parsed.pathname)) throw new TypeError("url ends in /trpc; pass the service's base URL (expected http(s)://host[:port], without /trpc)");
-  return parsed.origin;
+  return { base: `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, ''), origin: parsed.origin };
 }
 
 /**

@@ -52,8 +52,10 @@ const COMMAND_OPTIONS: Record<string, string[]> = {
 };
 
 /**
- * Exit code of a publish the service could not take now — unreachable, no answer in time, 429 or
- * 5xx (its own or a proxy's) — which says nothing about the kit: the same command may work later.
+ * Exit code of a publish the service could not take now — unreachable, no answer in time (either
+ * way: the server's 408 is a TIMEOUT too), 429 or 5xx (its own or a proxy's) — which says nothing
+ * about the kit: the same command may work later. A TLS failure is not one: retrying changes neither
+ * the certificate nor the scheme.
  */
 const EXIT_TRY_AGAIN = 3;
 function tryAgainLater(error: PublishError): boolean {

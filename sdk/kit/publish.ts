@@ -29,7 +29,12 @@ export type PublishOptions = {
 
 export class PublishError extends Error {
   override name = 'PublishError';
-  /** The server's error code (VALIDATION_ERROR, CONFLICT, …), or LOCAL for problems found before sending. */
+  /**
+   * The server's error code (VALIDATION_ERROR, CONFLICT, …); LOCAL for problems found before sending;
+   * UNREACHABLE, TIMEOUT (no answer in time, or the server's 408: the upload was too slow), TLS (the
+   * server does not answer https, or its certificate is not trusted) or BAD_RESPONSE (an answer that
+   * is not the service's) when the service gave none.
+   */
   readonly code: string;
   readonly status: number | null;
   readonly problems: KitPackageProblem[];
@@ -93,6 +98,11 @@ export async function publishKit(options: PublishOptions): Promise<PublishedKit>
  */
 function notSpecwrightResponse(target: URL, status: number, bytes: number, wait: string): PublishError {
   const answered = `${target.origin} answered HTTP ${status} with a body that is not a Specwright response`;
+  // Node answers a request whose body did not arrive within its time (the service's
+  // HTTP_REQUEST_TIMEOUT_MS) with a bare 408: the url is right, the upload was too slow.
+  if (status === 408) {
+    return new PublishError(`${target.origin} answered HTTP 408 Request Timeout: the upload (${(bytes / 1024).toFixed(1)} KiB) did not arrive within the server's time limit; try again, on a faster connection`, 'TIMEOUT', status);
+  }
   const message =
     status === 413 ? `${answered}: a proxy in front of the service refused the upload as too large: ${bodySizeExplained(bytes)}`
     : status === 429 || status >= 500 ? `${answered}: a proxy in front of the service refused the request or could not reach the service; try again later${wait}`
@@ -171,7 +181,9 @@ function send(target: URL, apiKey: string, payload: Buffer, options: PublishOpti
       // Once answered, the server hanging up on the rest of the body is expected; the answer decides.
       if (answered) return;
       const code = (error as NodeJS.ErrnoException).code;
-      reject(new PublishError(`cannot reach ${target.origin}${code ? ` (${code})` : `: ${oneLine(error.message)}`}`, 'UNREACHABLE', null));
+      const tls = code === undefined ? undefined : tlsFailure(code, error.message);
+      if (tls !== undefined) reject(new PublishError(`cannot connect securely to ${target.origin} (${code}): ${tls}; neither the API key nor the kit was sent`, 'TLS', null));
+      else reject(new PublishError(`cannot reach ${target.origin}${code ? ` (${code})` : `: ${oneLine(error.message)}`}`, 'UNREACHABLE', null));
     });
     req.on('response', (res: IncomingMessage) => {
       answered = true;
@@ -203,6 +215,18 @@ function send(target: URL, apiKey: string, payload: Buffer, options: PublishOpti
     };
     writeMore();
   });
+}
+
+/**
+ * Why the TLS handshake failed, for the codes Node gives it: the other end does not speak TLS there
+ * (EPROTO, ERR_SSL_*), or certificate verification failed (OpenSSL's X509 codes: CERT_HAS_EXPIRED,
+ * DEPTH_ZERO_SELF_SIGNED_CERT, …; ERR_TLS_CERT_ALTNAME_INVALID). Unlike a server that is down,
+ * neither goes away by trying again, so it is not UNREACHABLE (exit code 3, "try again later").
+ */
+function tlsFailure(code: string, message: string): string | undefined {
+  if (code === 'EPROTO' || code.startsWith('ERR_SSL_')) return "the server there does not answer https; check --url's scheme and port (the service itself may serve plain http)";
+  if (/CERT|CRL|^INVALID_CA$|^INVALID_PURPOSE$|^PATH_LENGTH_EXCEEDED$|^HOSTNAME_MISMATCH$|^ERR_TLS_/.test(code)) return `its certificate is not trusted: ${oneLine(message)}`;
+  return undefined;
 }
 
 function oneLine(text: string): string {
