@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledExecution } from '../helpers/bundled-execution.ts';
-import { startByteCountingRelay } from '../helpers/byte-counting-relay.ts';
+import { startDatabaseRelay, type DatabaseRelay } from '../helpers/database-relay.ts';
 import { call } from '../helpers/http.ts';
-import { untilLockWaiters } from '../helpers/lock-holder.ts';
+import { lockTableUntilReleased } from '../helpers/table-lock-gate.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 
@@ -14,13 +13,13 @@ import { createTestDatabase } from '../helpers/test-database.ts';
 const BUNDLE_BYTES = 6 * 1024 * 1024;
 
 let app: TestApp;
-let relay: Awaited<ReturnType<typeof startByteCountingRelay>>;
+let relay: DatabaseRelay;
 let link: string;
 
 beforeAll(async () => {
   const database = await createTestDatabase();
   // The requests' connections (the app role's) pass through the relay; the test's own do not.
-  relay = await startByteCountingRelay(new URL(database.appUrl));
+  relay = await startDatabaseRelay(new URL(database.appUrl));
   app = await startTestApp({ database, env: { APP_DATABASE_URL: relay.urlFor(database.appUrl) } });
   const executionId = await bundledExecution(app, randomBytes(BUNDLE_BYTES));
   const handed = await call(app.url, `/api/${app.bootstrap.organizationId}/kits/executions/${executionId}/bundle`, { apiKey: app.bootstrap.apiKey });
@@ -96,21 +95,17 @@ describe('HEAD /api/downloads/<token>', () => {
 
   it('holds a download slot while it reads, as GET does, and gives it back once answered', async () => {
     const from = '127.0.0.2';
-    const holder = new pg.Client({ connectionString: app.database.ownerUrl });
-    await holder.connect();
+    // Both HEADs wait on the blob table meanwhile, each holding one of the address's two slots.
+    const blobs = await lockTableUntilReleased(app.database.ownerUrl, 'blobs');
     let held: Array<Promise<{ status: number }>> = [];
     try {
-      // Both HEADs wait on the blob table meanwhile, each holding one of the address's two slots.
-      await holder.query('begin');
-      await holder.query('lock table blobs in access exclusive mode');
       held = [ask('HEAD', from), ask('HEAD', from)];
-      await untilLockWaiters(app.database.ownerUrl, 2);
+      await blobs.untilWaitedOn('both HEADs read the blob', 10_000, 2);
       await sleep(100);
       expect(await ask('HEAD', from)).toEqual({ status: 429, retryAfter: '1' });
       expect(await ask('GET', from)).toEqual({ status: 429, retryAfter: '1' });
     } finally {
-      await holder.query('commit');
-      await holder.end();
+      await blobs.release();
     }
     expect((await Promise.all(held)).map((answer) => answer.status)).toEqual([200, 200]);
     // Every HEAD answered gave its slot back: a leak would refuse the third of these.

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDatabaseRelay, type DatabaseRelay } from '../helpers/database-relay.ts';
 import { call } from '../helpers/http.ts';
-import { startFreezableRelay } from '../helpers/freezable-relay.ts';
 import { untilLockWaiters } from '../helpers/lock-holder.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
@@ -17,12 +17,12 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
  */
 const STATEMENT_TIMEOUT_MS = 600;
 let app: TestApp;
-let relay: Awaited<ReturnType<typeof startFreezableRelay>>;
+let relay: DatabaseRelay;
 let key: string;
 let projectId: string;
 beforeAll(async () => {
   const database = await createTestDatabase();
-  relay = await startFreezableRelay(new URL(database.appUrl));
+  relay = await startDatabaseRelay(new URL(database.appUrl));
   app = await startTestApp({
     database,
     env: { APP_DATABASE_URL: relay.urlFor(database.appUrl), DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),

@@ -4,8 +4,8 @@ import { until } from './until.ts';
 
 /** A table locked by the test: statements that touch it wait until it is released. */
 export interface TableLockGate {
-  /** Waits until a session waits on the lock: the statement it sent is held here. */
-  untilWaitedOn(what: string, timeoutMs?: number): Promise<void>;
+  /** Waits until `sessions` (one unless told) wait on the lock: the statements they sent are held here. */
+  untilWaitedOn(what: string, timeoutMs?: number, sessions?: number): Promise<void>;
   /**
    * Ends the sessions waiting on the lock, as a lost connection or a failover ends them: whatever
    * they sent is rolled back and cannot land once the lock is released.
@@ -16,10 +16,10 @@ export interface TableLockGate {
 }
 
 /**
- * Locks `table` (ACCESS EXCLUSIVE, as the owner) until `release()`: a run that has finished keeps
- * its execution "running", its outcome waiting to be stored under that lock, for as long as the
- * test needs, whatever the machine's load — where a kit kept busy for a while raced the test's
- * polls, the heartbeat windows and the kit's own time limit.
+ * Locks `table` (ACCESS EXCLUSIVE, as the owner) until `release()`: what touches it waits for as
+ * long as the test needs, whatever the machine's load. A run that has finished keeps its execution
+ * "running", its outcome waiting to be stored under that lock — where a kit kept busy for a while
+ * raced the test's polls, the heartbeat windows and the kit's own time limit.
  */
 export async function lockTableUntilReleased(ownerUrl: string, table: string): Promise<TableLockGate> {
   const holder = new pg.Client({ connectionString: ownerUrl });
@@ -30,7 +30,7 @@ export async function lockTableUntilReleased(ownerUrl: string, table: string): P
   const waiters = 'pg_stat_activity where $1 = any(pg_blocking_pids(pid))';
   let released: Promise<void> | undefined;
   return {
-    untilWaitedOn: (what, timeoutMs = 30_000) => until(what, async () => (await countRows(ownerUrl, waiters, [holderPid])) > 0, timeoutMs),
+    untilWaitedOn: (what, timeoutMs = 30_000, sessions = 1) => until(what, async () => (await countRows(ownerUrl, waiters, [holderPid])) >= sessions, timeoutMs),
     async endWaiters() {
       // With a timeout, pg_terminate_backend returns once the session is gone (or says it is not).
       const ended = await holder.query<{ gone: boolean }>(`select pg_terminate_backend(pid, 10000) as gone from ${waiters}`, [holderPid]);

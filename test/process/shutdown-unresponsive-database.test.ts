@@ -5,7 +5,7 @@ import { listeningUrl, startMainProcess, type MainProcess } from '../helpers/mai
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
-import { startFreezableRelay } from '../helpers/freezable-relay.ts';
+import { startDatabaseRelay } from '../helpers/database-relay.ts';
 
 const running: MainProcess[] = [];
 afterAll(() => running.forEach((main) => main.child.kill('SIGKILL')));
@@ -13,7 +13,7 @@ afterAll(() => running.forEach((main) => main.child.kill('SIGKILL')));
 describe('SIGTERM while PostgreSQL does not answer', () => {
   it('ends the process soon after the grace period, saying what did not close', async () => {
     const database = await createTestDatabase();
-    const relay = await startFreezableRelay(new URL(database.ownerUrl));
+    const relay = await startDatabaseRelay(new URL(database.ownerUrl));
     try {
       const graceMs = 500;
       const dataDir = await scratchDir('frozen');

@@ -8,7 +8,7 @@ import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
-import { lockTableUntilReleased } from '../helpers/table-lock-gate.ts';
+import { lockTableUntilReleased, type TableLockGate } from '../helpers/table-lock-gate.ts';
 import { until } from '../helpers/until.ts';
 
 let api: TestApp;
@@ -46,6 +46,23 @@ async function stopWorkerProcess(worker: MainProcess): Promise<void> {
   await worker.exit;
 }
 
+/**
+ * Starts an execution of the crash kit and holds its outcome behind a lock on kit_outputs: the run
+ * has finished, its execution is still "running", while `meanwhile` plays the scenario; then lets go.
+ */
+async function executeWhileOutcomeIsHeld(meanwhile: (executionId: string, outputs: TableLockGate) => Promise<void>): Promise<string> {
+  const outputs = await lockTableUntilReleased(api.database.ownerUrl, 'kit_outputs');
+  try {
+    const started = await call(api.url, `/api/${orgId}/kits/crash-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+    const executionId: string = started.body.data.executionId;
+    await outputs.untilWaitedOn('the worker stores the outcome');
+    await meanwhile(executionId, outputs);
+    return executionId;
+  } finally {
+    await outputs.release();
+  }
+}
+
 const executeJobCount = () => countRows(api.database.ownerUrl, `graphile_worker.jobs where task_identifier = 'kits.execute'`);
 
 beforeAll(async () => {
@@ -66,21 +83,14 @@ afterAll(async () => {
 describe('a job added again while its execution is running', () => {
   it('does not run the execution twice', async () => {
     const worker = await startWorkerProcess();
-    // The run's outcome waits behind this lock: its execution stays "running" until the second job is done.
-    const outputs = await lockTableUntilReleased(api.database.ownerUrl, 'kit_outputs');
-    let executionId: string;
     let before: unknown;
-    try {
-      const started = await call(api.url, `/api/${orgId}/kits/crash-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
-      executionId = started.body.data.executionId;
-      await outputs.untilWaitedOn('the worker stores the outcome');
-      [before] = await sqlAsOwner('select started_at, worker_process_id from kit_executions where id = $1', [executionId]);
+    // The execution stays "running" until the second job is done.
+    const executionId = await executeWhileOutcomeIsHeld(async (id) => {
+      [before] = await sqlAsOwner('select started_at, worker_process_id from kit_executions where id = $1', [id]);
       // A second job for the same execution, picked up by the worker's second slot while the first runs.
-      const [duplicate] = await sqlAsOwner(`select id from graphile_worker.add_job('kits.execute', json_build_object('executionId', $1::text, 'tenantId', $2::text))`, [executionId, api.bootstrap.tenantId]);
+      const [duplicate] = await sqlAsOwner(`select id from graphile_worker.add_job('kits.execute', json_build_object('executionId', $1::text, 'tenantId', $2::text))`, [id, api.bootstrap.tenantId]);
       await until('the worker has done the second job', async () => (await countRows(api.database.ownerUrl, 'graphile_worker.jobs where id = $1', [duplicate.id])) === 0, 30_000);
-    } finally {
-      await outputs.release();
-    }
+    });
     const done = await waitForExecution(api.url, key, orgId, executionId, 30_000);
     expect(done.status).toBe('completed');
     expect(done.outputs).toHaveLength(3);
@@ -97,18 +107,11 @@ describe('a job added again while its execution is running', () => {
 describe('a worker stopped with SIGTERM mid-execution', () => {
   it('finishes the running execution, then exits cleanly', async () => {
     const worker = await startWorkerProcess();
-    // The run's outcome waits behind this lock until the worker is shutting down.
-    const outputs = await lockTableUntilReleased(api.database.ownerUrl, 'kit_outputs');
-    let executionId: string;
-    try {
-      const started = await call(api.url, `/api/${orgId}/kits/crash-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
-      executionId = started.body.data.executionId;
-      await outputs.untilWaitedOn('the worker stores the outcome');
+    // The run's outcome waits until the worker is shutting down.
+    const executionId = await executeWhileOutcomeIsHeld(async () => {
       worker.child.kill('SIGTERM');
       await untilOutput(worker, /shutting down/, 30_000);
-    } finally {
-      await outputs.release();
-    }
+    });
     const exitCode = await worker.exit;
     expect(exitCode).toBe(0);
     // By the time the process is gone, the execution it held has ended — nothing left "running".
@@ -121,21 +124,14 @@ describe('a worker stopped with SIGTERM mid-execution', () => {
 describe('a worker killed with SIGKILL mid-execution', () => {
   it('leaves the execution failed with a clear message (never stuck running, no outputs), and the next worker carries on', async () => {
     const first = await startWorkerProcess();
-    // The run's outcome waits behind this lock: the worker dies with its execution "running".
-    const outputs = await lockTableUntilReleased(api.database.ownerUrl, 'kit_outputs');
-    let executionId: string;
-    try {
-      const started = await call(api.url, `/api/${orgId}/kits/crash-kit/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
-      executionId = started.body.data.executionId;
-      await outputs.untilWaitedOn('the worker stores the outcome');
+    // The worker dies with its execution "running".
+    const executionId = await executeWhileOutcomeIsHeld(async (_executionId, outputs) => {
       first.killNow();
       await first.exit;
       // Its store still waits in PostgreSQL, which would notice the dead client only on replying;
       // end it as a lost connection ends, so it cannot land after we let go.
       await outputs.endWaiters();
-    } finally {
-      await outputs.release();
-    }
+    });
 
     await startWorkerProcess();
     const ended = await waitForExecution(api.url, key, orgId, executionId, 45_000);

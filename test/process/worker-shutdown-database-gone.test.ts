@@ -4,17 +4,17 @@ import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-proce
 import { TEST_SERVER_SECRET } from '../helpers/test-constants.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
-import { startFreezableRelay } from '../helpers/freezable-relay.ts';
+import { startDatabaseRelay, type DatabaseRelay } from '../helpers/database-relay.ts';
 
 const startMainProcess = mainProcessesStoppedAfterAll();
 
-const relays: Array<Awaited<ReturnType<typeof startFreezableRelay>>> = [];
+const relays: DatabaseRelay[] = [];
 afterAll(() => relays.forEach((relay) => relay.close()));
 
 describe('a worker stopped (SIGTERM) while its database is gone', () => {
   it('says so in JSON log lines only: no raw stack trace on stderr', async () => {
     const database = await createTestDatabase();
-    const relay = await startFreezableRelay(new URL(database.ownerUrl));
+    const relay = await startDatabaseRelay(new URL(database.ownerUrl));
     relays.push(relay);
     const worker = startMainProcess('worker', { DATABASE_URL: relay.urlFor(database.ownerUrl), SERVER_SECRET: TEST_SERVER_SECRET, DATA_DIR: await scratchDir('worker-db-gone') });
     let stderr = '';

@@ -1,12 +1,17 @@
-import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+
+export type DatabaseRelay = Awaited<ReturnType<typeof startDatabaseRelay>>;
 
 /**
- * A TCP relay to PostgreSQL that can stop relaying: a database that accepts bytes and never
- * answers, as one does when its host hangs (SIGSTOP, a frozen VM) or a path drops its packets,
- * without touching the shared one. Connections it holds while frozen stay open and silent.
+ * A TCP relay to PostgreSQL, so a test sees and steers the service's traffic from outside, without
+ * touching the shared database. It counts the bytes the database sends back (how much a request
+ * made the service read, as an operator's network graph would show it), and it can stop relaying:
+ * a database that accepts bytes and never answers, as one does when its host hangs (SIGSTOP, a
+ * frozen VM) or a path drops its packets. Connections it holds while frozen stay open and silent.
  */
-export async function startFreezableRelay(target: URL) {
+export async function startDatabaseRelay(target: URL) {
   const sockets = new Set<Socket>();
+  let bytesFromDatabase = 0;
   let frozen = false;
   let onStalledQuery: () => void = () => {};
   let stalledQuery = new Promise<void>((resolve) => (onStalledQuery = resolve));
@@ -19,8 +24,11 @@ export async function startFreezableRelay(target: URL) {
     }
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
-    client.on('data', (chunk) => (frozen ? onStalledQuery() : upstream.write(chunk)));
-    upstream.on('data', (chunk) => frozen || client.write(chunk));
+    client.on('data', (chunk: Buffer) => (frozen ? onStalledQuery() : upstream.write(chunk)));
+    upstream.on('data', (chunk: Buffer) => {
+      bytesFromDatabase += chunk.length;
+      if (!frozen) client.write(chunk);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -29,6 +37,10 @@ export async function startFreezableRelay(target: URL) {
       const relayed = new URL(url);
       relayed.host = `127.0.0.1:${port}`;
       return relayed.toString();
+    },
+    /** Bytes the database has sent through the relay so far. */
+    get bytesFromDatabase() {
+      return bytesFromDatabase;
     },
     freeze: () => (frozen = true),
     /** Relays again: connections frozen meanwhile stay wedged (what they sent was dropped); new ones work. */
