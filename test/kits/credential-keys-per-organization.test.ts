@@ -243,6 +243,28 @@ describe('credential keys', () => {
     expect((await run(org)).status).toBe('completed');
   });
 
+  it('name, at rotation, the credentials that no longer open and were marked invalid', async () => {
+    const orgId = await newOrganization('damaged-at-rotation');
+    const org = await withDeployer(orgId, app.bootstrap.apiKey, app.bootstrap.tenantId);
+    const stored = await call(app.url, `/api/${orgId}/kits/credentials`, { apiKey: org.apiKey, body: { projectId: org.projectId, kitId: 'deployer', credentialType: 'deploy', credentials: { token: 'a-token-that-will-be-damaged' } } });
+    expect(stored.status, stored.text).toBe(201);
+    const { credentialId } = stored.body.data;
+    // Its sealed value damaged past the service: it opens no more.
+    await sqlAsOwner("update kit_credentials set sealed = reverse(sealed) where id = $1", [credentialId]);
+
+    const linesBefore = app.logLines.length;
+    await rotateKeys();
+    await untilRotated();
+    expect(await sqlAsOwner('select status from kit_credentials where id = $1', [credentialId])).toEqual([{ status: 'invalid' }]);
+    const lines = app.logLines.slice(linesBefore);
+    // Other organizations of this file hold credentials that never opened: each is named under its own.
+    const named = lines.filter((line) => /marked invalid at key rotation/.test(String(line.msg)));
+    expect(named.filter((line) => line.organizationId === orgId)).toEqual([expect.objectContaining({ level: 40, credentialIds: [credentialId] })]);
+    const invalidated = named.flatMap((line) => line.credentialIds as string[]).length;
+    expect(lines.find((line) => line.msg === 'credential keys rotated')).toMatchObject({ invalidated });
+    expect(JSON.stringify(lines)).not.toContain('a-token-that-will-be-damaged');
+  });
+
   it('still open what was sealed to a server-wide key of before, and move it under its organization’s key at rotation', async () => {
     // A key and a client-sealed credential as an earlier version stored them: the key of no organization.
     const legacyKeyId = await addCredentialKey(app.service.owner.db, createCredentialKeyMaker(TEST_SERVER_SECRET), null);

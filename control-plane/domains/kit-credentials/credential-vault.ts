@@ -15,9 +15,10 @@ export interface CredentialVault {
   openForExecution(target: { tenantId: string; organizationId: string; projectId: string; kitId: string; credentialId: string }): Promise<Record<string, unknown> | null>;
   /**
    * Gives every organization with a key or a credential a new key and re-seals its credentials
-   * under it; old keys stay, retired, for anything still sealed to them.
+   * under it; old keys stay, retired, for anything still sealed to them. A credential that does not
+   * open (it does not belong to its row) is marked invalid instead, and counted in `invalidated`.
    */
-  rotate(): Promise<{ organizations: number; resealed: number }>;
+  rotate(): Promise<{ organizations: number; resealed: number; invalidated: number }>;
 }
 
 /**
@@ -42,9 +43,9 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
   /**
    * Retires the organization's current key (a planted one too: what was sealed to it is marked
    * invalid below), adds a new one, and re-seals the organization's credentials under it. Answers
-   * how many were re-sealed.
+   * how many were re-sealed, and which did not open and were marked invalid.
    */
-  async function rotateOrganization(trx: Kysely<Database>, organizationId: string): Promise<number> {
+  async function rotateOrganization(trx: Kysely<Database>, organizationId: string): Promise<{ resealed: number; invalidated: string[] }> {
     await sql`select pg_advisory_xact_lock(${ROTATION_LOCK_KEY})`.execute(trx);
     const rows = await trx.selectFrom('kit_credentials').select(['id', 'tenant_id', 'key_id', 'sealed']).where('organization_id', '=', organizationId).forUpdate().execute();
     // The transaction's start, even after waiting for the lock: the key added next gets it as its created_at.
@@ -57,6 +58,7 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
     if (unopenable.length > 0) log.error({ organizationId, keyIds: unopenable }, 'credential keys whose rows were altered do not open; what was sealed to them is marked invalid');
     const sealer = await createCredentialSealer(ring!);
     let resealed = 0;
+    const invalidated: string[] = [];
     for (const row of rows) {
       const binding = { tenantId: row.tenant_id, credentialId: row.id };
       try {
@@ -66,9 +68,12 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
       } catch {
         // Already unusable (it does not belong to its row): it stays sealed as it is, marked invalid.
         await trx.updateTable('kit_credentials').set({ status: 'invalid', last_check_status: 'failed', last_checked_at: databaseNow }).where('id', '=', row.id).execute();
+        invalidated.push(row.id);
       }
     }
-    return resealed;
+    // Which ones, so an operator can tell their owners to store them again (ids only: nothing of a secret).
+    if (invalidated.length > 0) log.warn({ organizationId, credentialIds: invalidated }, 'credentials that did not open were marked invalid at key rotation; they must be stored again');
+    return { resealed, invalidated };
   }
 
   /**
@@ -152,11 +157,14 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
         order by organization_id
       `.execute(owner);
       let resealed = 0;
+      let invalidated = 0;
       // One transaction per organization: its credentials are locked, and other organizations' keys
       // wait, only while its own few are re-sealed, not for the whole rotation. A rotation that
       // fails part-way leaves each organization either as it was or rotated; its job runs again.
       for (const { organization_id: organizationId } of organizations) {
-        resealed += await owner.transaction().execute((trx) => rotateOrganization(trx, organizationId));
+        const rotated = await owner.transaction().execute((trx) => rotateOrganization(trx, organizationId));
+        resealed += rotated.resealed;
+        invalidated += rotated.invalidated.length;
       }
       // The server-wide keys of before seal nothing now; what they sealed is under its
       // organization's key. Retired last, once every organization's credentials have moved.
@@ -164,7 +172,7 @@ export function createCredentialVault(owner: Kysely<Database>, serverSecret: str
         await sql`select pg_advisory_xact_lock(${ROTATION_LOCK_KEY})`.execute(trx);
         await trx.updateTable('credential_keys').set({ retired_at: databaseNow }).where('organization_id', 'is', null).where('retired_at', 'is', null).execute();
       });
-      return { organizations: organizations.length, resealed };
+      return { organizations: organizations.length, resealed, invalidated };
     },
   };
 }

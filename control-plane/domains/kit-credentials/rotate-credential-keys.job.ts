@@ -6,7 +6,7 @@ export const rotateCredentialKeysJob = defineJob({
   name: 'credentials.rotate_keys',
   payload: z.object({ requestedBy: z.uuid() }),
   async run({ requestedBy }, deps) {
-    const { organizations, resealed } = await deps.credentials.rotate();
-    deps.log.info({ organizations, resealed, requestedBy }, 'credential keys rotated');
+    const { organizations, resealed, invalidated } = await deps.credentials.rotate();
+    deps.log.info({ organizations, resealed, invalidated, requestedBy }, 'credential keys rotated');
   },
 });
