@@ -12,6 +12,7 @@ export {
   OUTPUT_TYPES,
   kitManifestSchema,
   kitManifestJsonSchema,
+  MAX_CREDENTIAL_ID_LENGTH,
   RESERVED_KIT_IDS,
   kitIdSchema,
   kitVersionSchema,

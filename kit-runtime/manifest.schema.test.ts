@@ -76,6 +76,15 @@ describe('kit manifest', () => {
     ]);
   });
 
+  it('bounds credential ids by the longest a credential can be stored under, except in a stored version', () => {
+    const longest = 'c'.repeat(100);
+    expect(errorsOf(withChanges((m) => { m.credentials = [{ id: longest, description: 'key', required: true }]; }))).toEqual([]);
+    const tooLong = withChanges((m) => { m.credentials = [{ id: `${longest}c`, description: 'key', required: false }]; });
+    expect(errorsOf(tooLong)).toEqual(['credentials[0].id: must be at most 100 characters, the longest id a credential can be stored under']);
+    // A version published before the bound keeps running: the credential it does not require is all it lacks.
+    expect(parseKitManifest(tooLong, { stored: true })).toMatchObject({ ok: true });
+  });
+
   it('allows Handlebars in a filename but checks a static one', () => {
     expect(errorsOf(withChanges((m) => { m.outputs[0].filename = '{{slug}}/openapi.json'; }))).toEqual([]);
     expect(errorsOf(withChanges((m) => { m.outputs[0].filename = 'C:\\\\x.json'; }))).toEqual(['outputs[0].filename: filename must use "/" as separator, not "\\"']);

@@ -71,6 +71,26 @@ const outputSchema = z.strictObject({
     .optional(),
 });
 
+/** The longest credential id: a stored credential is kept under it (its `credentialType`). */
+export const MAX_CREDENTIAL_ID_LENGTH = 100;
+
+const credentialId = z.string().regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens');
+
+const credentialsSchema = (id: z.ZodString) =>
+  z
+    .array(
+      z.strictObject({
+        id,
+        description: z.string(),
+        required: z.boolean(),
+        hostOnly: z
+          .boolean()
+          .describe('true: only host capabilities that take the credential id (kit.gitCommit, kit.gitVerify) open it; hooks never see it (no context.credentials entry).')
+          .optional(),
+      }),
+    )
+    .optional();
+
 const componentSchema = z.strictObject({
   kitId: z.string().max(64).regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
   version: kitVersionSchema.optional(),
@@ -119,19 +139,7 @@ export const kitManifestSchema = z
       .record(z.string().regex(/^[A-Za-z][\w-]*$/, 'must be a simple partial name'), kitFilePath)
       .describe('Handlebars partials by name, usable as {{> name}} from any template.')
       .optional(),
-    credentials: z
-      .array(
-        z.strictObject({
-          id: z.string().regex(SLUG, 'must be a slug: lowercase letters, digits and hyphens'),
-          description: z.string(),
-          required: z.boolean(),
-          hostOnly: z
-            .boolean()
-            .describe('true: only host capabilities that take the credential id (kit.gitCommit, kit.gitVerify) open it; hooks never see it (no context.credentials entry).')
-            .optional(),
-        }),
-      )
-      .optional(),
+    credentials: credentialsSchema(credentialId.max(MAX_CREDENTIAL_ID_LENGTH, `must be at most ${MAX_CREDENTIAL_ID_LENGTH} characters, the longest id a credential can be stored under`)),
     components: z
       .array(componentSchema)
       .max(20)
@@ -178,9 +186,10 @@ export type KitComponentDeclaration = NonNullable<KitManifest['components']>[num
 export const kitManifestJsonSchema = z.toJSONSchema(kitManifestSchema, { target: 'draft-2020-12' });
 
 /**
- * A version published before `platform` was bounded, or before display names needed a visible
- * character, keeps loading to run: its stored manifest may hold a longer platform name or category,
- * or a blank one. Everything else is checked as at publish.
+ * A version published before `platform` or credential ids were bounded, or before display names
+ * needed a visible character, keeps loading to run: its stored manifest may hold a longer platform
+ * name, category or credential id (a credential it does not require lets it run), or a blank name.
+ * Everything else is checked as at publish.
  */
 const storedKitManifestSchema = kitManifestSchema.safeExtend({
   metadata: kitManifestSchema.shape.metadata.safeExtend({
@@ -188,6 +197,7 @@ const storedKitManifestSchema = kitManifestSchema.safeExtend({
     author: boundedDisplayString,
   }),
   platform: z.strictObject({ name: z.string().min(1), category: z.string().min(1) }),
+  credentials: credentialsSchema(credentialId),
 });
 
 export type ManifestParseResult = { ok: true; manifest: KitManifest } | { ok: false; errors: string[] };

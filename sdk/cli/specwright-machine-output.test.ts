@@ -67,8 +67,12 @@ describe('--json: one JSON object on stdout, whatever the outcome', () => {
     const dir = await newKit('factory-publish');
     const flags = ['--url', registry.url, '--api-key', registry.apiKey, '--org', registry.orgId];
     const published = await json(['kit', 'publish', dir, ...flags]);
-    expect(published).toMatchObject({ code: 0, err: [], value: { ok: true, published: { kitId: 'factory-publish', version: '0.1.0' } } });
+    expect(published).toMatchObject({ code: 0, err: [], value: { ok: true, alreadyPublished: false, published: { kitId: 'factory-publish', version: '0.1.0' } } });
+    // The very package again (a retry after a lost answer) is in place: a success.
+    const again = await json(['kit', 'publish', dir, ...flags]);
+    expect(again).toEqual({ code: 0, err: [], value: { ...published.value, alreadyPublished: true } });
 
+    await writeFile(join(dir, 'templates/readme.md.hbs'), 'Changed since 0.1.0 was published\n');
     const conflict = await json(['kit', 'publish', dir, ...flags]);
     expect(conflict).toMatchObject({ code: 1, value: { ok: false, error: { code: 'CONFLICT', status: 409 } } });
 

@@ -326,6 +326,10 @@ describe('specwright kit publish', () => {
     expect(Object.keys(body.files).sort()).toEqual(['hooks/plan.js', 'schemas/summary.schema.json', 'templates/readme.md.hbs', 'templates/summary.json.hbs']);
     expect(body.files['hooks/plan.js']).toBe(await readFile(join(dir, 'hooks/plan.js'), 'utf8'));
 
+    const again = await cli(['kit', 'publish', dir], env);
+    expect(again).toMatchObject({ code: 0, out: [expect.stringMatching(/^Already published: publish-me@0\.1\.0 \(Publish Me, id [0-9a-f-]{36}, active\) is this very package, published \S+; nothing changed$/)] });
+
+    await writeFile(join(dir, 'hooks/plan.js'), `${body.files['hooks/plan.js']}\n// changed since 0.1.0 was published\n`);
     const conflict = await cli(['kit', 'publish', dir], env);
     expect(conflict).toMatchObject({ code: 1, out: [] });
     expect(conflict.err.at(-1)).toBe('specwright: publish failed: Kit publish-me version 0.1.0 already exists; kit versions are immutable [CONFLICT 409]');

@@ -1,8 +1,9 @@
 /**
  * `specwright kit <init|validate|test|publish> <dir>` — the kit author's command line. Run through
  * `bin.mjs`, which starts Node with --no-node-snapshot (the sandbox needs it). Every failure is one
- * line (problems one per line, `file[:line]: message`); exit codes: 0 ok, 1 failed, 2 usage error,
- * 3 the service could not take the request now (unreachable, no answer in time, 429 or 5xx): try again.
+ * line (problems one per line, `file[:line]: message`); exit codes: 0 ok (a publish finding its very
+ * package in place too, so that "try again" below is safe), 1 failed, 2 usage error, 3 the service
+ * could not take the request now (unreachable, no answer in time, 429 or 5xx): try again.
  * With --json, stdout holds exactly one line, a JSON object, whatever the outcome (for programs
  * that write kits in bulk); exit codes are the same.
  */
@@ -38,9 +39,10 @@ Options:
   --json            print one JSON object on stdout instead of text
   -h, --help        show this help
 
-Exit codes: 0 ok, 1 failed (kit problems, failed examples, a refused publish),
-2 wrong usage, 3 the server could not take the request now (unreachable,
-timed out, 429 or 5xx): try again later.
+Exit codes: 0 ok (also a publish of the very package that version already
+holds: nothing changes), 1 failed (kit problems, failed examples, a refused
+publish), 2 wrong usage, 3 the server could not take the request now
+(unreachable, timed out, 429 or 5xx): try again later.
 `;
 
 /** The options each command takes; any other is a usage error, not silently ignored. */
@@ -215,9 +217,12 @@ async function publish(dir: string, target: { url?: string | undefined; apiKey?:
     else io.progress('Waiting for the server…', true);
   };
   try {
-    const published = await publishKit({ dir, url: target.url as string, apiKey: target.apiKey as string, orgId: target.orgId as string, onProgress });
-    answer?.({ ok: true, published });
-    io.out(`Published ${published.kitId}@${published.version} (${published.displayName}, id ${published.id}, ${published.status})`);
+    const { alreadyPublished, ...published } = await publishKit({ dir, url: target.url as string, apiKey: target.apiKey as string, orgId: target.orgId as string, onProgress });
+    answer?.({ ok: true, alreadyPublished, published });
+    const shown = `${published.kitId}@${published.version} (${published.displayName}, id ${published.id}, ${published.status})`;
+    // A retry of a publish whose answer was lost (a timeout, exit 3) finds its kit in place: a success.
+    if (alreadyPublished) io.out(`Already published: ${shown} is this very package, published ${published.createdAt}; nothing changed`);
+    else io.out(`Published ${shown}`);
     return 0;
   } catch (error) {
     if (!(error instanceof PublishError)) throw error;

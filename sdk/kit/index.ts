@@ -20,7 +20,7 @@ export {
 } from './kit-directory.ts';
 export { runKitForTest, runLoadedKit, testRuntime, closeTestRuntime, directoryKitResolver, type RunKitForTestOptions, type KitTestResult } from './run-kit.ts';
 export { testKitDirectory, formatTestReport, type KitTestReport, type KitExampleRun } from './test-kit.ts';
-export { publishKit, buildPublishBody, PublishError, type PublishOptions, type PublishProgress, type PublishedKit } from './publish.ts';
+export { publishKit, buildPublishBody, PublishError, type PublishOptions, type PublishProgress, type PublishedKit, type PublishOutcome } from './publish.ts';
 export { scaffoldKit, scaffoldFiles, kitIdFromDirectory, ScaffoldError } from './scaffold.ts';
 /** For platform kits that publish to git, and their tests: the capability the server lends, and a loopback git server. */
 export { createGitCapabilities, type GitCapabilitiesOptions, type GitCommitResult, type GitVerifyResult } from '../../kit-runtime/index.ts';

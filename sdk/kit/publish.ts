@@ -3,7 +3,10 @@
  * every file it references, by forward-slash path relative to the kit directory. The server answers
  * 201 with the published version, or the error envelope (VALIDATION_ERROR with
  * `details.problems[{file, line?, message}]`, CONFLICT when that version exists, UNAUTHORIZED,
- * FORBIDDEN, NOT_FOUND). The body is written in chunks so a caller can show upload progress.
+ * FORBIDDEN, NOT_FOUND). A CONFLICT with `details.samePackage` says this very package is that
+ * version already (a publish retried after its answer was lost), with the version in
+ * `details.published`: the kit is in place, so that is a success, `alreadyPublished`. The body is
+ * written in chunks so a caller can show upload progress.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -11,6 +14,12 @@ import type { KitPackageProblem } from '../../kit-runtime/index.ts';
 import { loadKitDirectory } from './kit-directory.ts';
 
 export type PublishedKit = { id: string; kitId: string; version: string; displayName: string; status: string; createdAt: string };
+
+/**
+ * What a publish that succeeded leaves in place. `alreadyPublished`: this very package was that
+ * version before (nothing changed; `createdAt` is when it was first stored).
+ */
+export type PublishOutcome = PublishedKit & { alreadyPublished: boolean };
 
 export type PublishProgress =
   | { stage: 'validated'; kitRef: string; files: number; bytes: number }
@@ -57,7 +66,7 @@ export async function buildPublishBody(dir: string): Promise<{ body: { manifest:
   return { body: { manifest: loaded.manifest, files: loaded.files }, kitRef: loaded.kit.ref };
 }
 
-export async function publishKit(options: PublishOptions): Promise<PublishedKit> {
+export async function publishKit(options: PublishOptions): Promise<PublishOutcome> {
   const base = parseServerUrl(options.url);
   // Trimmed like the key: a CRLF .env file leaves \r on every value it sets.
   const orgId = options.orgId.trim();
@@ -72,15 +81,19 @@ export async function publishKit(options: PublishOptions): Promise<PublishedKit>
   const { status, text, retryAfter } = await send(target, apiKey, payload, options);
   // A refusal that says when to try again (429, 503) is worth little without the time it names.
   const wait = (status === 429 || status === 503) && retryAfter !== undefined ? ` (Retry-After: ${/^\d+$/.test(retryAfter) ? `${retryAfter} s` : retryAfter})` : '';
-  let envelope: { success?: boolean; data?: PublishedKit; error?: { code?: unknown; message?: unknown; details?: { problems?: KitPackageProblem[]; issues?: RequestIssue[] } } } | null;
+  let envelope: { success?: boolean; data?: PublishedKit; error?: { code?: unknown; message?: unknown; details?: { problems?: KitPackageProblem[]; issues?: RequestIssue[]; samePackage?: unknown; published?: unknown } } } | null;
   try {
     envelope = JSON.parse(text);
   } catch {
     throw notSpecwrightResponse(target, status, payload.length, wait);
   }
   if (envelope === null || typeof envelope !== 'object') throw notSpecwrightResponse(target, status, payload.length, wait);
-  if (status === 201 && envelope.success === true && envelope.data) return envelope.data;
+  if (status === 201 && envelope.success === true && envelope.data) return { ...envelope.data, alreadyPublished: false };
   const error = envelope.error;
+  // Told by the details, never by the message's words: only this CONFLICT carries them.
+  if (status === 409 && error?.code === 'CONFLICT' && error.details?.samePackage === true && isPublishedKit(error.details.published)) {
+    return { ...error.details.published, alreadyPublished: true };
+  }
   if (!error?.message) throw new PublishError(`${target.origin} answered HTTP ${status} without an error message`, 'BAD_RESPONSE', status);
   // tRPC's own errors (a --url ending in /trpc) carry a numeric JSON-RPC code: not a Specwright answer.
   if (typeof error.code !== 'string' || typeof error.message !== 'string') throw notSpecwrightResponse(target, status, payload.length, wait);
@@ -89,6 +102,12 @@ export async function publishKit(options: PublishOptions): Promise<PublishedKit>
   // `kit validate` counts files as they are on disk; the server's limit applies to them as JSON text.
   const size = error.code === 'PAYLOAD_TOO_LARGE' ? `: ${bodySizeExplained(payload.length)}; the server takes up to its UPLOAD_LIMIT_BYTES` : '';
   throw new PublishError(`${oneLine(error.message)}${size}${wait}`, error.code, status, [...problems, ...issues]);
+}
+
+function isPublishedKit(value: unknown): value is PublishedKit {
+  if (value === null || typeof value !== 'object') return false;
+  const fields = value as Record<keyof PublishedKit, unknown>;
+  return (['id', 'kitId', 'version', 'displayName', 'status', 'createdAt'] as const).every((name) => typeof fields[name] === 'string');
 }
 
 /**

@@ -33,7 +33,7 @@ describe('a credential a kit declares', () => {
     expect(refused.status, refused.text).toBe(400);
     expect(refused.body.error.code).toBe('VALIDATION_ERROR');
     expect(refused.body.error.details.problems).toEqual([
-      { file: 'kit.json', message: 'credentials[0].id: must be at most 100 characters, the longest credential id that can be stored' },
+      { file: 'kit.json', message: 'credentials[0].id: must be at most 100 characters, the longest id a credential can be stored under' },
     ]);
     expect(await storedKitCounts(app.database.ownerUrl)).toEqual(before);
   });

@@ -38,15 +38,16 @@ describe('publishing kits', () => {
   it('refuses the same kit id and version again, and keeps versions immutable', async () => {
     const again = await publish(sampleKit());
     expect(again.status).toBe(409);
-    // The very package again (a publish retried after its answer was lost) is told so.
+    // The very package again (a publish retried after its answer was lost) is told so, in details a client acts on.
     expect(again.body.error).toEqual({
       code: 'CONFLICT',
       message: 'Kit service-starter version 1.0.0 is already published, with this very package (a publish retried after its answer was lost?): it is in place, and nothing changed',
+      details: { samePackage: true, published: expect.objectContaining({ kitId: 'service-starter', version: '1.0.0' }) },
     });
     const changedKit = sampleKit();
     changedKit.manifest.metadata.description = 'Changed since 1.0.0 was published';
     const changed = await publish(changedKit);
-    expect([changed.status, changed.body.error?.message]).toEqual([409, 'Kit service-starter version 1.0.0 is already published; versions are immutable — publish a new version']);
+    expect([changed.status, changed.body.error]).toEqual([409, { code: 'CONFLICT', message: 'Kit service-starter version 1.0.0 is already published; versions are immutable — publish a new version' }]);
     expect((await publish(sampleKit({ version: '1.1.0' }))).status).toBe(201);
     const detail = await call(app.url, `/api/${orgId}/kits/service-starter`, { apiKey: key });
     expect(detail.body.data).toMatchObject({ kitId: 'service-starter', version: '1.1.0', manifest: { metadata: { version: '1.1.0' } } });

@@ -28,19 +28,32 @@ function reversedKeys(value: unknown): unknown {
 }
 
 describe('the very package published again', () => {
+  it('is a CONFLICT whose details say so (samePackage) and hold what the first publish answered; a changed package under that version carries none', async () => {
+    const kit = sampleKit({ id: 'retried-kit' });
+    const first = await publish(kit);
+    expect(first.status, first.text).toBe(201);
+    const again = await publish(kit);
+    expect([again.status, again.body.error]).toEqual([409, { code: 'CONFLICT', message: inPlace('retried-kit'), details: { samePackage: true, published: first.body.data } }]);
+
+    const changed = sampleKit({ id: 'retried-kit' });
+    changed.manifest.metadata.description = 'Changed since 1.0.0 was published';
+    const refused = await publish(changed);
+    expect([refused.status, refused.body.error]).toEqual([409, { code: 'CONFLICT', message: 'Kit retried-kit version 1.0.0 is already published; versions are immutable — publish a new version' }]);
+  });
+
   it('is told it is in place when a client writes its JSON keys in another order (they carry no meaning, and jsonb keeps none)', async () => {
     const kit = sampleKit({ id: 'reordered-kit' });
     expect((await publish(kit)).status).toBe(201);
     const before = await storedKitCounts(app.database.ownerUrl);
     const again = await publish(reversedKeys({ files: kit.files, manifest: kit.manifest }));
-    expect([again.status, again.body.error?.message]).toEqual([409, inPlace('reordered-kit')]);
+    expect([again.status, again.body.error?.message, again.body.error?.details?.samePackage]).toEqual([409, inPlace('reordered-kit'), true]);
     expect(await storedKitCounts(app.database.ownerUrl)).toEqual(before);
 
     // A changed package is still told versions are immutable, whatever its key order.
     const changed = sampleKit({ id: 'reordered-kit' });
     changed.manifest.metadata.description = 'Changed since 1.0.0 was published';
     const refused = await publish(reversedKeys(changed));
-    expect([refused.status, refused.body.error?.message]).toEqual([409, 'Kit reordered-kit version 1.0.0 is already published; versions are immutable — publish a new version']);
+    expect([refused.status, refused.body.error?.message, refused.body.error?.details]).toEqual([409, 'Kit reordered-kit version 1.0.0 is already published; versions are immutable — publish a new version', undefined]);
   });
 
   it('is told it is in place for a version stored with the checksum of before (the keys as sent, the files by name)', async () => {
@@ -58,6 +71,6 @@ describe('the very package published again', () => {
        commit`,
     );
     const again = await publish(kit);
-    expect([again.status, again.body.error?.message]).toEqual([409, inPlace('older-checksum')]);
+    expect([again.status, again.body.error?.message, again.body.error?.details?.samePackage]).toEqual([409, inPlace('older-checksum'), true]);
   });
 });

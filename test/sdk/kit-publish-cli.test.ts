@@ -34,7 +34,7 @@ async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 describe('specwright kit publish against the service', () => {
-  it('publishes a scaffolded kit, which the API then lists; the same version again is a CONFLICT; a wrong key is refused', async () => {
+  it('publishes a scaffolded kit, which the API then lists; another package under the same version is a CONFLICT; a wrong key is refused', async () => {
     const dir = join(work, 'e2e-summary');
     expect((await cli(['kit', 'init', dir])).code).toBe(0);
     const env = { SPECWRIGHT_URL: app.url, SPECWRIGHT_API_KEY: app.bootstrap.apiKey, SPECWRIGHT_ORG: app.bootstrap.organizationId };
@@ -44,11 +44,50 @@ describe('specwright kit publish against the service', () => {
     const listed = await call(app.url, `/api/${app.bootstrap.organizationId}/kits`, { apiKey: app.bootstrap.apiKey });
     expect(listed.body.data.kits.find((kit: { kitId: string }) => kit.kitId === 'e2e-summary')).toMatchObject({ version: '0.1.0', status: 'active' });
 
-    const again = await cli(['kit', 'publish', dir], env);
-    expect(again.code).toBe(1);
-    expect(again.err.at(-1)).toMatch(/^specwright: publish failed: .+ \[CONFLICT 409\]$/);
+    const manifest = JSON.parse(await readFile(join(dir, 'kit.json'), 'utf8'));
+    await writeFile(join(dir, 'kit.json'), JSON.stringify({ ...manifest, metadata: { ...manifest.metadata, description: 'Changed since 0.1.0 was published' } }, null, 2));
+    const changed = await cli(['kit', 'publish', dir], env);
+    expect(changed).toMatchObject({ code: 1, out: [] });
+    expect(changed.err.at(-1)).toBe('specwright: publish failed: Kit e2e-summary version 0.1.0 is already published; versions are immutable — publish a new version [CONFLICT 409]');
     const wrongKey = await cli(['kit', 'publish', dir], { ...env, SPECWRIGHT_API_KEY: 'swk_nope_nope' });
     expect(wrongKey.err.at(-1)).toMatch(/^specwright: publish failed: .+ \[UNAUTHORIZED 401\]$/);
+  });
+});
+
+describe('a publish retried after its answer was lost (exit code 3 says to try again)', () => {
+  const env = () => ({ SPECWRIGHT_URL: app.url, SPECWRIGHT_API_KEY: app.bootstrap.apiKey, SPECWRIGHT_ORG: app.bootstrap.organizationId });
+
+  it('succeeds (exit 0) when it finds this very package in place, saying that nothing changed', async () => {
+    const dir = join(work, 'retried-summary');
+    expect((await cli(['kit', 'init', dir])).code).toBe(0);
+    const first = await cli(['kit', 'publish', dir], env());
+    expect(first.code).toBe(0);
+    const shown = /^Published (retried-summary@0\.1\.0 \(Retried Summary, id [0-9a-f-]{36}, active\))$/.exec(first.out[0] ?? '')?.[1];
+    expect(shown, first.out.join('\n')).toBeDefined();
+    const { createdAt } = (await call(app.url, `/api/${app.bootstrap.organizationId}/kits/retried-summary`, { apiKey: app.bootstrap.apiKey })).body.data.versions[0];
+
+    const again = await cli(['kit', 'publish', dir], env());
+    expect(again).toEqual({ code: 0, err: [], out: [`Already published: ${shown} is this very package, published ${createdAt}; nothing changed`] });
+  });
+
+  it('answers --json with ok true, alreadyPublished true and what the first publish answered; another package under that version fails (exit 1)', async () => {
+    const dir = join(work, 'retried-json');
+    expect((await cli(['kit', 'init', dir])).code).toBe(0);
+    const first = await cli(['kit', 'publish', dir, '--json'], env());
+    expect(first.code).toBe(0);
+    const published = JSON.parse(first.out[0] as string);
+    expect(published).toEqual({ ok: true, alreadyPublished: false, published: expect.objectContaining({ kitId: 'retried-json', version: '0.1.0' }) });
+
+    const again = await cli(['kit', 'publish', dir, '--json'], env());
+    expect(again.out).toHaveLength(1);
+    expect({ code: again.code, value: JSON.parse(again.out[0] as string) }).toEqual({ code: 0, value: { ...published, alreadyPublished: true } });
+
+    await writeFile(join(dir, 'templates/readme.md.hbs'), `${await readFile(join(dir, 'templates/readme.md.hbs'), 'utf8')}\nChanged since 0.1.0 was published.\n`);
+    const changed = await cli(['kit', 'publish', dir, '--json'], env());
+    expect({ code: changed.code, value: JSON.parse(changed.out[0] as string) }).toEqual({
+      code: 1,
+      value: { ok: false, error: { code: 'CONFLICT', status: 409, message: 'Kit retried-json version 0.1.0 is already published; versions are immutable — publish a new version' }, problems: [] },
+    });
   });
 });
 

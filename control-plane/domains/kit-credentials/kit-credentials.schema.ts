@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CREDENTIAL_SECRET_BOUND, MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH } from '../../../kit-runtime/index.ts';
+import { CREDENTIAL_SECRET_BOUND, MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH, MAX_CREDENTIAL_ID_LENGTH } from '../../../kit-runtime/index.ts';
 import { orgInput } from '../kits/kits.schema.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { pagedOutput, pagingInput } from '../../http/paging.ts';
@@ -34,14 +34,11 @@ function refuseInexactWholeNumbers(value: unknown, ctx: z.RefinementCtx, path: P
   }
 }
 
-/** The longest credential id (`credentialType`) a credential is stored under; publishing holds kits' declared ids to it. */
-export const MAX_CREDENTIAL_TYPE_LENGTH = 100;
-
 export const storeCredentialInput = orgInput
   .extend({
     projectId: uuidInput(),
     kitId: z.string().min(1).max(100),
-    credentialType: z.string().min(1).max(MAX_CREDENTIAL_TYPE_LENGTH).regex(/^[a-z0-9_.-]+$/, 'lowercase letters, digits, "_", "." and "-"').describe("The id of a credential the kit's manifest declares"),
+    credentialType: z.string().min(1).max(MAX_CREDENTIAL_ID_LENGTH).regex(/^[a-z0-9_.-]+$/, 'lowercase letters, digits, "_", "." and "-"').describe("The id of a credential the kit's manifest declares"),
     credentials: z
       .record(z.string(), z.unknown())
       .refine(holdsASecretValue, 'must hold at least one value: a non-empty string, a number or a boolean')

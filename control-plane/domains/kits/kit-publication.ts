@@ -5,10 +5,9 @@ import { loadKitPackage, MANIFEST_FILE, MAX_COMPOSITION_DEPTH, type KitManifest,
 import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { AppError, conflict } from '../../errors/app-error.ts';
-import { MAX_CREDENTIAL_TYPE_LENGTH } from '../kit-credentials/kit-credentials.schema.ts';
 import { createKitPackageChecker } from './kit-package-checker.ts';
 import {
-  createOwnKitOrLock, findBuiltInKitId, findComponentManifest, findCompositeVersionsNaming, findLatestVersion, findOwnKitForUpdate, findVersionChecksum, insertKitVersion, lockOwnKitForShare, pointKitAtVersion, type KitFields,
+  createOwnKitOrLock, findBuiltInKitId, findComponentManifest, findCompositeVersionsNaming, findLatestVersion, findOwnKitForUpdate, findStoredVersion, insertKitVersion, lockOwnKitForShare, pointKitAtVersion, type KitFields,
 } from './kits.repository.ts';
 
 /** Checks a kit package the way the runtime will load it; refuses it naming every problem's file. */
@@ -25,22 +24,7 @@ export async function validateKitPackageOffThread(manifest: unknown, files: Reco
   const checked = await packageChecker.check(manifest, files);
   if ('failure' in checked) throw new Error(checked.failure);
   if (!checked.ok) throw refusalOf(checked.problems);
-  refuseCredentialsThatCannotBeStored(checked.manifest);
   return checked.manifest;
-}
-
-/**
- * A credential is stored under the id its kit declares (`credentialType`, at most
- * MAX_CREDENTIAL_TYPE_LENGTH characters), and the manifest bounds none: a longer id was published,
- * its credential could never be stored, and a required one failed every run at APPLY.
- */
-function refuseCredentialsThatCannotBeStored(manifest: KitManifest): void {
-  const problems = (manifest.credentials ?? []).flatMap((credential, index) =>
-    credential.id.length > MAX_CREDENTIAL_TYPE_LENGTH
-      ? [{ file: MANIFEST_FILE, message: `credentials[${index}].id: must be at most ${MAX_CREDENTIAL_TYPE_LENGTH} characters, the longest credential id that can be stored` }]
-      : [],
-  );
-  if (problems.length > 0) throw refusalOf(problems);
 }
 
 function refusalOf(problems: KitPackageProblem[]): AppError {
@@ -122,7 +106,7 @@ export async function storeKitVersion(
   if (!own && (await findBuiltInKitId(db, fields.kitId))) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
   const kit = own ?? (await createOwnKitOrLock(db, owner, fields));
   const checksum = checksumOf(manifestInput, files);
-  await refuseVersionAlreadyPublished(db, kit.id, fields.kitId, version, [checksum, checksumInSentOrderOf(manifestInput, files)]);
+  await refuseVersionAlreadyPublished(db, { id: kit.id, status: kit.status }, fields, version, [checksum, checksumInSentOrderOf(manifestInput, files)]);
   await refuseComponentsThatCannotRun(db, owner, manifest);
   if (await becomesLatest(db, kit.id, version)) await refuseBreakingCompositesAbove(db, owner, manifest);
   const created = await insertKitVersion(db, { tenantId: owner.tenantId, kitRowId: kit.id, version, manifest: manifestInput, files, checksum }).catch(
@@ -233,14 +217,20 @@ const alreadyPublished = (kitId: string, version: string) => `Kit ${kitId} versi
 /**
  * The same version again is a CONFLICT, checked under the kit's lock before the package's
  * components are. A package identical to the one stored (a publish retried after its answer was
- * lost) is told so: that version is in place, and nothing needs publishing. `checksums`: the
- * package's, and the one a version stored before keys were ordered at every depth carries.
+ * lost) is told so, in words and in `details` a client can act on without reading them:
+ * `{samePackage: true, published}`, `published` being what the publish that stored it answered.
+ * Only this case carries them. `checksums`: the package's, and the one a version stored before keys
+ * were ordered at every depth carries.
  */
-async function refuseVersionAlreadyPublished(db: Kysely<Database>, kitRowId: string, kitId: string, version: string, checksums: string[]): Promise<void> {
-  const stored = await findVersionChecksum(db, kitRowId, version);
+async function refuseVersionAlreadyPublished(db: Kysely<Database>, kit: { id: string; status: string }, fields: KitFields, version: string, checksums: string[]): Promise<void> {
+  const stored = await findStoredVersion(db, kit.id, version);
   if (stored === undefined) return;
-  if (checksums.includes(stored)) throw conflict(`Kit ${kitId} version ${version} is already published, with this very package (a publish retried after its answer was lost?): it is in place, and nothing changed`);
-  throw conflict(alreadyPublished(kitId, version));
+  if (!checksums.includes(stored.checksum)) throw conflict(alreadyPublished(fields.kitId, version));
+  const published = { id: kit.id, kitId: fields.kitId, version, displayName: fields.displayName, status: kit.status, createdAt: stored.created_at.toISOString() };
+  throw conflict(`Kit ${fields.kitId} version ${version} is already published, with this very package (a publish retried after its answer was lost?): it is in place, and nothing changed`, {
+    samePackage: true,
+    published,
+  });
 }
 
 /** The unique index has the last word: a duplicate it refuses is a CONFLICT too, never a 500. */

@@ -149,8 +149,9 @@ export async function createOwnKitOrLock(db: Kysely<Database>, owner: { tenantId
 }
 
 /** The checksum of the kit's stored version of that number, if there is one. */
-export async function findVersionChecksum(db: Kysely<Database>, kitRowId: string, version: string): Promise<string | undefined> {
-  return (await db.selectFrom('kit_versions').select('checksum').where('kit_row_id', '=', kitRowId).where('version', '=', version).executeTakeFirst())?.checksum;
+/** A version's package checksum and when it was published, if the kit has that version. */
+export async function findStoredVersion(db: Kysely<Database>, kitRowId: string, version: string): Promise<{ checksum: string; created_at: Date } | undefined> {
+  return db.selectFrom('kit_versions').select(['checksum', 'created_at']).where('kit_row_id', '=', kitRowId).where('version', '=', version).executeTakeFirst();
 }
 
 export async function insertKitVersion(

@@ -15,7 +15,7 @@ export const kitsRouter = router({
 
   // Not authedProcedure: the service opens its own transactions, around the costly package check.
   publish: publicProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/{orgId}/kits', tags, summary: 'Publish a kit version: its manifest and files (admins and owners)', errorResponses: { 409: 'CONFLICT: this kit version is published already' } } })
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/{orgId}/kits', tags, summary: 'Publish a kit version: its manifest and files (admins and owners)', errorResponses: { 409: 'CONFLICT: this kit version is published already (with details.samePackage and details.published when it holds this very package: it is in place)' } } })
     .input(publishKitInput)
     .output(publishedKitOutput)
     .mutation(({ ctx, input }) => publishKitForOrganization(ctx.db, ctx.auth, input)),

@@ -2,7 +2,8 @@
  * A loopback stand-in for the server's publish endpoint, implementing the wire contract exactly:
  * `POST /api/{orgId}/kits` with X-API-Key and `{manifest, files}` → 201 `{success, data: {id, kitId,
  * version, displayName, status, createdAt}}`, or `{success: false, error: {code, message, details?}}`
- * with VALIDATION_ERROR 400 (`details.problems`), CONFLICT 409, UNAUTHORIZED 401, FORBIDDEN 403,
+ * with VALIDATION_ERROR 400 (`details.problems`), CONFLICT 409 (with `details: {samePackage: true,
+ * published}` when the package is the very one that version holds), UNAUTHORIZED 401, FORBIDDEN 403,
  * NOT_FOUND 404, PAYLOAD_TOO_LARGE 413. It checks packages with the same loadKitPackage the server uses, and keeps every
  * request it received so tests can assert the body.
  */
@@ -18,8 +19,8 @@ export type KitPublishServer = {
   apiKey: string;
   orgId: string;
   received: ReceivedPublish[];
-  /** Published versions, `kitId@version`. */
-  published: Set<string>;
+  /** Published versions by `kitId@version`: what the publish answered, and the package it stored (as JSON). */
+  published: Map<string, { data: Record<string, string>; packageJson: string }>;
   /** Turn the organization's kits_enabled flag off (FORBIDDEN). */
   kitsEnabled: boolean;
   /** Problems to answer VALIDATION_ERROR with, as a server with stricter checks would. */
@@ -34,7 +35,7 @@ export type KitPublishServer = {
 };
 
 export async function startKitPublishServer(): Promise<KitPublishServer> {
-  const state = { apiKey: `swk_test_${randomUUID().slice(0, 8)}`, orgId: randomUUID(), received: [] as ReceivedPublish[], published: new Set<string>(), kitsEnabled: true, forcedProblems: null as KitPublishServer['forcedProblems'], forcedIssues: null as KitPublishServer['forcedIssues'], bodyLimitBytes: null as number | null, forcedAnswer: null as KitPublishServer['forcedAnswer'] };
+  const state = { apiKey: `swk_test_${randomUUID().slice(0, 8)}`, orgId: randomUUID(), received: [] as ReceivedPublish[], published: new Map() as KitPublishServer['published'], kitsEnabled: true, forcedProblems: null as KitPublishServer['forcedProblems'], forcedIssues: null as KitPublishServer['forcedIssues'], bodyLimitBytes: null as number | null, forcedAnswer: null as KitPublishServer['forcedAnswer'] };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -79,13 +80,16 @@ function answer(state: Omit<KitPublishServer, 'url' | 'close'>, req: IncomingMes
   const loaded = loadKitPackage({ manifest, files: files ?? {} });
   if (!loaded.ok) return fail(400, 'VALIDATION_ERROR', `The kit package has ${loaded.problems.length} problem(s)`, { problems: loaded.problems });
   const { metadata } = loaded.kit.manifest;
-  if (state.published.has(loaded.kit.ref)) return fail(409, 'CONFLICT', `Kit ${metadata.id} version ${metadata.version} already exists; kit versions are immutable`);
-  state.published.add(loaded.kit.ref);
-  send(res, 201, {
-    success: true,
-    data: { id: randomUUID(), kitId: metadata.id, version: metadata.version, displayName: metadata.displayName, status: 'active', createdAt: new Date().toISOString() },
-    metadata: { timestamp: new Date().toISOString(), requestId: randomUUID() },
-  });
+  // The server compares packages whatever their key order; the CLI writes them in one order, so JSON text will do here.
+  const packageJson = JSON.stringify({ manifest, files });
+  const stored = state.published.get(loaded.kit.ref);
+  if (stored?.packageJson === packageJson) {
+    return fail(409, 'CONFLICT', `Kit ${metadata.id} version ${metadata.version} is already published, with this very package: it is in place, and nothing changed`, { samePackage: true, published: stored.data });
+  }
+  if (stored) return fail(409, 'CONFLICT', `Kit ${metadata.id} version ${metadata.version} already exists; kit versions are immutable`);
+  const data = { id: randomUUID(), kitId: metadata.id, version: metadata.version, displayName: metadata.displayName, status: 'active', createdAt: new Date().toISOString() };
+  state.published.set(loaded.kit.ref, { data, packageJson });
+  send(res, 201, { success: true, data, metadata: { timestamp: new Date().toISOString(), requestId: randomUUID() } });
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
