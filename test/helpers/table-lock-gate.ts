@@ -25,7 +25,8 @@ export async function lockTableUntilReleased(ownerUrl: string, table: string): P
   const holder = new pg.Client({ connectionString: ownerUrl });
   await holder.connect();
   await holder.query('begin');
-  await holder.query(`lock table ${pg.escapeIdentifier(table)} in access exclusive mode`);
+  // `table` may name its schema (graphile_worker._private_tasks).
+  await holder.query(`lock table ${table.split('.').map(pg.escapeIdentifier).join('.')} in access exclusive mode`);
   const holderPid: number = (await holder.query('select pg_backend_pid() as pid')).rows[0].pid;
   const waiters = 'pg_stat_activity where $1 = any(pg_blocking_pids(pid))';
   let released: Promise<void> | undefined;
