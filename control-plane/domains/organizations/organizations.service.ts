@@ -81,6 +81,8 @@ export async function changeOrganization(
   input: { id: string; name?: string | undefined; slug?: string | undefined; displayName?: string | null | undefined; settings?: OrganizationSettings | undefined },
 ): Promise<Organization> {
   const { organization } = await requireOrganizationRole(db, principal, input.id, 'admin');
+  // A PUT that names no field changes nothing, `updatedAt` included: it answers the organization as it is.
+  if ([input.name, input.slug, input.displayName, input.settings].every((field) => field === undefined)) return organizationRowToOrganization(organization);
   if (input.slug !== undefined && input.slug !== organization.slug && (await slugTaken(db, input.slug))) throw slugTakenError(input.slug);
   const row = await guardSlug(input.slug ?? organization.slug, () =>
     updateOrganization(db, principal.tenantId, input.id, {
