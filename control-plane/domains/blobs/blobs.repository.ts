@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
 
 /**
@@ -50,9 +50,13 @@ export async function readBlobMeta(db: Kysely<Database>, tenantId: string, blobI
   return row && { id: row.id, sizeBytes: row.size_bytes, sha256: row.sha256 };
 }
 
-/** Deletes the tenant's blobs of these ids; returns how many went. */
+/**
+ * Deletes the tenant's blobs of these ids; returns how many went. The ids travel as one array
+ * parameter: a statement takes at most 65,535 parameters, and a project that ran that many bundled
+ * executions sent one per id (`in ($2, $3, …)`), so deleting it failed every time.
+ */
 export async function deleteBlobs(db: Kysely<Database>, tenantId: string, ids: readonly string[]): Promise<number> {
   if (ids.length === 0) return 0;
-  const result = await db.deleteFrom('blobs').where('tenant_id', '=', tenantId).where('id', 'in', ids).executeTakeFirst();
+  const result = await db.deleteFrom('blobs').where('tenant_id', '=', tenantId).where(sql<boolean>`id = any(${[...ids]}::uuid[])`).executeTakeFirst();
   return Number(result.numDeletedRows);
 }

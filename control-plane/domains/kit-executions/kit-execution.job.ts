@@ -201,12 +201,14 @@ function cutByShutdownMessage(phase: string | null): string {
 
 /**
  * Ends the execution failed with `errorMessage`, keeping none of its outputs (of `outcome`, the
- * run's, only its timings, phases and logs); a failure here leaves the job to retry.
+ * run's, only its timings, phases and logs); a failure here leaves the job to retry. Only while this
+ * worker still holds it running: an execution that has ended meanwhile keeps its outcome and its
+ * outputs — one whose outcome was stored although the answer to its COMMIT was lost reads
+ * `completed` with the outputs it counts, not with none of them.
  */
 async function failExecution(deps: JobDeps, { executionId, tenantId }: { executionId: string; tenantId: string }, errorMessage: string, outcome?: ExecutionOutcome) {
   await deps.ownerDb.transaction().execute(async (trx) => {
-    await replaceOutputs(trx, tenantId, executionId, []);
-    await finishExecution(trx, executionId, deps.workerProcessId, {
+    const stored = await finishExecution(trx, executionId, deps.workerProcessId, {
       status: 'failed',
       errorMessage,
       executionTimeMs: outcome?.executionTimeMs ?? 0,
@@ -217,6 +219,7 @@ async function failExecution(deps: JobDeps, { executionId, tenantId }: { executi
       logs: outcome?.logs ?? [],
       counts: { valid: 0, warnings: 0, failed: 0 },
     });
+    if (stored) await replaceOutputs(trx, tenantId, executionId, []);
   });
 }
 
