@@ -138,6 +138,40 @@ describe('openapi-api kit', () => {
     expect(Object.keys(document.components.schemas.UnicodeThing.properties)).toEqual(['id', 'grosse', 'cafeCreme']);
   });
 
+  it('spells Latin letters that have no accent to drop (Æ, Ø, Ł, Œ, Þ) as their usual letters, instead of leaving them out', async () => {
+    // Before: `Ærø` was schema `R` at `/rs`, `Łódź` `Odz`, `Ørsted` `Rsted`.
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Nordisk' } },
+      discoveryAnswers: { entities: [{ name: 'Ærø', fields: [{ name: 'Øre', type: 'integer' }, { name: 'ŒUVRE', type: 'string' }] }, 'Łódź', 'Ørsted Þing'] },
+    });
+    expect([result.status, result.message]).toEqual(['completed', null]);
+    const document = result.parsed('openapi') as any;
+    expect(Object.keys(document.paths)).toEqual(['/aeros', '/aeros/{aeroId}', '/lodzes', '/lodzes/{lodzId}', '/orsted-things', '/orsted-things/{orstedThingId}']);
+    expect(Object.keys(document.components.schemas)).toEqual(['Error', 'Aero', 'AeroInput', 'AeroPatch', 'Lodz', 'LodzInput', 'LodzPatch', 'OrstedThing', 'OrstedThingInput', 'OrstedThingPatch']);
+    expect(Object.keys(document.components.schemas.Aero.properties)).toEqual(['id', 'ore', 'oeuvre']);
+    await SwaggerParser.validate(document);
+  });
+
+  it('describes the key as the uuid the paths take: a field named id may leave its type out, and CHECK refuses another type', async () => {
+    // Before: `id` of type integer printed `id: {type: integer}` beside a uuid path parameter and
+    // postgres-schema's `"id" uuid` column; without a type, a plain string.
+    const refused = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: { entities: [{ name: 'Rocket', fields: [{ name: 'id', type: 'integer' }, { name: 'name', type: 'string' }] }, { name: 'Launch', fields: [{ name: 'ID', type: 'string' }] }] },
+    });
+    expect([refused.status, refused.outputs]).toEqual(['failed', []]);
+    expect(refused.message).toBe('CHECK: CHECK failed: field Rocket.id has type "integer", but the primary key id is always a uuid; field Launch.ID has type "string", but the primary key id is always a uuid');
+
+    const untyped = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: { entities: [{ name: 'Rocket', fields: [{ name: 'id', description: 'The key.' }, { name: 'name', type: 'string' }] }] },
+    });
+    expect([untyped.status, untyped.message]).toEqual(['completed', null]);
+    const document = untyped.parsed('openapi') as any;
+    expect(document.components.schemas.Rocket.properties.id).toEqual({ readOnly: true, type: 'string', format: 'uuid', description: 'The key.' });
+    expect(document.paths['/rockets/{rocketId}'].parameters[0].schema).toEqual({ type: 'string', format: 'uuid' });
+  });
+
   it('writes entity and field names longer than the 1024 characters of a plain YAML key as explicit keys, so the document still parses', async () => {
     const entity = `Record ${'very '.repeat(220)}long`;
     const field = `note ${'quite '.repeat(200)}long`;

@@ -271,6 +271,48 @@ describe('postgres-schema kit', () => {
     ]);
   });
 
+  it('fails CHECK for a field PostgreSQL reserves as a system column (xmin, ctid …), which no quoting saves; x_min is a column of its own', async () => {
+    // Before: the run completed, and PostgreSQL refused the whole script: column name "xmin"
+    // conflicts with a system column name.
+    const refused = await runKitForTest(kitDir, {
+      discoveryAnswers: { entities: [{ name: 'Tile', fields: [{ name: 'xmin', type: 'number' }, { name: 'XMax', type: 'number' }, { name: 'ctid', type: 'string' }, { name: 'TableOID', type: 'integer' }] }] },
+      // (`TableOID` is column `table_oid`, which PostgreSQL takes.)
+    });
+    expect([refused.status, refused.outputs]).toEqual(['failed', []]);
+    const reserved = 'which PostgreSQL reserves for a system column (tableoid, xmin, cmin, xmax, cmax, ctid)';
+    expect(refused.message).toBe('CHECK: CHECK failed: ' + [
+      `field Tile.xmin becomes column "xmin", ${reserved}`,
+      `field Tile.XMax becomes column "xmax", ${reserved}`,
+      `field Tile.ctid becomes column "ctid", ${reserved}`,
+    ].join('; '));
+    await expect(applyIn('system_columns', 'CREATE TABLE tiles ("xmin" numeric)')).rejects.toThrow(/conflicts with a system column name/);
+
+    const renamed = await runKitForTest(kitDir, { discoveryAnswers: { entities: [{ name: 'Tile', fields: [{ name: 'xMin', type: 'number' }, { name: 'x max', type: 'number' }] }] } });
+    expect([renamed.status, renamed.message]).toEqual(['completed', null]);
+    await applyIn('bounding_box', renamed.output('ddl').content);
+    expect(await columnsOf('bounding_box')).toEqual(expect.arrayContaining(['tiles.x_min:numeric:YES', 'tiles.x_max:numeric:YES']));
+  });
+
+  it('fails CHECK for a field named id of a type other than uuid, instead of dropping it for the uuid key', async () => {
+    // Before: the integer `id` was left out for `"id" uuid`, while openapi-api described an integer key.
+    const run = await runKitForTest(kitDir, {
+      discoveryAnswers: { entities: [{ name: 'Rocket', fields: [{ name: 'id', type: 'integer' }, { name: 'name', type: 'string' }] }, { name: 'Launch', fields: [{ name: 'Id' }, { name: 'site', type: 'string' }] }] },
+    });
+    expect([run.status, run.message]).toEqual(['failed', 'CHECK: CHECK failed: field Rocket.id has type "integer", but the primary key id is always a uuid']);
+  });
+
+  it('spells Latin letters that have no accent to drop (Æ, Ø, Ł, Œ, Þ) as their usual letters in tables, columns, properties and file names', async () => {
+    // Before: `Ærø` became table `rs`, `Łódź` `odzes` and the column `Øre` `re`.
+    const run = await runKitForTest(kitDir, {
+      discoveryAnswers: { entities: [{ name: 'Ærø', fields: [{ name: 'Øre', type: 'integer' }, { name: 'ŒUVRE', type: 'string' }, { name: 'Þing Số', type: 'string' }] }, 'Łódź'] },
+    });
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    expect(run.outputs.map((o) => o.filename)).toEqual(['db/schema.sql', 'db/migrations/0001_initial.sql', 'json-schema/aero.schema.json', 'json-schema/lodz.schema.json']);
+    await applyIn('whole_letters', run.output('ddl').content);
+    expect(await columnsOf('whole_letters')).toEqual(expect.arrayContaining(['aeros.ore:integer:YES', 'aeros.oeuvre:text:YES', 'aeros.thing_so:text:YES', 'lodzes.name:text:NO']));
+    expect(Object.keys((run.parsed('entity-schema.0') as { properties: object }).properties)).toEqual(['id', 'ore', 'oeuvre', 'thingSo', 'createdAt', 'updatedAt']);
+  });
+
   it('keeps the JSON Schema file name of a very long entity name within 255 bytes: its start and a hash of the whole', async () => {
     const name = `${'Very Long Entity Name '.repeat(15)}End`;
     expect(name.length).toBe(333);

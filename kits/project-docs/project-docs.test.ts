@@ -247,6 +247,55 @@ describe('project-docs kit', () => {
     expect([...readme, ...architecture].filter((line) => /^\s*<[A-Za-z/!?]/.test(line))).toEqual([]);
   });
 
+  it('keeps a database that starts like HTML or a list as text: the overview\'s fourth line starts with it', async () => {
+    // Before: `<!-- undecided` opened an HTML block there that hid the rest of the document, both
+    // diagrams included, and `1. PostgreSQL` cut the sentence into a numbered list.
+    for (const [database, line] of [
+      ['<!-- undecided', '\\<!-- undecided as its system of record, deployed as containers on a managed Kubernetes cluster.'],
+      ['1. PostgreSQL, 2. Redis', '1\\. PostgreSQL, 2. Redis as its system of record, deployed as containers on a managed Kubernetes cluster.'],
+      ['# shards', '\\# shards as its system of record, deployed as containers on a managed Kubernetes cluster.'],
+    ] as Array<[string, string]>) {
+      const input = structuredClone(example);
+      input.discoveryAnswers.architecture.database = database;
+      const run = await runKitForTest(kitDir, input);
+      expect([run.status, run.message]).toEqual(['completed', null]);
+      const architecture = run.output('architecture').content.split('\n');
+      expect(architecture[3]).toBe(line);
+      expect(mermaidBlocks(run.output('architecture').content)).toHaveLength(2);
+      expect(run.output('readme').content).toContain(`data in ${line.split(' as its')[0]}\n`);
+    }
+  });
+
+  it('escapes brackets and backslashes in a decision\'s title where the ADR index links it', async () => {
+    // Before: `[0002 … [draft](…)` linked only `draft`, and a title ending in `\` escaped the `]`
+    // that closes the link text, so the row showed no link at all.
+    const input = structuredClone(example);
+    input.discoveryAnswers.decisions = [{ title: 'Adopt Kafka [draft' }, { title: 'Keep files under C:\\' }, { title: 'Use [RFC 7807] | problem details' }];
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    const rows = run.output('adr-index').content.split('\n').filter((line) => /^\| 000[2-4] /.test(line));
+    expect(rows).toEqual([
+      '| 0002 | [Adopt Kafka \\[draft](0002-adopt-kafka-draft.md) | Accepted |',
+      '| 0003 | [Keep files under C:\\\\](0003-keep-files-under-c.md) | Accepted |',
+      '| 0004 | [Use \\[RFC 7807\\] \\| problem details](0004-use-rfc-7807-problem-details.md) | Accepted |',
+    ]);
+    expect(run.output('adr.2').content.split('\n')[0]).toBe('# 0003. Keep files under C:\\');
+  });
+
+  it('spells Latin letters that have no accent to drop (Æ, Ø, Ł) as their usual letters in the diagram, headings and ADR file names', async () => {
+    // Before: `Ærø` was drawn as entity `R`, `Łódź` as `Odz`, and the ADR file was `0002-r-first.md`.
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities = [{ name: 'Ærø', fields: [{ name: 'Øre', type: 'integer' }, { name: 'city', type: 'reference', entity: 'Łódź' }] }, 'Łódź'];
+    input.discoveryAnswers.decisions = [{ title: 'Ærø first' }];
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    expect(mermaidBlocks(run.output('architecture').content)[1]!.split('\n')).toEqual([
+      'erDiagram', '  "Lodz" ||--o{ "Aero" : "city"', '  "Aero" {', '    int Ore', '    uuid city FK', '  }', '  "Lodz" {', '  }',
+    ]);
+    expect(run.output('architecture').content).toContain('\n### Aero\n');
+    expect(run.outputs.map((o) => o.filename)).toContain('docs/adr/0002-aero-first.md');
+  });
+
   it('draws a field of a type no table knows, even one JavaScript objects carry (constructor), as a string', async () => {
     const input = structuredClone(example);
     input.discoveryAnswers.entities = [{ name: 'Part', fields: [{ name: 'maker', type: 'constructor' }, { name: 'label', type: 'toString' }, { name: 'size', type: 'integer' }] }];

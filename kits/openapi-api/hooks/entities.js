@@ -16,10 +16,19 @@ var FIELD_SCHEMAS = byName({
 var ALL_OPERATIONS = ['list', 'get', 'create', 'update', 'delete'];
 
 // Accented Latin letters keep their base letter (`Größe` → `grosse`, `Ünïcode` → `Unicode`)
-// instead of disappearing with the other characters names cannot hold.
+// instead of disappearing with the other characters names cannot hold; so do the letters NFD
+// leaves whole, in their usual spelling (`Ærø` → `Aero`, `Łódź` → `Lodz`, not `R` and `Odz`).
+// The same in postgres-schema and project-docs: composite-bundle names one entity alike in all three.
+var WHOLE_LETTERS = { 'Ø': 'O', 'ø': 'o', 'Ł': 'L', 'ł': 'l', 'Đ': 'D', 'đ': 'd', 'Ð': 'D', 'ð': 'd', 'Ħ': 'H', 'ħ': 'h', 'ı': 'i', 'Æ': 'Ae', 'æ': 'ae', 'Œ': 'Oe', 'œ': 'oe', 'Þ': 'Th', 'þ': 'th', 'ẞ': 'Ss', 'ß': 'ss' };
+function latin(text) {
+  return String(text).normalize('NFD').replace(/[\u0300-\u036f]/g, '')
+    .replace(/[ØøŁłĐđÐðĦħı]/g, function (c) { return WHOLE_LETTERS[c]; })
+    // Before a capital, a digraph is all capitals, so `ÆRØ` stays one word (`AERO`, not `Ae RO`).
+    .replace(/[ÆŒÞẞ](?=[A-Z])/g, function (c) { return WHOLE_LETTERS[c].toUpperCase(); })
+    .replace(/[ÆæŒœÞþẞß]/g, function (c) { return WHOLE_LETTERS[c]; });
+}
 function words(name) {
-  var latin = String(name).normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss');
-  return latin.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return latin(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
 }
 function pascal(name) {
   return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('');
@@ -47,6 +56,8 @@ function fieldSchema(field) {
   var schema;
   if (field.type === 'enum') schema = { type: 'string', enum: (field.values || []).map(String) };
   else if (field.type === 'reference') schema = { type: 'string', format: 'uuid', description: 'Id of a ' + pascal(field.entity || 'record') + '.' };
+  // The key is a uuid (CHECK refuses another type), also when the field leaves its type out.
+  else if (camel(field.name) === 'id') schema = Object.assign({}, FIELD_SCHEMAS.uuid);
   else schema = Object.assign({}, FIELD_SCHEMAS[field.type] || FIELD_SCHEMAS.string);
   if (field.type === 'string' && typeof field.maxLength === 'number') schema.maxLength = field.maxLength;
   if (field.description) schema.description = String(field.description);
@@ -127,6 +138,14 @@ function maxLengthProblem(field) {
   return null;
 }
 
+// The rule postgres-schema applies, word for word (kits/postgres-schema/hooks/entities.js,
+// idTypeProblem): its primary key is `"id" uuid`, and the paths take a uuid, so a field named id
+// may leave its type out or say "uuid"; another type would describe a key the table does not have.
+function idTypeProblem(field) {
+  if (field.type === undefined || field.type === null || field.type === 'uuid') return null;
+  return ' has type ' + JSON.stringify(field.type) + ', but the primary key id is always a uuid';
+}
+
 // What a value is, for a message such as `… must be text, not a number`.
 function kindOf(value) {
   if (Array.isArray(value)) return 'a list';
@@ -188,6 +207,10 @@ function check(context) {
       var label = 'field ' + name + '.' + field.name;
       var path = at + '.fields[' + fieldIndex + ']';
       claim(properties, camel(field.name), label, 'property');
+      if (camel(field.name) === 'id') {
+        var keyProblem = idTypeProblem(field);
+        if (keyProblem) errors.push(label + keyProblem);
+      }
       // From here, the field rules postgres-schema and project-docs apply too (project-docs all but
       // maxLength), with the same messages: composite-bundle.test.ts runs the three on the same fields.
       // Only `label` differs: it names the entity as its schema (`field LaunchPad.x`), they as given.

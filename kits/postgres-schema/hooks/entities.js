@@ -11,10 +11,19 @@ var JSON_TYPES = byName({
 });
 
 // Accented Latin letters keep their base letter (`Größe` → `grosse`, `Ünïcode` → `unicode`)
-// instead of disappearing with the other characters identifiers cannot hold.
+// instead of disappearing with the other characters identifiers cannot hold; so do the letters
+// NFD leaves whole, in their usual spelling (`Ærø` → `aero`, `Łódź` → `lodz`, not `r` and `odz`).
+// The same in openapi-api and project-docs: composite-bundle names one entity alike in all three.
+var WHOLE_LETTERS = { 'Ø': 'O', 'ø': 'o', 'Ł': 'L', 'ł': 'l', 'Đ': 'D', 'đ': 'd', 'Ð': 'D', 'ð': 'd', 'Ħ': 'H', 'ħ': 'h', 'ı': 'i', 'Æ': 'Ae', 'æ': 'ae', 'Œ': 'Oe', 'œ': 'oe', 'Þ': 'Th', 'þ': 'th', 'ẞ': 'Ss', 'ß': 'ss' };
+function latin(text) {
+  return String(text).normalize('NFD').replace(/[\u0300-\u036f]/g, '')
+    .replace(/[ØøŁłĐđÐðĦħı]/g, function (c) { return WHOLE_LETTERS[c]; })
+    // Before a capital, a digraph is all capitals, so `ÆRØ` stays one word (`AERO`, not `Ae RO`).
+    .replace(/[ÆŒÞẞ](?=[A-Z])/g, function (c) { return WHOLE_LETTERS[c].toUpperCase(); })
+    .replace(/[ÆæŒœÞþẞß]/g, function (c) { return WHOLE_LETTERS[c]; });
+}
 function words(name) {
-  var latin = String(name).normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss');
-  return latin.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return latin(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
 }
 function snakeWords(name) { return words(name).map(function (w) { return w.toLowerCase(); }).join('_') || 'x'; }
 // A column; a table is the plural of the whole name. Both are cut to PostgreSQL's 63 bytes only
@@ -154,6 +163,18 @@ function maxLengthProblem(field) {
   return null;
 }
 
+// The system columns every PostgreSQL table has; a column of its own cannot take their names.
+var SYSTEM_COLUMNS = byName({ tableoid: true, xmin: true, cmin: true, xmax: true, cmax: true, ctid: true });
+
+// The primary key is `"id" uuid`, whatever type a field named id asks for: a field named id may
+// leave its type out or say "uuid", and any other type is refused rather than dropped. openapi-api
+// applies this rule word for word (its document would otherwise describe an integer key the
+// table does not have): change the two together.
+function idTypeProblem(field) {
+  if (field.type === undefined || field.type === null || field.type === 'uuid') return null;
+  return ' has type ' + JSON.stringify(field.type) + ', but the primary key id is always a uuid';
+}
+
 // What a value is, for a message such as `… must be text, not a number`.
 function kindOf(value) {
   if (Array.isArray(value)) return 'a list';
@@ -209,11 +230,15 @@ function check(context) {
       var label = 'field ' + entity.name + '.' + field.name;
       var path = listed.at + '.fields[' + index + ']';
       var column = snake(field.name);
-      // `id`, `ID` and `Id` all name the primary key, which the kit writes itself.
+      // `id`, `ID` and `Id` all name the primary key, which the kit writes itself, always a uuid.
       if (column === 'id') {
         if (primaryKey) errors.push(label + ' and ' + primaryKey + ' both become the primary key "id"');
         else primaryKey = label;
+        var keyProblem = idTypeProblem(field);
+        if (keyProblem) errors.push(label + keyProblem);
       } else {
+        // PostgreSQL refuses these in CREATE TABLE, quoted or not: the whole script would fail.
+        if (SYSTEM_COLUMNS[column]) errors.push(label + ' becomes column "' + column + '", which PostgreSQL reserves for a system column (' + Object.keys(SYSTEM_COLUMNS).join(', ') + ')');
         if (columns[column]) errors.push(label + ' and ' + columns[column] + ' both become column "' + column + '"');
         else columns[column] = 'field ' + entity.name + '.' + field.name;
         var property = camel(field.name);

@@ -2,8 +2,17 @@
 // plan prints, from the same helpers.
 // PLAN shapes the business profile and discovery answers into what the documents print: entity
 // relationships for the ER diagram, components for the context diagram, and numbered decisions.
-// Accented Latin letters keep their base letter (`Größe` → `Grosse`) instead of disappearing.
-function latin(text) { return String(text).normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss'); }
+// Accented Latin letters keep their base letter (`Größe` → `Grosse`) instead of disappearing; so
+// do the letters NFD leaves whole, in their usual spelling (`Ærø` → `Aero`, `Łódź` → `Lodz`, not
+// `R` and `Odz`), as in openapi-api and postgres-schema.
+var WHOLE_LETTERS = { 'Ø': 'O', 'ø': 'o', 'Ł': 'L', 'ł': 'l', 'Đ': 'D', 'đ': 'd', 'Ð': 'D', 'ð': 'd', 'Ħ': 'H', 'ħ': 'h', 'ı': 'i', 'Æ': 'Ae', 'æ': 'ae', 'Œ': 'Oe', 'œ': 'oe', 'Þ': 'Th', 'þ': 'th', 'ẞ': 'Ss', 'ß': 'ss' };
+function latin(text) {
+  return String(text).normalize('NFD').replace(/[\u0300-\u036f]/g, '')
+    .replace(/[ØøŁłĐđÐðĦħı]/g, function (c) { return WHOLE_LETTERS[c]; })
+    // Before a capital, a digraph is all capitals, so `ÆRØ` stays one word (`AERO`, not `Ae RO`).
+    .replace(/[ÆŒÞẞ](?=[A-Z])/g, function (c) { return WHOLE_LETTERS[c].toUpperCase(); })
+    .replace(/[ÆæŒœÞþẞß]/g, function (c) { return WHOLE_LETTERS[c]; });
+}
 function words(name) { return latin(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean); }
 function pascal(name) { return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('') || 'Entity'; }
 function slug(text) { return latin(text).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '') || 'decision'; }
@@ -11,6 +20,9 @@ function slug(text) { return latin(text).toLowerCase().replace(/[^a-z0-9]+/g, '-
 function label(text) { return String(text).replace(/"/g, '#quot;').replace(/[\r\n]+/g, ' '); }
 // Text in a Markdown table cell: a "|" would start a new cell and a line break would end the row.
 function cell(text) { return String(text).replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' '); }
+// The text of a link, `[text](file)`: an unmatched `[` or `]` would end it early or leave it
+// unclosed, and a backslash at its end would escape the closing `]`; escaped, each reads as itself.
+function linkText(text) { return String(text).replace(/[\\\[\]]/g, '\\$&'); }
 // A heading or a line such as `Status: …`: a line break would start a heading or a paragraph of its own.
 function oneLine(text) { return String(text).replace(/[\r\n]+/g, ' '); }
 // One line of text that starts a list item or a paragraph: a leading ``` (with no backtick after
@@ -85,7 +97,7 @@ function plan(context) {
     var number = pad(index + 1);
     var status = d.status || 'Accepted';
     return {
-      number: number, title: oneLine(d.title), titleCell: cell(d.title), file: number + '-' + slug(d.title) + '.md',
+      number: number, title: oneLine(d.title), titleLink: cell(linkText(d.title)), file: number + '-' + slug(d.title) + '.md',
       context: d.context || '', decision: d.decision || '', consequences: d.consequences || '', status: oneLine(status), statusCell: cell(status),
     };
   });
@@ -104,7 +116,8 @@ function plan(context) {
       architecture: {
         style: oneLine(architecture.style || 'modular monolith'),
         runtime: oneLine(architecture.runtime || 'not decided'),
-        database: oneLine(architecture.database || 'not decided'),
+        // The architecture overview's fourth line starts with it.
+        database: lineStart(architecture.database || 'not decided'),
         deployment: oneLine(architecture.deployment || 'not decided'),
         databaseLabel: label(architecture.database || 'Database'),
         appLabel: label(profile.company.name + ' application'),
