@@ -1,6 +1,6 @@
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDatabaseRelay, type DatabaseRelay } from '../helpers/database-relay.ts';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForBundle } from '../helpers/kit-fixtures.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
@@ -16,59 +16,11 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
  */
 let api: TestApp;
 let worker: TestApp | undefined;
-let relay: Server | undefined;
+let relay: DatabaseRelay | undefined;
 let key: string;
 let orgId: string;
 let projectId: string;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(api.database.ownerUrl, sql, values);
-
-/**
- * A relay to PostgreSQL that, once, drops the connection whose transaction stored kit outputs as
- * soon as the database has answered its COMMIT, without passing that answer on.
- */
-async function relayLosingTheAnswerToCommit(target: URL) {
-  let done = false;
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-    let storedOutputs = false;
-    let committing = false;
-    client.on('data', (chunk: Buffer) => {
-      const text = chunk.toString('latin1').toLowerCase();
-      if (!done && text.includes('insert into "kit_outputs"')) storedOutputs = true;
-      if (!done && storedOutputs && text.includes('commit\u0000')) {
-        committing = true;
-        done = true;
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (committing) return void client.destroy();
-      client.write(chunk);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = new URL(target);
-  url.host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    server,
-    url: url.toString(),
-    get dropped() {
-      return done;
-    },
-    close() {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    },
-  };
-}
 
 beforeAll(async () => {
   api = await startTestApp({ mode: 'api' });
@@ -91,12 +43,21 @@ describe('an execution whose outcome was stored on its last attempt, the answer 
     // The attempt about to run is the job's last.
     await sqlAsOwner('update graphile_worker._private_jobs set max_attempts = 1 where id = $1', [workerRunId]);
 
-    const lossy = await relayLosingTheAnswerToCommit(new URL(api.database.ownerUrl));
-    relay = lossy.server;
-    worker = await startTestApp({ mode: 'worker', database: api.database, env: { DATABASE_URL: lossy.url, WORKER_HEARTBEAT_MS: '500' } });
+    const lossy = await startDatabaseRelay(new URL(api.database.ownerUrl));
+    relay = lossy;
+    // The connection whose transaction stored kit outputs loses the answer to its COMMIT.
+    lossy.loseOneAnswer(() => {
+      let storedOutputs = false;
+      return (sent) => {
+        const text = sent.toLowerCase();
+        storedOutputs ||= text.includes('insert into "kit_outputs"');
+        return storedOutputs && text.includes('commit\u0000');
+      };
+    });
+    worker = await startTestApp({ mode: 'worker', database: api.database, env: { DATABASE_URL: lossy.urlFor(api.database.ownerUrl), WORKER_HEARTBEAT_MS: '500' } });
 
     const done = await waitForBundle(api.url, key, orgId, executionId, 15_000).catch((error: Error) => error);
-    expect(lossy.dropped).toBe(true);
+    expect(lossy.answerLost).toBe(true);
     // The job is over: nothing will write this execution again.
     const jobsOver = Date.now() + 10_000;
     while ((await sqlAsOwner(`select 1 from graphile_worker.jobs where task_identifier = 'kits.execute' and locked_at is not null`)).length > 0 && Date.now() < jobsOver) await sleep(50);

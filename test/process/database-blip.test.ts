@@ -1,6 +1,6 @@
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDatabaseRelay, type DatabaseRelay } from '../helpers/database-relay.ts';
 import { call } from '../helpers/http.ts';
 import { sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
@@ -11,62 +11,19 @@ import { scratchDir } from '../helpers/scratch-dir.ts';
 import { lockTableUntilReleased } from '../helpers/table-lock-gate.ts';
 
 /**
- * A worker process reaches PostgreSQL through a TCP proxy the test can cut, as a failover or a
- * network blip would: connections in use break, new ones are refused, then all is well again.
+ * A worker process reaches PostgreSQL through a relay the test can cut, as a failover or a network
+ * blip would: connections in use break, new ones are refused, then all is well again.
  */
 const startMain = mainProcessesStoppedAfterAll();
 let api: TestApp;
-let proxy: CuttableProxy;
-
-/** A TCP proxy to `target` that can drop every connection and refuse new ones for a while. */
-class CuttableProxy {
-  #server: Server | undefined;
-  #sockets = new Set<Socket>();
-  readonly #target: { host: string; port: number };
-  port = 0;
-  constructor(target: { host: string; port: number }) {
-    this.#target = target;
-  }
-
-  async open(): Promise<void> {
-    this.#server = createServer((client) => {
-      const upstream = connect(this.#target.port, this.#target.host);
-      const drop = () => {
-        for (const socket of [client, upstream]) {
-          socket.destroy();
-          this.#sockets.delete(socket);
-        }
-      };
-      for (const socket of [client, upstream]) {
-        this.#sockets.add(socket);
-        socket.on('error', drop).on('close', drop);
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.#server!.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.#server.address() as AddressInfo).port;
-  }
-
-  async cut(): Promise<void> {
-    for (const socket of this.#sockets) socket.destroy();
-    await new Promise((resolve) => this.#server?.close(resolve));
-  }
-}
-
-const viaProxy = (url: string) => {
-  const parsed = new URL(url);
-  parsed.port = String(proxy.port);
-  return parsed.toString();
-};
+let relay: DatabaseRelay;
 
 beforeAll(async () => {
   api = await startTestApp({ mode: 'api' });
-  const owner = new URL(api.database.ownerUrl);
-  proxy = new CuttableProxy({ host: owner.hostname, port: Number(owner.port) });
-  await proxy.open();
+  relay = await startDatabaseRelay(new URL(api.database.ownerUrl));
 });
 afterAll(async () => {
-  await proxy?.cut();
+  relay?.close();
   await api?.stop();
 });
 
@@ -83,7 +40,7 @@ describe('a database that is briefly away while the worker runs a job', () => {
     const projectId = (await call(api.url, '/api/projects', { apiKey: key, body: { name: 'Blip' } })).body.data.id;
 
     const worker = startMain('worker', {
-      DATABASE_URL: viaProxy(api.database.ownerUrl),
+      DATABASE_URL: relay.urlFor(api.database.ownerUrl),
       APP_DATABASE_URL: api.database.appUrl,
       SERVER_SECRET: TEST_SERVER_SECRET,
       DATA_DIR: await scratchDir('blip'),
@@ -104,7 +61,7 @@ describe('a database that is briefly away while the worker runs a job', () => {
       });
       expect((await ownerQuery(api.database.ownerUrl, 'select status from kit_executions where id = $1', [executionId]))[0].status).toBe('running');
 
-      await proxy.cut();
+      await relay.cut();
       // What the cut left of that store in PostgreSQL ends as a failover ends it.
       await outputs.endWaiters();
     } finally {
@@ -113,7 +70,7 @@ describe('a database that is briefly away while the worker runs a job', () => {
     await sleep(OUTAGE_MS);
     expect(worker.child.exitCode, worker.output()).toBeNull();
     const reopenedAt = Date.now();
-    await proxy.open();
+    await relay.restore();
 
     const ended = await waitForExecution(api.url, key, orgId, executionId, 30_000);
     expect(ended.status, `${ended.errorMessage}\n${worker.output()}`).toBe('completed');
