@@ -145,6 +145,10 @@ export async function startService(config: Config, options: StartServiceOptions 
         const claims = unchecked.map((name) => (name === 'JWT_ISSUER' ? 'issuer' : 'audience')).join(' or ');
         log.warn({ unset: unchecked }, `${unchecked.join(' and ')} not set: identity-provider tokens are accepted without checking their ${claims}; set them unless the key serves Specwright alone`);
       }
+      if (config.jwt.jwksUrl && keysFetchedInTheClear(config.jwt.jwksUrl)) {
+        // The origin only: a key set's URL may carry a token in its query.
+        log.warn({ jwksOrigin: new URL(config.jwt.jwksUrl).origin }, 'JWT_JWKS_URL is plain http to another host: whoever is on the path to it can swap the keys and sign tokens for any user; use https');
+      }
       let e2eTestUser: Principal | undefined;
       if (config.e2eTestMode) {
         log.warn('E2E_TEST_MODE is on: any request with X-E2E-Test-Mode: true is authenticated as the test user. Never run production like this.');
@@ -236,6 +240,12 @@ function poolStep(what: string, database: DatabaseHandle): ShutdownStep {
 function unsetIdpClaims(config: Config): string[] {
   if (!config.jwt.secret && !config.jwt.jwksUrl) return [];
   return [config.jwt.issuer ? null : 'JWT_ISSUER', config.jwt.audience ? null : 'JWT_AUDIENCE'].filter((name): name is string => name !== null);
+}
+
+/** A key set fetched over plain http from anywhere but this machine (loopback is a local IdP or a test). */
+function keysFetchedInTheClear(jwksUrl: string): boolean {
+  const { protocol, hostname } = new URL(jwksUrl);
+  return protocol === 'http:' && !(hostname === 'localhost' || hostname === '[::1]' || /^127\./.test(hostname));
 }
 
 function listen(app: ReturnType<typeof createApp>, config: Config, log: Logger): Promise<Server> {

@@ -217,6 +217,19 @@ describe('JWT bearer tokens (JWKS)', () => {
     expect(warnings(app)).toEqual([]);
   });
 
+  it('warns at boot when the key set is fetched over plain http from another host, naming only its origin', async () => {
+    const inTheClear = (app: TestApp) => app.logLines.filter((line) => line.level === 40 && String(line.msg).startsWith('JWT_JWKS_URL is plain http'));
+    // A key set on this machine (a local IdP, a test) is not on anyone's path.
+    expect(inTheClear(jwksApp)).toEqual([]);
+    const remote = await startTestApp({ env: { JWT_JWKS_URL: 'http://idp.example.test/keys/jwks.json?token=kept-out-of-the-log', JWT_ISSUER: 'https://idp.example.test', JWT_AUDIENCE: 'specwright' } });
+    try {
+      expect(inTheClear(remote)).toEqual([expect.objectContaining({ jwksOrigin: 'http://idp.example.test' })]);
+      expect(remote.rawLog.join('\n')).not.toContain('kept-out-of-the-log');
+    } finally {
+      await remote.stop();
+    }
+  });
+
   it('verifies tokens against the key set and refuses other keys and HS256', async () => {
     const sign = (key: SigningKey, kid = 'k1') =>
       new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid }).setSubject(jwksApp.bootstrap.userId).setAudience('specwright').setIssuedAt().setExpirationTime('5m').sign(key);
