@@ -114,6 +114,8 @@ describe('kit init with awkward directory names', () => {
   it('takes the id from a name with accents as the scaffold\'s own slug does, and prints a Next: line a shell reads back', async () => {
     expect(kitIdFromDirectory('/tmp/Größe Ding')).toBe('grosse-ding');
     expect(kitIdFromDirectory('/tmp/Crème Brûlée')).toBe('creme-brulee');
+    // Letters NFD leaves whole are spelled out, not dropped (`Ærø` was `r`).
+    expect(kitIdFromDirectory('/tmp/Ærø Łódź')).toBe('aero-lodz');
     expect(kitIdFromDirectory('/tmp/日本')).toBe('my-kit');
     expect(kitIdFromDirectory('/tmp/credentials')).toBe('credentials-kit');
 

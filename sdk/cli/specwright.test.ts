@@ -149,7 +149,7 @@ describe('specwright kit init / validate / test', () => {
     }));
     await writeFile(join(dir, 'examples/words.json'), JSON.stringify({
       businessProfile: { company: { name: 'Acme' } },
-      discoveryAnswers: { entities: [{ name: 'Größe Ding' }, 'toString', 'constructor', '-Launch pad-'] },
+      discoveryAnswers: { entities: [{ name: 'Größe Ding' }, 'toString', 'constructor', '-Launch pad-', 'Ærø Łódź'] },
     }));
     await writeFile(join(dir, 'examples/not-a-list.json'), JSON.stringify({ businessProfile: { company: { name: 'Acme' } }, discoveryAnswers: { entities: 'Rocket' } }));
     const result = await cli(['kit', 'test', dir]);
@@ -171,6 +171,7 @@ describe('specwright kit init / validate / test', () => {
     const run = await runKitForTest(dir, JSON.parse(await readFile(join(dir, 'examples/words.json'), 'utf8')));
     expect((run.parsed('summary') as { entities: unknown }).entities).toEqual([
       { name: 'Größe Ding', slug: 'grosse-ding' }, { name: 'toString', slug: 'tostring' }, { name: 'constructor', slug: 'constructor' }, { name: '-Launch pad-', slug: 'launch-pad' },
+      { name: 'Ærø Łódź', slug: 'aero-lodz' },
     ]);
   });
 

@@ -13,11 +13,14 @@ export class ScaffoldError extends Error {
   override name = 'ScaffoldError';
 }
 
+/** Latin letters NFD leaves whole, in their usual spelling (as the built-in kits spell them), in lower case. */
+const WHOLE_LETTERS: Record<string, string> = { ø: 'o', ł: 'l', đ: 'd', ð: 'd', ħ: 'h', ı: 'i', æ: 'ae', œ: 'oe', þ: 'th', ß: 'ss' };
+
 /** A kit id from a directory name: lowercase letters, digits and single hyphens; never an id the registry reserves. */
 export function kitIdFromDirectory(dir: string): string {
-  // Accented letters keep their base letter (`Größe Ding` → `grosse-ding`), as the scaffold's slug() does.
-  const latin = basename(resolve(dir)).normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss');
-  const id = latin.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '');
+  // Accented letters keep their base letter (`Größe Ding` → `grosse-ding`, `Ærø` → `aero`), as the scaffold's slug() does.
+  const latin = basename(resolve(dir)).normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[øłđðħıæœþß]/g, (letter) => WHOLE_LETTERS[letter]!);
+  const id = latin.replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '');
   if (id === '') return 'my-kit';
   return RESERVED_KIT_IDS.includes(id) ? `${id}-kit` : id;
 }
@@ -45,10 +48,13 @@ function entityName(entity) {
   return typeof entity === 'string' ? entity : entity !== null && typeof entity === 'object' ? entity.name : undefined;
 }
 
-// \`Größe Ding\` → \`grosse-ding\`: accented letters keep their base letter; other characters join words with
-// a hyphen. A name without Latin letters or digits (\`日本\`) has no slug: '' (CHECK refuses it).
+// \`Größe Ding\` → \`grosse-ding\`, \`Ærø\` → \`aero\`: accented letters keep their base letter, and the letters
+// that have none their usual spelling; other characters join words with a hyphen. A name without
+// Latin letters or digits (\`日本\`) has no slug: '' (CHECK refuses it).
+var WHOLE_LETTERS = { 'ø': 'o', 'ł': 'l', 'đ': 'd', 'ð': 'd', 'ħ': 'h', 'ı': 'i', 'æ': 'ae', 'œ': 'oe', 'þ': 'th', 'ß': 'ss' };
 function slug(name) {
-  return name.normalize('NFD').replace(/[\\u0300-\\u036f]/g, '').replace(/ß/g, 'ss').toLowerCase()
+  return name.normalize('NFD').replace(/[\\u0300-\\u036f]/g, '').toLowerCase()
+    .replace(/[øłđðħıæœþß]/g, function (letter) { return WHOLE_LETTERS[letter]; })
     .replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
 }
 
