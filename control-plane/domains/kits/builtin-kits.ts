@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database.ts';
+import { isDatabaseUnavailable, isTransactionConflict } from '../../db/postgres-errors.ts';
 import { parseKitManifest } from '../../../kit-runtime/index.ts';
 import type { Logger } from '../../logger.ts';
 import { checksumOf, kitFieldsOf, pointKitAtVersionIfHighest, validateKitPackage } from './kit-publication.ts';
@@ -65,6 +66,10 @@ export async function registerBuiltInKits(owner: Kysely<Database>, log: Logger, 
       });
       registered.push(`${kitId}@${version}`);
     } catch (error) {
+      // A lost connection (a failover, a restart of PostgreSQL) is not the kit's fault and passes:
+      // the start fails, as one whose migrations fail does, rather than run without the kit until
+      // the next restart. A kit that does not load is skipped on every start alike.
+      if (isDatabaseUnavailable(error) || isTransactionConflict(error)) throw error;
       log.error({ err: error, kit: name }, 'a built-in kit could not be registered');
     }
   }
