@@ -56,7 +56,7 @@ export type ExecutionDependencies = {
   /** Aborts when the runtime closes: its runs are cancelled. */
   closing?: AbortSignal;
   /** Capability calls still running, across the runtime's runs (see KitRuntime.settleHostCalls). */
-  hostCallsRunning?: Set<Promise<unknown>>;
+  hostCallsRunning: Set<Promise<unknown>>;
   onInternalError?: (error: unknown) => void;
 };
 
@@ -93,7 +93,7 @@ export async function executeKit(deps: ExecutionDependencies, kit: KitPackage, r
     kitRef: kit.ref,
     redactor,
     signal: runOver,
-    ...(deps.hostCallsRunning ? { running: deps.hostCallsRunning } : {}),
+    running: deps.hostCallsRunning,
   });
   const result: KitExecutionResult = {
     kitRef: kit.ref,

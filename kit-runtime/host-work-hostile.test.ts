@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKitRuntime } from './kit-runtime.ts';
 import { createGitCapabilities } from './capabilities/git-commit.ts';
-import { hostileKit, loadOrThrow } from './test-support/kits.ts';
+import { hostileKit, markdownKit } from './test-support/kits.ts';
 
 const runtime = createKitRuntime({ limits: { timeoutMs: 5000 }, validation: { timeoutMs: 5000 } });
 afterAll(() => runtime.close());
@@ -62,16 +62,7 @@ describe("kit-made text the host's regular expressions used to take quadratic ti
 
   it('counts the code fences of a markdown output of 80,000 blank lines within the validation limit', async () => {
     // /^\s*(```|~~~)/gm tried each line start against all the blank lines after it: 28 s for 100,000.
-    const kit = loadOrThrow(
-      {
-        metadata: { id: 'blank-lines', displayName: 'Blank lines', version: '1.0.0', description: '', author: 'test', kitType: 'file' },
-        platform: { name: 'none', category: 'test' },
-        phases: ['PLAN'],
-        outputs: [{ id: 'doc', filename: 'doc.md', template: 'templates/doc.md.hbs', outputType: 'markdown' }],
-        discovery: { pools: [] },
-      },
-      { 'templates/doc.md.hbs': '{{{blank}}}\n~~~\nx\n{{{blank}}}' },
-    );
+    const kit = markdownKit('blank-lines', { template: '{{{blank}}}\n~~~\nx\n{{{blank}}}' });
     const result = await runtime.execute(kit, { tenantId: 't', input: { blank: '\n'.repeat(80_000) } });
     expect(result.error).toBeNull();
     expect(result.outputs[0]).toMatchObject({ status: 'warning', validationWarnings: ['a fenced code block is not closed'] });

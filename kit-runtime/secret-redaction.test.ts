@@ -105,6 +105,7 @@ describe('redacting the long reports of a run that opened a credential', () => {
       limits,
       validation: createOutputValidation(),
       redaction: createSecretRedaction({}, new URL('./test-support/dying-redaction.worker.ts', import.meta.url)),
+      hostCallsRunning: new Set<Promise<unknown>>(),
       onInternalError: (error: unknown) => internal.push(error),
     };
     try {

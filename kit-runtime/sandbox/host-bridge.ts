@@ -76,7 +76,7 @@ export class HostBridge {
   #phaseOver: AbortController | undefined;
   /** What capability calls of the current phase are given; aborted between phases. */
   #callSignal: AbortSignal = AbortSignal.abort();
-  readonly #running: Set<Promise<unknown>> | undefined;
+  readonly #running: Set<Promise<unknown>>;
 
   constructor(options: {
     capabilities: Record<string, HostCapability>;
@@ -90,7 +90,7 @@ export class HostBridge {
      * Capability calls still running, across runs: one the hook stopped waiting for (its phase or
      * run ended) goes on until it notices, and its clean-up (a clone's directory) with it.
      */
-    running?: Set<Promise<unknown>>;
+    running: Set<Promise<unknown>>;
   }) {
     assertCapabilityNames(options.capabilities);
     this.#capabilities = options.capabilities;
@@ -164,14 +164,11 @@ export class HostBridge {
     const signal = this.#callSignal;
     if (signal.aborted) throw stoppedCall(name, signal);
     const called = new Promise((resolve) => resolve(capability.call(argument, { phase: this.#phase, ...this.#identity, signal })));
-    if (this.#running) {
-      const running = this.#running;
-      const settled: Promise<unknown> = called.then(
-        () => running.delete(settled),
-        () => running.delete(settled),
-      );
-      running.add(settled);
-    }
+    const settled: Promise<unknown> = called.then(
+      () => this.#running.delete(settled),
+      () => this.#running.delete(settled),
+    );
+    this.#running.add(settled);
     const value = await untilAborted(called, signal, () => stoppedCall(name, signal));
     return value === undefined ? null : JSON.parse(JSON.stringify(value));
   }

@@ -103,6 +103,21 @@ export function exampleKit(): KitPackage {
   return loadOrThrow(exampleManifest(), exampleFiles());
 }
 
+/** A kit of one Markdown output, `<id>.md`, rendered at PLAN; with `components`, a composite of them. */
+export function markdownKit(id: string, options: { template?: string; components?: KitManifest['components'] } = {}): KitPackage {
+  return loadOrThrow(
+    {
+      metadata: { id, displayName: id, version: '1.0.0', description: '', author: 'test', kitType: options.components ? 'composite' : 'file' },
+      platform: { name: 'none', category: 'test' },
+      phases: ['PLAN'],
+      outputs: [{ id: 'doc', filename: `${id}.md`, template: 'templates/doc.md.hbs', outputType: 'markdown' }],
+      discovery: { pools: [] },
+      ...(options.components ? { components: options.components } : {}),
+    },
+    { 'templates/doc.md.hbs': options.template ?? `# ${id}\n` },
+  );
+}
+
 let hostileCounter = 0;
 
 /**
