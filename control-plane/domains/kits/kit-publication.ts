@@ -106,7 +106,7 @@ export async function storeKitVersion(
   if (!own && (await findBuiltInKitId(db, fields.kitId))) throw conflict(`The kit id ${fields.kitId} belongs to a built-in kit; choose another id`);
   const kit = own ?? (await createOwnKitOrLock(db, owner, fields));
   const checksum = checksumOf(manifestInput, files);
-  await refuseVersionAlreadyPublished(db, { id: kit.id, status: kit.status }, fields, version, [checksum, checksumInSentOrderOf(manifestInput, files)]);
+  await refuseVersionAlreadyPublished(db, { id: kit.id, status: kit.status }, fields, version, (stored) => stored === checksum || stored === checksumInSentOrderOf(manifestInput, files));
   await refuseComponentsThatCannotRun(db, owner, manifest);
   if (await becomesLatest(db, kit.id, version)) await refuseBreakingCompositesAbove(db, owner, manifest);
   const created = await insertKitVersion(db, { tenantId: owner.tenantId, kitRowId: kit.id, version, manifest: manifestInput, files, checksum }).catch(
@@ -219,13 +219,14 @@ const alreadyPublished = (kitId: string, version: string) => `Kit ${kitId} versi
  * components are. A package identical to the one stored (a publish retried after its answer was
  * lost) is told so, in words and in `details` a client can act on without reading them:
  * `{samePackage: true, published}`, `published` being what the publish that stored it answered.
- * Only this case carries them. `checksums`: the package's, and the one a version stored before keys
- * were ordered at every depth carries.
+ * Only this case carries them. `isThisPackage`: whether a stored checksum is this package's, also as
+ * a version stored before keys were ordered at every depth carries it (worked out only then: it
+ * serialises the whole package again).
  */
-async function refuseVersionAlreadyPublished(db: Kysely<Database>, kit: { id: string; status: string }, fields: KitFields, version: string, checksums: string[]): Promise<void> {
+async function refuseVersionAlreadyPublished(db: Kysely<Database>, kit: { id: string; status: string }, fields: KitFields, version: string, isThisPackage: (storedChecksum: string) => boolean): Promise<void> {
   const stored = await findStoredVersion(db, kit.id, version);
   if (stored === undefined) return;
-  if (!checksums.includes(stored.checksum)) throw conflict(alreadyPublished(fields.kitId, version));
+  if (!isThisPackage(stored.checksum)) throw conflict(alreadyPublished(fields.kitId, version));
   const published = { id: kit.id, kitId: fields.kitId, version, displayName: fields.displayName, status: kit.status, createdAt: stored.created_at.toISOString() };
   throw conflict(`Kit ${fields.kitId} version ${version} is already published, with this very package (a publish retried after its answer was lost?): it is in place, and nothing changed`, {
     samePackage: true,
