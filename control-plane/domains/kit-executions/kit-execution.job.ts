@@ -91,8 +91,13 @@ export const executeKitJob = defineJob({
       // A run whose outcome can never be stored would otherwise stay "running" through every retry.
       const why = whyNotToRetry(error, helpers.job);
       if (why === null) throw error;
-      log.error({ err: error }, 'kit execution could not be recorded; failing it');
-      await failExecution(deps, { executionId, tenantId }, `This execution could not be recorded: ${why}. No outputs were kept; start a new execution.`, ran.outcome);
+      const failedNow = await failExecution(deps, { executionId, tenantId }, `This execution could not be recorded: ${why}. No outputs were kept; start a new execution.`, ran.outcome).catch((failure: unknown) => {
+        log.error({ err: error }, 'kit execution could not be recorded, nor its failure');
+        throw failure;
+      });
+      // An outcome whose COMMIT answer was lost is stored all the same: it stands, and is no error.
+      if (failedNow) log.error({ err: error }, 'kit execution could not be recorded; failed it');
+      else log.warn({ err: error }, 'kit execution outcome was stored although its answer was lost; it stands');
     }
   },
 });
@@ -204,10 +209,10 @@ function cutByShutdownMessage(phase: string | null): string {
  * run's, only its timings, phases and logs); a failure here leaves the job to retry. Only while this
  * worker still holds it running: an execution that has ended meanwhile keeps its outcome and its
  * outputs — one whose outcome was stored although the answer to its COMMIT was lost reads
- * `completed` with the outputs it counts, not with none of them.
+ * `completed` with the outputs it counts, not with none of them. Says whether it ended it.
  */
-async function failExecution(deps: JobDeps, { executionId, tenantId }: { executionId: string; tenantId: string }, errorMessage: string, outcome?: ExecutionOutcome) {
-  await deps.ownerDb.transaction().execute(async (trx) => {
+async function failExecution(deps: JobDeps, { executionId, tenantId }: { executionId: string; tenantId: string }, errorMessage: string, outcome?: ExecutionOutcome): Promise<boolean> {
+  return deps.ownerDb.transaction().execute(async (trx) => {
     const stored = await finishExecution(trx, executionId, deps.workerProcessId, {
       status: 'failed',
       errorMessage,
@@ -220,6 +225,7 @@ async function failExecution(deps: JobDeps, { executionId, tenantId }: { executi
       counts: { valid: 0, warnings: 0, failed: 0 },
     });
     if (stored) await replaceOutputs(trx, tenantId, executionId, []);
+    return stored;
   });
 }
 
