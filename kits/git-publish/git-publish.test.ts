@@ -41,7 +41,7 @@ describe('git-publish kit', () => {
     expect(await server.git('spec', 'rev-parse', 'main')).toBe(applied.commit);
     expect(await server.git('spec', 'ls-tree', '-r', '--name-only', 'main')).toBe('README.md\nspecwright/README.md\nspecwright/project.json');
     expect(JSON.parse(await server.git('spec', 'show', 'main:specwright/project.json'))).toEqual(result.parsed('project'));
-    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.2.1)');
+    expect(await server.git('spec', 'log', '-1', '--format=%s', 'main')).toBe('Specwright: Acme Rockets specification (git-publish 1.2.2)');
     expect(result.verifyWarnings).toEqual([]);
     expect(result.logs.map((l) => l.message)).toEqual([`committed ${applied.commit} to main`]);
 
@@ -151,7 +151,7 @@ describe('git-publish kit', () => {
     const capabilities = createGitCapabilities({ openCredential: async (id) => (credentials as Record<string, unknown>)[id] as never ?? null, isAllowedRemote: (url) => url.hostname === '127.0.0.1' });
     const result = await runKitForTest(kitDir, input, { credentials, capabilities });
     expect(result.status).toBe('completed');
-    const subject = 'Specwright: Acme Co-authored-by: Mallory <m@example.com> --- Rockets specification (git-publish 1.2.1)';
+    const subject = 'Specwright: Acme Co-authored-by: Mallory <m@example.com> --- Rockets specification (git-publish 1.2.2)';
     expect(await server.git('multiline', 'log', '-1', '--format=%B', 'main')).toBe(subject);
     const readme = result.output('readme').content.split('\n');
     expect(readme[0]).toBe('# Acme Co-authored-by: Mallory <m@example.com> --- Rockets — specification snapshot');
@@ -159,6 +159,68 @@ describe('git-publish kit', () => {
     expect(readme[4]).toBe('Rocket # Launch, Pad.');
     // project.json keeps the data as given.
     expect(result.parsed('project')).toMatchObject({ company: { name: input.businessProfile.company.name }, entities: ['Rocket\n# Launch', 'Pad'] });
+  });
+
+  it('publishes to the folder a directory written with a trailing "/" or "./" names, and to the root for "." — as its dry run promised', async () => {
+    for (const [name, directory, tree] of [
+      ['trailing-slash', 'specs/', 'README.md\nspecs/README.md\nspecs/project.json'],
+      ['dot-slash', './specs/v1/', 'README.md\nspecs/v1/README.md\nspecs/v1/project.json'],
+      ['dot', '.', 'README.md\nproject.json'],
+    ] as const) {
+      await server.createRepository(name, { initialCommit: true });
+      const input = structuredClone(example);
+      input.discoveryAnswers.repository = { url: server.url(name), directory };
+      const credentials = { 'git-token': { token: TOKEN, repository: server.url(name) } };
+      const capabilities = createGitCapabilities({ openCredential: async (id) => (credentials as Record<string, Record<string, unknown>>)[id] ?? null, isAllowedRemote: (url) => url.hostname === '127.0.0.1' });
+      expect((await runKitForTest(kitDir, input, { dryRun: true })).status).toBe('completed');
+      const result = await runKitForTest(kitDir, input, { credentials, capabilities });
+      expect([directory, result.status, result.message]).toEqual([directory, 'completed', null]);
+      expect(result.verifyWarnings).toEqual([]);
+      expect(await server.git(name, 'ls-tree', '-r', '--name-only', 'main')).toBe(tree);
+    }
+  });
+
+  it('fails CHECK, already in a dry run, for a directory APPLY would refuse, with the message APPLY would give', async () => {
+    const checked = (directory: string) =>
+      runKitForTest(kitDir, { businessProfile: { company: { name: 'A' } }, discoveryAnswers: { repository: { url: 'https://git.example/a.git', directory } } }, { dryRun: true });
+    for (const [directory, problem] of [
+      ['specs/CON', 'must not use the reserved device name "CON"'],
+      ['lpt1.txt', 'must not use the reserved device name "lpt1.txt"'],
+      ['specs ', 'must not have a segment ending in "." or " "'],
+      ['specs./v1', 'must not have a segment ending in "." or " "'],
+      ['...', 'must not contain dot-only segments'],
+      ['specs:v1', 'must not contain any of : * ? " < > |'],
+      ['spec\u0000s', 'must not contain NUL or other control characters'],
+      ['spec\u202Es', 'must not contain Unicode bidirectional controls (such as U+202E)'],
+      ['spec\u200Bs', 'must not contain invisible characters (such as U+200B) or line separators'],
+      ['spec\uD800s', 'must not contain unpaired UTF-16 surrogates'],
+      ['\u00e9'.repeat(128), 'segments must be at most 255 bytes in UTF-8'],
+      ['a/'.repeat(513), 'must be at most 1024 characters'],
+    ] as Array<[string, string]>) {
+      const run = await checked(directory);
+      expect([directory, run.status, run.message]).toEqual([directory, 'failed', `CHECK: CHECK failed: discoveryAnswers.repository.directory ${problem}`]);
+    }
+    for (const directory of ['\u00e9'.repeat(127), 'specs/v1.2/\u0646\u0627\u200C\u0645\u0647', 'console', 'docs/aux-notes']) {
+      expect([directory, (await checked(directory)).status]).toEqual([directory, 'completed']);
+    }
+  });
+
+  it('fails CHECK for a branch that is not text, rather than publishing to main or to its text', async () => {
+    for (const [branch, kind] of [[0, 'a number'], [false, 'a boolean'], [['release'], 'a list'], [{ name: 'x' }, 'an object']] as const) {
+      const run = await runKitForTest(kitDir, { businessProfile: { company: { name: 'A' } }, discoveryAnswers: { repository: { url: 'https://git.example/a.git', branch } } }, { dryRun: true });
+      expect([branch, run.status, run.message]).toEqual([branch, 'failed', `CHECK: CHECK failed: discoveryAnswers.repository.branch must be text, not ${kind}`]);
+    }
+    const unset = await runKitForTest(kitDir, { businessProfile: { company: { name: 'A' } }, discoveryAnswers: { repository: { url: 'https://git.example/a.git', branch: null } } }, { dryRun: true });
+    expect([unset.status, unset.parsed('project')]).toMatchObject(['completed', { discoveryAnswers: { repository: { branch: null } } }]);
+    expect(unset.output('readme').content).toContain('one commit on `main`');
+  });
+
+  it('takes a repository URL whose scheme is in capitals, and refuses a description that is not text at CHECK', async () => {
+    const run = (url: string, description: unknown) =>
+      runKitForTest(kitDir, { businessProfile: { company: { name: 'A' }, description }, discoveryAnswers: { repository: { url } } }, { dryRun: true });
+    expect((await run('HTTPS://git.example/a.git', 'Rockets')).status).toBe('completed');
+    const described = await run('https://git.example/a.git', { long: 'Rockets' });
+    expect([described.status, described.message]).toEqual(['failed', 'CHECK: CHECK failed: businessProfile.description must be text, not an object']);
   });
 
   it('fails CHECK, naming the input, for a company name that is not text and an entity without a name', async () => {
