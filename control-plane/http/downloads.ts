@@ -14,7 +14,8 @@ import { sendSurfaceError } from './surface-errors.ts';
  * handed out to an authenticated caller and expires), so no other authentication is asked for;
  * but the user it was handed to must still be allowed to read its bundle, and the blob is read
  * under its tenant's row-level security. A HEAD answers the same status and headers, checked the
- * same way, from what describes the blob: its bytes are not read from the database.
+ * same way, from what describes the blob: its bytes are not read from the database. A GET for one
+ * byte range answers 206 with that part, so a broken download can be resumed.
  */
 export function createDownloadHandler(db: Kysely<Database>, links: DownloadLinks) {
   const slots = createDownloadSlots();
@@ -49,8 +50,18 @@ export function createDownloadHandler(db: Kysely<Database>, links: DownloadLinks
         return;
       }
       const blob = await withTenant(db, target.tenantId, (trx) => readBundleForDownload(trx, target));
-      setDownloadHeaders(res, target, { contentType: blob.contentType, contentLength: blob.content.length, sha256: blob.sha256 });
-      res.end(blob.content);
+      const described = { contentType: blob.contentType, contentLength: blob.content.length, sha256: blob.sha256 };
+      const part = requestedPart(req, described);
+      if (part === 'unsatisfiable') {
+        // Past the end: a resume of a download that had in fact finished. The length tells the client so.
+        res.status(416).setHeader('Content-Range', `bytes */${described.contentLength}`);
+        res.setHeader('Cache-Control', 'private, no-store');
+        res.end();
+        return;
+      }
+      setDownloadHeaders(res, target, part ? { ...described, contentLength: part.end - part.start + 1 } : described);
+      if (part) res.status(206).setHeader('Content-Range', `bytes ${part.start}-${part.end}/${described.contentLength}`);
+      res.end(part ? blob.content.subarray(part.start, part.end + 1) : blob.content);
     } catch (error) {
       const wire = toWireError(error);
       logServerFault(req.log, error, wire);
@@ -61,6 +72,24 @@ export function createDownloadHandler(db: Kysely<Database>, links: DownloadLinks
   };
 }
 
+/**
+ * The one byte range a GET asks for — a download resumed after its connection broke (`curl -C -`, a
+ * browser's resume) — or undefined for the whole file: no Range, one that does not parse, several
+ * ranges, or an If-Range naming anything but this file's ETag. The file behind a link never changes
+ * (the link names its blob), so its digest is a strong validator.
+ */
+function requestedPart(req: Request, blob: { contentLength: number; sha256: string }): { start: number; end: number } | 'unsatisfiable' | undefined {
+  if (req.headers.range === undefined) return undefined;
+  const ifRange = req.headers['if-range'];
+  if (ifRange !== undefined && ifRange !== entityTagOf(blob.sha256)) return undefined;
+  const ranges = req.range(blob.contentLength, { combine: true });
+  if (ranges === -1) return 'unsatisfiable';
+  if (ranges === undefined || ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return undefined;
+  return ranges[0];
+}
+
+const entityTagOf = (sha256: string) => `"${sha256}"`;
+
 /** The headers of a download, alike for GET and HEAD. */
 function setDownloadHeaders(res: Response, target: DownloadTarget, blob: { contentType: string; contentLength: number; sha256: string }): void {
   res.setHeader('Content-Type', blob.contentType);
@@ -68,4 +97,6 @@ function setDownloadHeaders(res: Response, target: DownloadTarget, blob: { conte
   res.setHeader('Content-Disposition', `attachment; filename="${target.filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`);
   res.setHeader('Digest', `sha-256=${Buffer.from(blob.sha256, 'hex').toString('base64')}`);
   res.setHeader('Cache-Control', 'private, no-store');
+  res.setHeader('ETag', entityTagOf(blob.sha256));
+  res.setHeader('Accept-Ranges', 'bytes');
 }

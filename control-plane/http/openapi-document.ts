@@ -170,13 +170,19 @@ function downloadOperation() {
     parameters: [{ in: 'path' as const, name: 'token', required: true, schema: { type: 'string' as const } }, requestIdParameter],
     responses: {
       '200': {
-        description: 'The file, with Content-Disposition (its name) and Digest (sha-256)',
+        description: 'The file, with Content-Disposition (its name), Digest (sha-256), ETag (its sha-256 in quotes) and Accept-Ranges: bytes',
+        content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
+        headers: answerHeaders,
+      },
+      '206': {
+        description: 'One byte range of the file (Range: bytes=…; an If-Range other than the ETag gets the whole file), with Content-Range',
         content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
         headers: answerHeaders,
       },
       '400': error('VALIDATION_ERROR: the link is not valid URL encoding, or the query names a parameter (this operation takes none)'),
       '403': error('FORBIDDEN: the link was altered or has expired, or the user it was handed to may no longer read the bundle'),
       '404': error('NOT_FOUND: the file behind the link no longer exists'),
+      '416': { description: 'The range lies past the end of the file; Content-Range: bytes */<size>', headers: answerHeaders },
       '429': error(`${errorDescriptions[429]}; also when this address has 2 downloads running`, refusalHeaders),
       '500': error(errorDescriptions[500]!),
       '503': error(`${errorDescriptions[503]}; also when 6 downloads are running`, refusalHeaders),
