@@ -71,13 +71,33 @@ export function explainUnsafePath(path: unknown): string | null {
 export function safeKitPath(path: unknown): string {
   const problem = explainUnsafePath(path);
   if (problem !== null) throw new UnsafePathError(`unsafe path ${describePath(path)}: ${problem}`);
-  const normalized = (path as string)
+  const normalized = normalizedSegments(path as string);
+  if (normalized === '') throw new UnsafePathError(`unsafe path ${describePath(path)}: must name a file`);
+  return normalized;
+}
+
+/**
+ * Why `path` is no safe folder, or null: a file path's rules, except that a folder may end in "/"
+ * ("specs/") and may be the root itself (".", "./").
+ */
+export function explainUnsafeFolder(path: unknown): string | null {
+  // "/" alone stays as it is, and is refused as absolute.
+  return explainUnsafePath(typeof path === 'string' ? path.replace(/(?<=[^/])\/+$/, '') : path);
+}
+
+/** Normalises a kit-relative folder as safeKitPath does a file ("./specs/" -> "specs"); the root is "". */
+export function safeKitFolder(path: unknown): string {
+  const problem = explainUnsafeFolder(path);
+  if (problem !== null) throw new UnsafePathError(`unsafe folder ${describePath(path)}: ${problem}`);
+  return normalizedSegments(path as string);
+}
+
+function normalizedSegments(path: string): string {
+  return path
     .normalize('NFC')
     .split('/')
     .filter((segment) => segment !== '' && segment !== '.')
     .join('/');
-  if (normalized === '') throw new UnsafePathError(`unsafe path ${describePath(path)}: must name a file`);
-  return normalized;
 }
 
 /**

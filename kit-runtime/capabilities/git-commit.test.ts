@@ -76,6 +76,23 @@ describe('git capabilities over smart HTTP', () => {
     expect(unknown).toMatchObject({ onBranch: false, head: first.commit });
   });
 
+  it('takes a directory written as a folder: "docs/" and "./docs" are docs, "." and "./" the root', async () => {
+    await server.createRepository('folders', { initialCommit: true });
+    const { gitCommit } = capabilities();
+    const commit = (directory: string, content: string) =>
+      gitCommit.call({ repository: server.url('folders'), branch: 'main', directory, message: `into ${directory}`, files: [{ path: 'spec.md', content }], credential: 'git-token' }, call);
+    expect(await commit('docs/', 'one')).toMatchObject({ changed: true });
+    expect(await server.git('folders', 'show', 'main:docs/spec.md')).toBe('one');
+    expect(await commit('./docs', 'one')).toMatchObject({ changed: false });
+    expect(await commit('.', 'root')).toMatchObject({ changed: true });
+    expect(await server.git('folders', 'show', 'main:spec.md')).toBe('root');
+    expect(await commit('./', 'root')).toMatchObject({ changed: false });
+    // Still inside the repository only, with the path rule's own words.
+    expect(await refusal(commit('/', 'x'))).toBe('directory must be relative, not absolute');
+    expect(await refusal(commit('../docs/', 'x'))).toBe('directory must not contain ".." segments');
+    expect(await refusal(commit('.git/', 'x'))).toBe('directory must not be .git or lie inside it');
+  });
+
   it('starts a branch in an empty repository, with Bearer auth too', async () => {
     await server.createRepository('empty');
     const { gitCommit } = createGitCapabilities({ openCredential: async () => ({ token: TOKEN, scheme: 'bearer', repository: server.url('empty') }), isAllowedRemote: () => true });

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import { HostCapabilityError } from '../errors.ts';
 import type { HostCall, HostCapability } from '../sandbox/host-bridge.ts';
-import { explainUnsafePath, safeKitPath } from '../safe-path.ts';
+import { explainUnsafeFolder, explainUnsafePath, safeKitFolder, safeKitPath } from '../safe-path.ts';
 import { createSecretRedactor } from '../secret-redactor.ts';
 import { gitHttpClient, isPublicHttpsRemote, NonPublicAddressError, withoutTrailing } from './git-remote-policy.ts';
 import { checkWorkTreeTargets, namesGitDirectory, refuseFileFolderClashes, writeWorkTreeFile } from './git-work-tree.ts';
@@ -126,9 +126,10 @@ async function resolveRemote(options: GitCapabilitiesOptions, argument: Record<s
   if (branchProblem !== null) throw new HostCapabilityError(`branch ${JSON.stringify(branch.slice(0, 200))} is not a valid branch name: ${branchProblem}`);
   let directory = '';
   if (argument.directory !== undefined && argument.directory !== '') {
-    const problem = explainUnsafePath(argument.directory);
+    // A folder: "specs/" and "./specs" name specs, "." the repository's root.
+    const problem = explainUnsafeFolder(argument.directory);
     if (problem !== null) throw new HostCapabilityError(`directory ${problem}`);
-    directory = safeKitPath(argument.directory);
+    directory = safeKitFolder(argument.directory);
     // Files under .git would rewrite the clone's config, and with it where the credential is pushed.
     if (directory.split('/').some(namesGitDirectory)) throw new HostCapabilityError('directory must not be .git or lie inside it');
   }
