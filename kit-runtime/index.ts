@@ -36,7 +36,8 @@ export {
   type LoadKitPackageResult,
 } from './kit-package.ts';
 export { createKitRuntime, type KitRuntime, type KitRuntimeOptions } from './kit-runtime.ts';
-export { DEFAULT_KIT_LIMITS, type KitLimits } from './limits.ts';
+export { DEFAULT_KIT_LIMITS, KIT_TEMPLATE_LIMITS, type KitLimits } from './limits.ts';
+export { countTemplateExpressions } from './template-depth.ts';
 export type {
   KitExecutionRequest,
   KitExecutionResult,
