@@ -20,6 +20,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import { createApp } from './http/app.ts';
 import { createDownloadLinks } from './http/download-links.ts';
 import { createCredentialKeyMaker, ensureKeyRingStarted } from './domains/kit-credentials/credential-key-ring.ts';
+import { createLoginThrottle } from './domains/users/login-throttle.ts';
 import { registerBuiltInKits } from './domains/kits/builtin-kits.ts';
 import type { HostCapability } from '../kit-runtime/index.ts';
 import { startWorker, type WorkerHandle } from './jobs/worker.ts';
@@ -158,7 +159,7 @@ export async function startService(config: Config, options: StartServiceOptions 
       const sessionTokens = createSessionTokens(serverSecret.secret);
       // Authentication's look-ups are single statements: batched with the request's rate count.
       const authenticator = createAuthenticator({ db: appDatabase.batchedDb, verifyJwt: createJwtVerifier(config.jwt), sessionTokens, e2eTestUser });
-      const server = await listen(createApp({ config, db: appDatabase.db, batches: appDatabase.batches, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret), credentialKeys: createCredentialKeyMaker(serverSecret.secret) }), config, log);
+      const server = await listen(createApp({ config, db: appDatabase.db, batches: appDatabase.batches, log, authenticator, sessionTokens, downloadLinks: createDownloadLinks(serverSecret.secret), loginThrottle: createLoginThrottle(appDatabase.batches, config.loginLimits, serverSecret.secret), credentialKeys: createCredentialKeyMaker(serverSecret.secret) }), config, log);
       const closeServer = closerOf(server);
       cleanups.push({ what: 'the HTTP server (requests in flight)', run: () => closeServer(config.shutdownGraceMs) });
       const address = server.address() as AddressInfo;

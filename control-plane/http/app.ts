@@ -12,7 +12,7 @@ import { isDatabaseUnavailable } from '../db/postgres-errors.ts';
 import type { StatementBatches } from '../db/statement-batches.ts';
 import { HealthWaitOutlasted, withinHealthWait } from '../domains/health/health-wait.ts';
 import type { CredentialKeyMaker } from '../domains/kit-credentials/credential-key-ring.ts';
-import { createLoginThrottle } from '../domains/users/login-throttle.ts';
+import type { LoginThrottle } from '../domains/users/login-throttle.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import { retryAfterFor } from '../errors/error-catalog.ts';
 import type { Logger } from '../logger.ts';
@@ -45,6 +45,8 @@ export interface AppDeps {
   /** Signs the session tokens handed out at sign-in (the authenticator verifies them). */
   sessionTokens: SessionTokens;
   downloadLinks: DownloadLinks;
+  /** Counts failed sign-ins, keyed by a SERVER_SECRET-derived HMAC (login-throttle.ts). */
+  loginThrottle: LoginThrottle;
   /** Makes an organization's first credential key, its private key sealed at once. */
   credentialKeys: CredentialKeyMaker;
 }
@@ -62,8 +64,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.trustProxy);
   app.use(securityHeaders);
-  const loginThrottle = createLoginThrottle(deps.batches, deps.config.loginLimits);
-  const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle, downloadLinks: deps.downloadLinks, credentialKeys: deps.credentialKeys });
+  const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle: deps.loginThrottle, downloadLinks: deps.downloadLinks, credentialKeys: deps.credentialKeys });
   const openApiDocument = buildOpenApiDocument(appRouter, '/api');
 
   app.use(

@@ -26,7 +26,7 @@ export const adminRouter = router({
         summary: "Issue a new API key for a tenant's owner whose creation answer was lost, revoking their unused one; shown once (platform admins)",
         errorResponses: {
           404: 'NOT_FOUND: no such tenant',
-          409: 'CONFLICT: the owner has a password, has used an API key or has created one: they create keys themselves',
+          409: "CONFLICT: the owner has a password, has used an API key or has created one, or is no longer the one the tenant's creation made: they create keys themselves",
         },
       },
     })

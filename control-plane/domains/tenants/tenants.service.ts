@@ -95,11 +95,11 @@ export async function setTenantFeatures(trx: Kysely<Database>, adminTenantId: st
  * place their first key was shown) was lost: they have no password, so without a key they could
  * never get in, and the tenant cannot be created again (the email is taken). Issued only while
  * that answer can be presumed lost: the owner has no password, has never used a key, holds no key
- * they made themselves, and no bearer token (their identity provider's) has ever authenticated
- * them. Otherwise they have got in, and make keys themselves: CONFLICT. The owner's previous keys
- * are revoked with it, so a lost answer's key, should it surface, no longer works. The owner's row
- * is locked first: two calls at once take turns, and the later one revokes the earlier one's key,
- * leaving one that works.
+ * they made themselves, no bearer token (their identity provider's) has ever authenticated them,
+ * and they are still the owner the creation made. Otherwise they have got in, and make keys
+ * themselves: CONFLICT. The owner's previous keys are revoked with it, so a lost answer's key,
+ * should it surface, no longer works. The owner's row is locked first: two calls at once take
+ * turns, and the later one revokes the earlier one's key, leaving one that works.
  */
 export async function reissueOwnerApiKey(trx: Kysely<Database>, admin: Principal, tenantId: string, log: Logger): Promise<ReissuedOwnerKey> {
   const { reissued, revokedApiKeyIds } = await asTenant(trx, tenantId, admin.tenantId, () => reissueOwnerApiKeyInTenant(trx, tenantId));
@@ -128,6 +128,12 @@ async function reissueOwnerApiKeyInTenant(trx: Kysely<Database>, tenantId: strin
   }
   if (keys.some((key) => !key.issued_by_platform)) {
     throw conflict(`The owner of this tenant has created an API key of their own: they create API keys themselves (POST /developer/api-keys); ${unchanged}`);
+  }
+  // The creation gave its owner a key (a reissue revokes it and gives another): an owner without
+  // one is not that owner. owner_id moves to another owner when the one it named leaves
+  // (keepOwnerIdOnAnOwner), so the creation's owner got in, and the one named now lost nothing.
+  if (!keys.some((key) => key.issued_by_platform)) {
+    throw conflict(`The owner of this tenant's organization is no longer the one its creation made (ownership has moved): owners create API keys themselves (POST /developer/api-keys); ${unchanged}`);
   }
   // Noted as the token is checked, outside this transaction (app_private.authenticate_user); the
   // owner's row lock above waits for a note under way, so a sign-in that has happened is seen here.

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../config.ts';
 import type { StatementBatches } from '../../db/statement-batches.ts';
@@ -17,8 +17,9 @@ import type { StatementBatches } from '../../db/statement-batches.ts';
  * everyone (that is the price of bounding a botnet). A blocked attempt is refused before any
  * password check and does not count again. Each attempt reserves a point in every budget up front
  * and a success hands it back, so concurrent guesses cannot slip past a budget; a point is handed
- * back only to the window that took it (see `refund`). Keys are SHA-256 digests: the table never
- * holds an email address.
+ * back only to the window that took it (see `refund`). Keys are HMACs under a key derived from
+ * SERVER_SECRET: the table never holds an email address, and whoever reads it cannot test a guessed
+ * email against it (a plain digest of an email is one hash away from the guess).
  */
 export type LoginAttemptOutcome = { allowed: true; succeeded(): Promise<void> } | { allowed: false; retryAfterSeconds: number };
 
@@ -26,7 +27,10 @@ export interface LoginThrottle {
   begin(email: string, clientAddress: string): Promise<LoginAttemptOutcome>;
 }
 
-const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex');
+/** The counters' key, derived as the session-token key is (HKDF, its own label), so every node agrees. */
+export function deriveLoginThrottleKey(serverSecret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', serverSecret, 'specwright', 'login-throttle-key-v1', 32));
+}
 
 interface Budget {
   limiter: RateLimiterPostgres;
@@ -66,7 +70,9 @@ async function refund({ limiter, key, windowEndsAt }: Reservation): Promise<void
   if (Date.now() < windowEndsAt) await limiter.reward(key);
 }
 
-export function createLoginThrottle(store: StatementBatches, limits: Config['loginLimits']): LoginThrottle {
+export function createLoginThrottle(store: StatementBatches, limits: Config['loginLimits'], serverSecret: string): LoginThrottle {
+  const counterKey = deriveLoginThrottleKey(serverSecret);
+  const digest = (...parts: string[]) => createHmac('sha256', counterKey).update(parts.join('\n')).digest('hex');
   const limiter = (keyPrefix: string, points: number) =>
     new RateLimiterPostgres({
       storeClient: store,
