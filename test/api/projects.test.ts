@@ -50,6 +50,15 @@ describe('POST /api/projects', () => {
     expect((await sqlAsOwner('select length(metadata::text) as size from projects where id = $1', [fits.id]))[0].size).toBeLessThan(16_384);
   });
 
+  it('tells REST callers of the metadata cap in the OpenAPI document, on create and update', async () => {
+    const document = (await call(app.url, '/api/openapi.json')).body;
+    const bodyOf = (path: string, method: string) => document.paths[path][method].requestBody.content['application/json'].schema;
+    for (const [path, method] of [['/projects', 'post'], ['/projects/{projectId}', 'patch']] as const) {
+      expect(bodyOf(path, method).properties.metadata.description, `${method} ${path}`).toMatch(/At most 16384 bytes as JSON/);
+    }
+    expect(bodyOf('/projects', 'post').properties.organizationId.description).toMatch(/oldest such organization when absent/);
+  });
+
   it('counts metadata as PostgreSQL gives it back: with a space after every ":" and ","', async () => {
     // 12 KB as sent, 18 KB as read back.
     const spaced = await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Spaced', metadata: { zeros: Array(6_000).fill(0) } } });
@@ -106,6 +115,21 @@ describe('GET /api/projects', () => {
     expect(archived.body.data.projects.map((p: { id: string }) => p.id)).toEqual([ids[0]]);
     expect((await call(app.url, '/api/projects?limit=201', { apiKey: tenant.apiKey })).status).toBe(400);
     expect((await call(app.url, '/api/projects?status=deleted', { apiKey: tenant.apiKey })).status).toBe(400);
+  });
+
+  it('takes status=all, the default the API reference names, as no filter on both surfaces, and documents it', async () => {
+    const tenant = await createTenant(app, 'All statuses');
+    const active = await createProject({ name: 'Open' }, tenant.apiKey);
+    const archived = await createProject({ name: 'Shelved' }, tenant.apiKey);
+    await call(app.url, `/api/projects/${archived.id}`, { method: 'PATCH', apiKey: tenant.apiKey, body: { status: 'archived' } });
+    const all = await call(app.url, '/api/projects?status=all', { apiKey: tenant.apiKey });
+    expect([all.status, all.body.data?.total], all.text).toEqual([200, 2]);
+    expect(all.body.data.projects.map((p: { id: string }) => p.id).sort()).toEqual([active.id, archived.id].sort());
+    const trpc = await call(app.url, `/trpc/projects.list?input=${encodeURIComponent(JSON.stringify({ status: 'all' }))}`, { apiKey: tenant.apiKey });
+    expect([trpc.status, trpc.body.result?.data?.total], trpc.text).toEqual([200, 2]);
+    const document = (await call(app.url, '/api/openapi.json')).body;
+    const status = document.paths['/projects'].get.parameters.find((p: { name: string }) => p.name === 'status');
+    expect(status.schema.enum).toEqual(['active', 'completed', 'archived', 'all']);
   });
 
   it('reads paging as whole numbers: decimal digits in a query, numbers in JSON, nothing else', async () => {

@@ -99,7 +99,6 @@ export async function deleteProjectRows(
   return Number(result.numDeletedRows);
 }
 
-/** Deletes the outputs of the project's kit executions; returns how many went. */
 /**
  * Locks the project's kit executions for the rest of the transaction. A worker storing a run's
  * outputs holds its execution (the outputs' foreign key), so this waits for that store to commit,
@@ -110,6 +109,7 @@ export async function lockKitExecutionsOfProject(db: Kysely<Database>, tenantId:
   await db.selectFrom('kit_executions').select('id').where('tenant_id', '=', tenantId).where('project_id', '=', projectId).forUpdate().execute();
 }
 
+/** Deletes the outputs of the project's kit executions; returns how many went. */
 export async function deleteKitOutputsOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<number> {
   const result = await db
     .deleteFrom('kit_outputs')

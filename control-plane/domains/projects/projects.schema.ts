@@ -22,7 +22,10 @@ const metadataSchema = z.record(z.string(), z.unknown());
  */
 const METADATA_MAX_BYTES = 16_384;
 
-const metadataInput = storedJsonAtMost(metadataSchema, METADATA_MAX_BYTES);
+// Said in the OpenAPI document too, so a REST caller learns the cap before a 400 teaches it.
+const metadataInput = storedJsonAtMost(metadataSchema, METADATA_MAX_BYTES).describe(
+  `Free-form; replaced whole when sent. At most ${METADATA_MAX_BYTES} bytes as JSON, counted as stored (a space after each ":" and ","; numbers without exponent: 1e308 is 309 digits)`,
+);
 
 export const listProgressOutput = z.object({
   overall: fraction,
@@ -60,8 +63,13 @@ export const projectDetailOutput = projectSummaryOutput.omit({ progress: true })
   ontologyCoverage: z.number(),
 });
 
+/** The seed's list filter: one status, or `all` (its stated default, so a client may send it). */
+export const projectStatusFilters = [...projectStatuses, 'all'] as const;
+
 // Every field has a default, so a call may send no input at all (`client.projects.list.query()`).
-export const listProjectsInput = pagingInput.extend({ status: z.enum(projectStatuses).optional() }).prefault({});
+export const listProjectsInput = pagingInput
+  .extend({ status: z.enum(projectStatusFilters).optional().describe('One status, or all (the default)') })
+  .prefault({});
 export const listProjectsOutput = pagedOutput('projects', projectSummaryOutput);
 
 export const createProjectInput = z
@@ -70,7 +78,7 @@ export const createProjectInput = z
     description: z.string().max(10_000).optional(),
     template: z.string().trim().min(1).max(100).optional(),
     metadata: metadataInput.optional(),
-    organizationId: uuidInput().optional(),
+    organizationId: uuidInput().optional().describe('Where the project belongs (you must be a member, admin or owner); your oldest such organization when absent'),
   })
   .superRefine(refuseUnstorableText);
 
@@ -97,3 +105,4 @@ export type ProjectSummary = z.infer<typeof projectSummaryOutput>;
 export type ProjectDetail = z.infer<typeof projectDetailOutput>;
 export type CreateProjectInput = z.infer<typeof createProjectInput>;
 export type UpdateProjectInput = z.infer<typeof updateProjectInput>;
+export type ProjectStatusFilter = (typeof projectStatusFilters)[number];

@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
-import type { Database, ProjectRow, ProjectStatus } from '../../db/database.ts';
+import type { Database, ProjectRow } from '../../db/database.ts';
 import { invalid, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { deleteBlobs } from '../blobs/blobs.repository.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
 import { defaultOrganizationOfUser } from '../organizations/organizations.repository.ts';
 import { projectScopeFor } from './project-scope.ts';
-import { progressKeys, type CreateProjectInput, type ProjectDetail, type ProjectSummary, type UpdateProjectInput } from './projects.schema.ts';
+import { progressKeys, type CreateProjectInput, type ProjectDetail, type ProjectStatusFilter, type ProjectSummary, type UpdateProjectInput } from './projects.schema.ts';
 import {
   deleteKitExecutionsOfProject,
   deleteKitOutputsOfProject,
@@ -65,8 +65,9 @@ export function projectRowToDetail(row: ProjectRow): ProjectDetail {
   };
 }
 
-export async function listProjectsForCaller(db: Kysely<Database>, principal: Principal, filter: Paging & { status?: ProjectStatus | undefined }) {
-  const { rows, ...page } = await listProjects(db, projectScopeFor(principal), filter);
+export async function listProjectsForCaller(db: Kysely<Database>, principal: Principal, filter: Paging & { status?: ProjectStatusFilter | undefined }) {
+  const { status, ...paging } = filter;
+  const { rows, ...page } = await listProjects(db, projectScopeFor(principal), { ...paging, status: status === 'all' ? undefined : status });
   return { projects: rows.map(projectRowToSummary), ...page };
 }
 
