@@ -95,3 +95,34 @@ describe('built-in kits', () => {
     expect(app.rawLog.join('\n')).not.toContain(TOKEN);
   });
 });
+
+describe('git-publish, the folder a user names', () => {
+  let folderProject: string;
+  const publish = async (repository: Record<string, unknown>, options: Record<string, boolean> = {}) => {
+    const body = { ...(await example('git-publish')), projectId: folderProject };
+    return run('git-publish', { ...body, discoveryAnswers: { ...body.discoveryAnswers, repository }, options });
+  };
+  beforeAll(async () => {
+    await git.createRepository('folders', { initialCommit: true });
+    folderProject = (await call(app.url, '/api/projects', { apiKey: key, body: { name: 'Acme Folders' } })).body.data.id;
+    const stored = await call(app.url, `/api/${orgId}/kits/credentials`, {
+      apiKey: key,
+      body: { projectId: folderProject, kitId: 'git-publish', credentialType: 'git-token', credentials: { token: TOKEN, repository: git.url('folders') } },
+    });
+    expect(stored.status, stored.text).toBe(201);
+  });
+
+  it('publishes into the folder "specs/" names, where it used to fail APPLY after a dry run had passed', async () => {
+    const dry = await publish({ url: git.url('folders'), directory: 'specs/' }, { dryRun: true });
+    expect([dry.status, dry.errorMessage]).toEqual(['completed', null]);
+    const real = await publish({ url: git.url('folders'), directory: 'specs/' });
+    expect([real.status, real.errorMessage]).toEqual(['completed', null]);
+    expect(real.applyResult).toMatchObject({ branch: 'main', changed: true, commit: (await git.git('folders', 'rev-parse', 'main')).trim() });
+    expect(await git.git('folders', 'ls-tree', '-r', '--name-only', 'main')).toBe('README.md\nspecs/README.md\nspecs/project.json');
+  });
+
+  it('refuses at CHECK, in a dry run, a folder APPLY would refuse', async () => {
+    const dry = await publish({ url: git.url('folders'), directory: 'docs/CON' }, { dryRun: true });
+    expect([dry.status, dry.errorMessage]).toEqual(['failed', 'CHECK: CHECK failed: discoveryAnswers.repository.directory must not use the reserved device name "CON"']);
+  });
+});
