@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as loginThrottle from '../../control-plane/domains/users/login-throttle.ts';
+import { deriveLoginThrottleKey } from '../../control-plane/domains/users/login-throttle.ts';
 import { callFrom } from '../helpers/http-from.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -29,7 +29,7 @@ describe('the failed sign-in counters', () => {
     const guesses = [email, ...[from, `::ffff:${from}`].flatMap((address) => [`${email}\n${address}`, address])].map(sha256);
     for (const guess of guesses) expect(keys.filter((key) => key.includes(guess))).toEqual([]);
     // The per-email counter is an HMAC under a key only SERVER_SECRET's holders can derive.
-    const keyed = createHmac('sha256', loginThrottle.deriveLoginThrottleKey(TEST_SERVER_SECRET)).update(email).digest('hex');
+    const keyed = createHmac('sha256', deriveLoginThrottleKey(TEST_SERVER_SECRET)).update(email).digest('hex');
     expect(keys).toContain(`login_email:${keyed}`);
   });
 
