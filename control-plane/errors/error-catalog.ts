@@ -7,6 +7,8 @@ export const errorCatalog = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
+  /** A path the REST surface has, asked with a method it does not take; the answer's Allow lists those it does. */
+  METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,

@@ -24,6 +24,7 @@ import { bodyReadFailure } from './body-read-errors.ts';
 import { refuseMisshapenBodies } from './body-shape.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { queryParameterRefusal } from './declared-query.ts';
+import { methodRefusal } from './allowed-methods.ts';
 import { createDownloadHandler } from './downloads.ts';
 import { failureAnswerFor } from './failure-answer.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
@@ -127,6 +128,16 @@ export function createApp(deps: AppDeps): express.Express {
     }
   });
 
+  // A path the document lists, asked with a method it does not take, answers 405 with Allow: before
+  // any body is read, so a POST to a download link is not refused for its media type.
+  const refuseMethod = methodRefusal(openApiDocument, { '/openapi.json': ['GET'] });
+  app.use('/api', (req, res, next) => {
+    const refusal = refuseMethod(req.method, req.path);
+    if (!refusal) return next();
+    closeUnlessDrainable(req, res, deps.config.bodyLimitBytes);
+    res.setHeader('Allow', refusal.allow);
+    sendSurfaceError(req, res, refusal.error);
+  });
   app.get('/api/openapi.json', (_req, res) => void res.json(openApiDocument));
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/api/openapi.json' }, customSiteTitle: 'Specwright API' }));
 
@@ -170,8 +181,8 @@ export function createApp(deps: AppDeps): express.Express {
         logServerFault(req.log, error);
       },
       // One call's failure answers the catalog's status for its code, as on /api (a method the
-      // procedure does not take is NOT_FOUND there, not tRPC's 405); batches keep 207, with a
-      // Retry-After when one of their calls met a passing outage.
+      // procedure does not take is NOT_FOUND, not tRPC's 405: a procedure is not an /api path with
+      // methods); batches keep 207, with a Retry-After when one of their calls met a passing outage.
       responseMeta: ({ errors, paths }) => {
         const codes = errors.map((error) => toWireError(error).code);
         if (codes.length === 1 && (paths?.length ?? 1) <= 1) return failureAnswerFor(codes[0]!);
@@ -222,8 +233,9 @@ function refuseUndecodablePath(req: Request, res: Response, next: () => void): v
 
 /**
  * tRPC takes queries by GET and mutations by POST. Any other method is a route that does not exist,
- * NOT_FOUND as on /api — tRPC itself would answer 415 in text/plain for one without a JSON body,
- * and 204 to any HEAD. A HEAD answers what GET would, as on /api.
+ * NOT_FOUND (a procedure is not a resource with methods, as an /api path is: no 405 here) — tRPC
+ * itself would answer 415 in text/plain for one without a JSON body, and 204 to any HEAD. A HEAD
+ * answers what GET would, as on /api.
  */
 function refuseOtherMethods(limitBytes: number) {
   return (req: Request, res: Response, next: () => void): void => {

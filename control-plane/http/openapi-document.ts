@@ -13,6 +13,8 @@ const DESCRIPTION = [
   '',
   'Every response is an envelope: `{success: true, data, metadata}` or `{success: false, error: {code, message, details?}, metadata}`.',
   'Authenticate with `X-API-Key: <key>` or `Authorization: Bearer <jwt>`.',
+  '',
+  'A path listed here, asked with a method it does not list, answers 405 METHOD_NOT_ALLOWED with `Allow` naming the methods it takes (HEAD wherever GET is).',
 ].join('\n');
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];

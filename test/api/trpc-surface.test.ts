@@ -101,7 +101,7 @@ describe('a path that is not valid URL encoding', () => {
 });
 
 describe('a method other than GET and POST', () => {
-  it.each(['PUT', 'PATCH', 'DELETE', 'OPTIONS'])('%s answers NOT_FOUND in JSON, as a wrong method does on /api, with or without a JSON body', async (method) => {
+  it.each(['PUT', 'PATCH', 'DELETE', 'OPTIONS'])('%s answers NOT_FOUND in JSON (no 405: a procedure is not an /api path), with or without a JSON body', async (method) => {
     for (const path of ['/trpc/projects.list', '/trpc/projects.create', '/trpc/no.such.procedure']) {
       for (const options of [{}, { rawBody: '{}', headers: { 'content-type': 'application/json' } }]) {
         const response = await call(app.url, path, { method, apiKey: key, ...options });
