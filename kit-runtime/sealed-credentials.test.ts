@@ -269,6 +269,17 @@ describe('a credential secret is bounded: 64 values, 32 levels, 16 KiB of JSON',
     expect(sealer.open(api.wrapClientValue(within, binding), binding)).toEqual(valuesSecret(64));
   });
 
+  it('refuses a client value that holds no value, as the API refuses such a `credentials` secret: it would hide an older one that works', () => {
+    for (const empty of [{}, { token: '', nested: { other: null, list: [] } }]) {
+      const clientSealed = sealJson(empty);
+      expect(() => sealer.sealClientValue(clientSealed, binding)).toThrow('client-sealed value holds no value');
+      const wrapped = api.wrapClientValue(clientSealed, binding);
+      expect(() => sealer.open(wrapped, binding)).toThrow('client-sealed value holds no value');
+      expect(() => sealer.rotate(wrapped, binding)).toThrow('client-sealed value holds no value');
+    }
+    expect(sealer.open(api.wrapClientValue(sealJson({ nested: [false] }), binding), binding)).toEqual({ nested: [false] });
+  });
+
   it('refuses a deeply nested value, sealed or opened, without overflowing the stack', () => {
     const deepText = (levels: number) => '{"deep":' + '['.repeat(levels - 1) + '"sk_live_deep"' + ']'.repeat(levels - 1) + '}';
     // 20,000 levels is over the size bound; 5,000 levels fits in 16 KiB, and JSON.stringify overflows on it.

@@ -269,7 +269,18 @@ function parseClientSecret(bytes: Uint8Array): CredentialSecret {
   const secret = parseJsonObject(bytes, 'client-sealed value');
   if (isEnvelope(secret)) throw new CredentialSealError('client-sealed value holds a stored credential envelope, not a secret; seal the secret itself');
   assertWithinBound(secret, 'client-sealed value');
+  // As the API refuses an empty `credentials` secret: as the newest of its type, an empty one would
+  // hide an older credential that works. The API cannot look inside a client value; this is where
+  // it is seen, so one that holds nothing does not open (its row is marked invalid, and skipped).
+  if (!holdsAValue(secret)) throw new CredentialSealError('client-sealed value holds no value (a non-empty string, a number or a boolean)');
   return secret;
+}
+
+/** Whether a secret holds a non-empty string, a number or a boolean, at any depth (its depth already bounded). */
+function holdsAValue(value: unknown): boolean {
+  if (typeof value === 'string') return value !== '';
+  if (typeof value === 'number' || typeof value === 'boolean') return true;
+  return value !== null && typeof value === 'object' && Object.values(value).some(holdsAValue);
 }
 
 function isEnvelope(secret: CredentialSecret): boolean {

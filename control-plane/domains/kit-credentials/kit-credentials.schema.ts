@@ -51,7 +51,7 @@ export const storeCredentialInput = orgInput
       .optional()
       .describe(
         `The secret JSON, sealed by the client to GET …/credentials/public-key (crypto_box_seal, base64): ${bound}. A larger box is VALIDATION_ERROR; ` +
-          'the server cannot look inside, so a value within the size but beyond the rest of the bound is stored, then marked invalid when a run first opens it',
+          'the server cannot look inside, so a value within the size but beyond the rest of the bound, or holding no value, is stored, then marked invalid when a run first opens it',
       ),
   })
   .strict()
