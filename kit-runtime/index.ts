@@ -72,6 +72,7 @@ export {
   generateCredentialKeyPair,
   CredentialSealError,
   CREDENTIAL_SECRET_BOUND,
+  holdsAValue,
   MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH,
   type CredentialSealer,
   type PublicCredentialSealer,

@@ -276,8 +276,12 @@ function parseClientSecret(bytes: Uint8Array): CredentialSecret {
   return secret;
 }
 
-/** Whether a secret holds a non-empty string, a number or a boolean, at any depth (its depth already bounded). */
-function holdsAValue(value: unknown): boolean {
+/**
+ * Whether a secret holds anything: a non-empty string, a number or a boolean, at any depth (callers
+ * bound its depth first). An empty one would still open, so as the newest of its type it would hide
+ * an older credential that works.
+ */
+export function holdsAValue(value: unknown): boolean {
   if (typeof value === 'string') return value !== '';
   if (typeof value === 'number' || typeof value === 'boolean') return true;
   return value !== null && typeof value === 'object' && Object.values(value).some(holdsAValue);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CREDENTIAL_SECRET_BOUND, MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH, MAX_CREDENTIAL_ID_LENGTH } from '../../../kit-runtime/index.ts';
+import { CREDENTIAL_SECRET_BOUND, holdsAValue, MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH, MAX_CREDENTIAL_ID_LENGTH } from '../../../kit-runtime/index.ts';
 import { orgInput } from '../kits/kits.schema.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { pagedOutput, pagingInput } from '../../http/paging.ts';
@@ -9,17 +9,6 @@ export const publicKeyOutput = z.object({ keyId: z.string(), key: z.string().des
 
 // The bound in words, for the OpenAPI document: the sealer enforces it (CredentialSealError → VALIDATION_ERROR).
 const bound = `at most ${CREDENTIAL_SECRET_BOUND.values} values (strings, numbers and booleans, at any depth), ${CREDENTIAL_SECRET_BOUND.depth} levels of nesting and ${CREDENTIAL_SECRET_BOUND.bytes} bytes of JSON`;
-
-/**
- * Whether a secret holds anything: a non-empty string, a number or a boolean, at any depth (request
- * bodies nest at most 64 levels). An empty one would still open, so as the newest of its type it
- * would hide an older credential that works.
- */
-function holdsASecretValue(value: unknown): boolean {
-  if (typeof value === 'string') return value !== '';
-  if (typeof value === 'number' || typeof value === 'boolean') return true;
-  return value !== null && typeof value === 'object' && Object.values(value).some(holdsASecretValue);
-}
 
 /**
  * A whole number past 2^53 − 1 arrives already rounded (`12345678901234567890` parses as
@@ -41,7 +30,7 @@ export const storeCredentialInput = orgInput
     credentialType: z.string().min(1).max(MAX_CREDENTIAL_ID_LENGTH).regex(/^[a-z0-9_.-]+$/, 'lowercase letters, digits, "_", "." and "-"').describe("The id of a credential the kit's manifest declares"),
     credentials: z
       .record(z.string(), z.unknown())
-      .refine(holdsASecretValue, 'must hold at least one value: a non-empty string, a number or a boolean')
+      .refine(holdsAValue, 'must hold at least one value: a non-empty string, a number or a boolean')
       .superRefine((secret, ctx) => refuseInexactWholeNumbers(secret, ctx))
       .optional()
       .describe(`Secret key-value pairs, sealed by the server: at least one value, ${bound}; an empty or larger secret is VALIDATION_ERROR`),
