@@ -146,7 +146,8 @@ export async function markRevoked(db: Kysely<Database>, tenantId: string, id: st
 /**
  * Closes the organization's pending invitations, as revoked: those to `email` (any letter case),
  * or those `invitedBy` sent — an invitation is its inviter's standing lent out, so it ends when
- * that standing does (removal, leaving, demotion).
+ * that standing does (removal, leaving, demotion). Expired ones are left as they read: they can
+ * no longer be accepted, and revoking them would rewrite a lapse as an admin's withdrawal.
  */
 export async function revokePendingInvitations(db: Kysely<Database>, tenantId: string, organizationId: string, which: { email: string } | { invitedBy: string }): Promise<void> {
   await db
@@ -156,6 +157,7 @@ export async function revokePendingInvitations(db: Kysely<Database>, tenantId: s
     .where('organization_id', '=', organizationId)
     .where((eb) => ('email' in which ? eb(eb.fn('lower', ['email']), '=', which.email.toLowerCase()) : eb('invited_by', '=', which.invitedBy)))
     .where('status', '=', 'pending')
+    .where('expires_at', '>', sql<Date>`now()`)
     .execute();
 }
 

@@ -55,12 +55,15 @@ export async function createInvitation(
   await lockMembershipsShared(db, input.organizationId);
   await requireOrganizationRole(db, principal, input.organizationId, 'admin');
   await lockInvitee(db, input.organizationId, input.email);
+  // The pending invitation first, the membership after: accepting one turns it from pending into a
+  // membership in one commit, so one of the two checks sees it whenever that commit lands. The
+  // other order let an acceptance committing between them pass both, inviting the new member again.
+  const pending = await findPendingInvitation(db, principal.tenantId, input.organizationId, input.email);
+  if (pending) throw conflict('A pending invitation for this email exists; revoke it to send a new one', { field: 'email', invitationId: pending.id });
   const existingUser = await findUserByEmailInTenant(db, principal.tenantId, input.email);
   if (existingUser && (await findMembership(db, principal.tenantId, input.organizationId, existingUser.id))) {
     throw conflict('This email belongs to a member of the organization already', { field: 'email' });
   }
-  const pending = await findPendingInvitation(db, principal.tenantId, input.organizationId, input.email);
-  if (pending) throw conflict('A pending invitation for this email exists; revoke it to send a new one', { field: 'email', invitationId: pending.id });
 
   const { token, tokenHash } = generateInvitationToken();
   const { id } = await insertInvitation(db, {
