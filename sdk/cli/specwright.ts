@@ -89,7 +89,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       },
     });
     if (values.help) {
-      textIo.out(USAGE.trimEnd());
+      // Still one JSON line on stdout: a program passing its user's flags along reads every answer.
+      if (json) answer({ ok: true, usage: USAGE.trimEnd() });
+      else textIo.out(USAGE.trimEnd());
       return 0;
     }
     refuseKeyShapedArguments(positionals);
@@ -104,6 +106,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     // `kit validate --id x` or `kit test --url …` would otherwise do something other than asked, silently.
     const stray = Object.keys(values).find((name) => name !== 'help' && !allowed.includes(name));
     if (stray !== undefined) throw new UsageError(`--${stray} is not an option of "kit ${command}"`);
+    // As for the kit directory: `--kits "$KITS"` with the variable unset would look for components in the current directory.
+    if (values.kits === '') throw new UsageError('--kits needs a directory');
     const reply = json ? answer : undefined;
     switch (command) {
       case 'init':
@@ -150,7 +154,8 @@ const POSITION_NAMES = ['the command', 'the kit command', 'the kit directory'];
  * first, naming its position, never its value.
  */
 function refuseKeyShapedArguments(positionals: string[]): void {
-  const index = positionals.findIndex((value) => /^\s*swk_/i.test(value));
+  // Also after `=` or `:`, or a quote: `SPECWRIGHT_API_KEY=swk_…` written after the command, not before it.
+  const index = positionals.findIndex((value) => /(?:^|[\s=:'"])swk_/i.test(value));
   if (index === -1) return;
   throw new UsageError(`${POSITION_NAMES[index] ?? 'an extra argument'} looks like an API key (not shown); pass the key with --api-key or SPECWRIGHT_API_KEY`);
 }

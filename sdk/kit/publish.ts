@@ -78,17 +78,23 @@ export async function publishKit(options: PublishOptions): Promise<PublishOutcom
   options.onProgress?.({ stage: 'validated', kitRef, files: Object.keys(body.files).length, bytes: payload.length });
 
   const target = new URL(`api/${encodeURIComponent(orgId)}/kits`, base);
-  const { status, text, retryAfter } = await send(target, apiKey, payload, options);
+  const { status, text, retryAfter, location } = await send(target, apiKey, payload, options);
   // A refusal that says when to try again (429, 503) is worth little without the time it names.
   const wait = (status === 429 || status === 503) && retryAfter !== undefined ? ` (Retry-After: ${/^\d+$/.test(retryAfter) ? `${retryAfter} s` : retryAfter})` : '';
   let envelope: { success?: boolean; data?: PublishedKit; error?: { code?: unknown; message?: unknown; details?: { problems?: KitPackageProblem[]; issues?: RequestIssue[]; samePackage?: unknown; published?: unknown } } } | null;
+  // The service never redirects a publish: a redirect is someone else's answer, whatever its body.
+  if (status >= 300 && status < 400) throw notSpecwrightResponse(target, status, payload.length, wait, location);
   try {
     envelope = JSON.parse(text);
   } catch {
-    throw notSpecwrightResponse(target, status, payload.length, wait);
+    throw notSpecwrightResponse(target, status, payload.length, wait, location);
   }
-  if (envelope === null || typeof envelope !== 'object') throw notSpecwrightResponse(target, status, payload.length, wait);
-  if (status === 201 && envelope.success === true && envelope.data) return { ...envelope.data, alreadyPublished: false };
+  if (envelope === null || typeof envelope !== 'object') throw notSpecwrightResponse(target, status, payload.length, wait, location);
+  if (status === 201 && envelope.success === true) {
+    // Anything else would be printed as "Published undefined@undefined", exit code 0.
+    if (!isPublishedKit(envelope.data)) throw new PublishError(`${target.origin} answered HTTP 201 without the published version; --url should be the service's base URL (https://host[:port], without /api or /trpc)`, 'BAD_RESPONSE', status);
+    return { ...envelope.data, alreadyPublished: false };
+  }
   const error = envelope.error;
   // Told by the details, never by the message's words: only this CONFLICT carries them.
   if (status === 409 && error?.code === 'CONFLICT' && error.details?.samePackage === true && isPublishedKit(error.details.published)) {
@@ -96,12 +102,25 @@ export async function publishKit(options: PublishOptions): Promise<PublishOutcom
   }
   if (!error?.message) throw new PublishError(`${target.origin} answered HTTP ${status} without an error message`, 'BAD_RESPONSE', status);
   // tRPC's own errors (a --url ending in /trpc) carry a numeric JSON-RPC code: not a Specwright answer.
-  if (typeof error.code !== 'string' || typeof error.message !== 'string') throw notSpecwrightResponse(target, status, payload.length, wait);
-  const problems = Array.isArray(error.details?.problems) ? error.details.problems.filter((p) => typeof p?.file === 'string' && typeof p?.message === 'string') : [];
-  const issues = Array.isArray(error.details?.issues) ? error.details.issues.filter((i) => typeof i?.field === 'string' && typeof i?.issue === 'string').map(issueAsProblem) : [];
+  if (typeof error.code !== 'string' || !/^[A-Z][A-Z0-9_]*$/.test(error.code) || typeof error.message !== 'string') throw notSpecwrightResponse(target, status, payload.length, wait);
+  const problems = Array.isArray(error.details?.problems) ? error.details.problems.filter((p) => typeof p?.file === 'string' && typeof p?.message === 'string').map(problemAsShown) : [];
+  const issues = Array.isArray(error.details?.issues) ? error.details.issues.filter((i) => typeof i?.field === 'string' && typeof i?.issue === 'string').map(issueAsProblem).map(problemAsShown) : [];
   // `kit validate` counts files as they are on disk; the server's limit applies to them as JSON text.
   const size = error.code === 'PAYLOAD_TOO_LARGE' ? `: ${bodySizeExplained(payload.length)}; the server takes up to its UPLOAD_LIMIT_BYTES` : '';
-  throw new PublishError(`${oneLine(error.message)}${size}${wait}`, error.code, status, [...problems, ...issues]);
+  // What the other end wrote is shown: a gateway that echoes the request's headers must not put the key on screen.
+  const hideKey = (text: string) => text.replaceAll(apiKey, '(the API key)');
+  const shown = [...problems, ...issues].map((problem) => ({ ...problem, file: hideKey(problem.file), message: hideKey(problem.message) }));
+  throw new PublishError(hideKey(`${oneLine(error.message)}${size}${wait}`), error.code, status, shown);
+}
+
+/**
+ * A problem as the server sent it, held to the one-line `file[:line]: message` every tool prints:
+ * a line break or a terminal escape in what a server (or a proxy) wrote never reaches the terminal.
+ */
+function problemAsShown(problem: KitPackageProblem): KitPackageProblem {
+  const shown: KitPackageProblem = { file: oneLine(problem.file), message: oneLine(problem.message) };
+  if (Number.isSafeInteger(problem.line) && (problem.line as number) > 0) shown.line = problem.line as number;
+  return shown;
 }
 
 function isPublishedKit(value: unknown): value is PublishedKit {
@@ -115,7 +134,12 @@ function isPublishedKit(value: unknown): value is PublishedKit {
  * 429 and 5xx (the service down or restarting) with its own page; any other status most likely
  * means --url points somewhere else.
  */
-function notSpecwrightResponse(target: URL, status: number, bytes: number, wait: string): PublishError {
+function notSpecwrightResponse(target: URL, status: number, bytes: number, wait: string, location?: string): PublishError {
+  // Not followed: the API key and the kit would go wherever it points. Named by origin alone.
+  const redirect = status >= 300 && status < 400 && location ? redirectOriginOf(location, target) : undefined;
+  if (redirect !== undefined) {
+    return new PublishError(`${target.origin} answered HTTP ${status}, a redirect to ${redirect}, which publish does not follow (it would take the API key along); --url should be the service's own base URL`, 'BAD_RESPONSE', status);
+  }
   const answered = `${target.origin} answered HTTP ${status} with a body that is not a Specwright response`;
   // Node answers a request whose body did not arrive within its time (the service's
   // HTTP_REQUEST_TIMEOUT_MS) with a bare 408: the url is right, the upload was too slow.
@@ -174,6 +198,14 @@ function parseServerUrl(url: string): URL {
   return parsed;
 }
 
+function redirectOriginOf(location: string, target: URL): string {
+  try {
+    return new URL(location, target).origin;
+  } catch {
+    return 'an address that is not a URL';
+  }
+}
+
 function isThisMachine(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
@@ -182,7 +214,7 @@ function isThisMachine(hostname: string): boolean {
  * POSTs the payload in chunks (for progress) and reads the answer, which stops the upload if it
  * comes first; a connection that failed before any answer is UNREACHABLE.
  */
-function send(target: URL, apiKey: string, payload: Buffer, options: PublishOptions): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
+function send(target: URL, apiKey: string, payload: Buffer, options: PublishOptions): Promise<{ status: number; text: string; retryAfter: string | undefined; location: string | undefined }> {
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolvePromise, reject) => {
     const req = request(target, {
@@ -212,7 +244,7 @@ function send(target: URL, apiKey: string, payload: Buffer, options: PublishOpti
         // A request cut short cannot be reused: close it, or its socket keeps the process alive.
         if (sent < payload.length) req.destroy();
         const retryAfter = res.headers['retry-after']?.trim();
-        resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: retryAfter ? oneLine(retryAfter).slice(0, 64) : undefined });
+        resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: retryAfter ? oneLine(retryAfter).slice(0, 64) : undefined, location: res.headers.location });
       });
       res.on('close', () => {
         if (!res.complete) reject(new PublishError(`${target.origin} closed the connection in the middle of its answer`, 'UNREACHABLE', res.statusCode ?? null));
@@ -248,6 +280,7 @@ function tlsFailure(code: string, message: string): string | undefined {
   return undefined;
 }
 
+/** Text from the other end, shown on one line without control characters (an escape sequence would drive the terminal). */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
+  return text.replace(/\s*\n\s*/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim();
 }
