@@ -206,7 +206,8 @@ describe('POST /api/auth/login', () => {
       [`/trpc/auth.login?input=${input}`, 404],
       [`/trpc/AUTH.LOGIN?batch=1&input=${batch}`, 404],
       [`/trpc/me.get,auth.login?batch=1&input=${batch}`, 400],
-      [`/api/auth/login?password=${secret}&input=${input}`, 404],
+      // A GET of a path that takes only POST.
+      [`/api/auth/login?password=${secret}&input=${input}`, 405],
       [`/api/projects?status=active&password=${secret}&${key}`, 400],
     ] as const) {
       const response = await call(app.url, path, { apiKey: app.bootstrap.apiKey });
