@@ -1,4 +1,4 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { CompiledQuery, Kysely, SelectQueryBuilder } from 'kysely';
 import { databaseNow } from '../../db/database-clock.ts';
 import type { Database, ProjectRow, ProjectStatus } from '../../db/database.ts';
 import { pagedRows } from '../../db/paged-rows.ts';
@@ -42,10 +42,33 @@ export async function listProjects(db: Kysely<Database>, scope: ProjectScope, fi
  * in flight is waited for and then reads as not found, instead of failing the insert.
  */
 export async function findProject(db: Kysely<Database>, scope: ProjectScope, projectId: string, options: { lock?: 'update' | 'keyShare' } = {}): Promise<ProjectRow | undefined> {
-  let query = scoped(db.selectFrom('projects'), scope).selectAll('projects').where('projects.id', '=', projectId);
-  if (options.lock === 'update') query = query.forUpdate();
-  if (options.lock === 'keyShare') query = query.forKeyShare();
-  return query.executeTakeFirst();
+  const statement = findProjectStatement(db, Boolean(scope.userId), options.lock);
+  const values: Record<symbol, unknown> = { [TENANT]: scope.tenantId, [USER]: scope.userId, [PROJECT]: projectId };
+  const parameters = statement.parameters.map((value) => (typeof value === 'symbol' ? values[value] : value));
+  const { rows } = await db.executeQuery<ProjectRow>({ ...statement, parameters });
+  return rows[0];
+}
+
+// The statement findProject sends depends only on whether a user bounds the scope and on the lock,
+// so each of those few shapes is built and compiled once (it is read on nearly every request), with
+// markers where the values go; each call puts its own values in their places.
+const TENANT = Symbol('tenantId');
+const USER = Symbol('userId');
+const PROJECT = Symbol('projectId');
+const findProjectStatements = new Map<string, CompiledQuery<ProjectRow>>();
+
+function findProjectStatement(db: Kysely<Database>, userBound: boolean, lock: 'update' | 'keyShare' | undefined): CompiledQuery<ProjectRow> {
+  const shape = `${userBound}:${lock}`;
+  let statement = findProjectStatements.get(shape);
+  if (statement === undefined) {
+    const markers = { tenantId: TENANT, ...(userBound ? { userId: USER } : {}) } as unknown as ProjectScope;
+    let query = scoped(db.selectFrom('projects'), markers).selectAll('projects').where('projects.id', '=', PROJECT as unknown as string);
+    if (lock === 'update') query = query.forUpdate();
+    if (lock === 'keyShare') query = query.forKeyShare();
+    statement = query.compile();
+    findProjectStatements.set(shape, statement);
+  }
+  return statement;
 }
 
 export async function insertProject(
