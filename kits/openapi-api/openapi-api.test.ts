@@ -1,4 +1,5 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeTestRuntime, runKitForTest } from '../../sdk/kit/index.ts';
@@ -170,6 +171,25 @@ describe('openapi-api kit', () => {
     const document = untyped.parsed('openapi') as any;
     expect(document.components.schemas.Rocket.properties.id).toEqual({ readOnly: true, type: 'string', format: 'uuid', description: 'The key.' });
     expect(document.paths['/rockets/{rocketId}'].parameters[0].schema).toEqual({ type: 'string', format: 'uuid' });
+  });
+
+  it('gives an entity whose only field is its key input and patch schemas with empty properties, not null ones', async () => {
+    // Before: `properties:` with nothing under it, which YAML reads as null: `TagInput` and
+    // `TagPatch` were invalid JSON Schemas (properties must be an object), yet passed the output
+    // schema (it does not look inside schemas) and swagger-parser.
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: { entities: [{ name: 'Tag', fields: [{ name: 'id', type: 'uuid' }] }, 'Note'] },
+    });
+    expect([result.status, result.output('openapi').status]).toEqual(['completed', 'valid']);
+    const document = result.parsed('openapi') as any;
+    expect(document.components.schemas.TagInput).toEqual({ type: 'object', required: [], properties: {} });
+    expect(document.components.schemas.TagPatch).toEqual({ type: 'object', minProperties: 1, properties: {} });
+    const ajv = new Ajv2020({ strict: false });
+    for (const [name, schema] of Object.entries(document.components.schemas)) {
+      expect([name, ajv.validateSchema(schema as object), ajv.errors ?? null]).toEqual([name, true, null]);
+    }
+    await SwaggerParser.validate(document);
   });
 
   it('writes entity and field names longer than the 1024 characters of a plain YAML key as explicit keys, so the document still parses', async () => {

@@ -82,7 +82,56 @@ describe('project-docs kit', () => {
     forward.discoveryAnswers.entities[0].fields.push({ name: 'lastLaunchId', type: 'reference', entity: 'launch' });
     const drawn = await runKitForTest(kitDir, forward);
     expect([drawn.status, drawn.message]).toEqual(['completed', null]);
-    expect(mermaidBlocks(drawn.output('architecture').content)[1]).toContain('\n  "Launch" ||--o{ "Rocket" : "lastLaunchId"\n');
+    expect(mermaidBlocks(drawn.output('architecture').content)[1]).toContain('\n  "Launch" |o--o{ "Rocket" : "lastLaunchId"\n');
+  });
+
+  it('draws an optional reference as zero-or-one and a required one as exactly-one, and a key without a type as the required uuid it is', async () => {
+    // Before: every reference was drawn `||--o{` (each row has exactly one), also a nullable column;
+    // and a field `id` without a type was an optional `string` in the diagram and the table, where
+    // the other kits make it a uuid that is always there.
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities = [
+      { name: 'User', fields: [{ name: 'id' }, { name: 'manager', type: 'reference', entity: 'User' }] },
+      { name: 'Order', fields: [{ name: 'buyer', type: 'reference', entity: 'User', required: true }, { name: 'referrer', type: 'reference', entity: 'User', required: false }] },
+    ];
+    const run = await runKitForTest(kitDir, input);
+    expect(run.output('architecture')).toMatchObject({ status: 'valid', validationErrors: [] });
+    expect(mermaidBlocks(run.output('architecture').content)[1]!.split('\n')).toEqual([
+      'erDiagram',
+      '  "User" |o--o{ "User" : "manager"',
+      '  "User" ||--o{ "Order" : "buyer"',
+      '  "User" |o--o{ "Order" : "referrer"',
+      '  "User" {', '    uuid id PK', '    uuid manager FK', '  }',
+      '  "Order" {', '    uuid buyer FK', '    uuid referrer FK', '  }',
+    ]);
+    expect(run.output('architecture').content).toContain('\n| `id` | uuid | yes |  |\n');
+  });
+
+  it('lists an enum\'s values in its field\'s notes also when the field has a description', async () => {
+    // Before: a description replaced the values, so a documented enum did not say what it takes.
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities[0].fields[3].description = 'Where the rocket is | now.';
+    const run = await runKitForTest(kitDir, input);
+    expect(run.output('architecture').content).toContain('\n| `status` | enum | yes | Where the rocket is \\| now.; one of in-service, maintenance, retired |\n');
+    expect(result.output('architecture').content).toContain('\n| `status` | enum | yes | one of in-service, maintenance, retired |\n');
+  });
+
+  it('finds a referenced entity in any letter case, as openapi-api and postgres-schema do, and draws it by its own name', async () => {
+    // Before: `payloadbooking` was looked up as diagram name `Payloadbooking`, so CHECK refused a
+    // reference the other two kits take, and composite-bundle failed on this component alone.
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities[0].fields.push({ name: 'lastBookingId', type: 'reference', entity: 'payloadbooking' });
+    input.discoveryAnswers.entities[1].fields[1].entity = 'ROCKET';
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    expect(run.output('architecture')).toMatchObject({ status: 'valid', validationErrors: [] });
+    expect(mermaidBlocks(run.output('architecture').content)[1]!.split('\n').slice(0, 4)).toEqual([
+      'erDiagram',
+      '  "PayloadBooking" |o--o{ "Rocket" : "lastBookingId"',
+      '  "Rocket" ||--o{ "Launch" : "rocketId"',
+      '  "Launch" ||--o{ "PayloadBooking" : "launchId"',
+    ]);
+    expect(run.output('architecture').content).toContain('\n| `lastBookingId` | reference to PayloadBooking | no |  |\n');
   });
 
   it('keeps Markdown table rows intact when answers contain "|" or line breaks', async () => {
@@ -106,7 +155,7 @@ describe('project-docs kit', () => {
     expect(run.output('architecture')).toMatchObject({ status: 'valid', validationErrors: [] });
     expect(mermaidBlocks(run.output('architecture').content)[1]!.split('\n')).toEqual([
       'erDiagram',
-      '  "3DModel" ||--o{ "User" : "model"',
+      '  "3DModel" |o--o{ "User" : "model"',
       '  "End" ||--o{ "Style" : "end"',
       '  "User" {',
       '    uuid ID PK',
@@ -290,7 +339,7 @@ describe('project-docs kit', () => {
     const run = await runKitForTest(kitDir, input);
     expect([run.status, run.message]).toEqual(['completed', null]);
     expect(mermaidBlocks(run.output('architecture').content)[1]!.split('\n')).toEqual([
-      'erDiagram', '  "Lodz" ||--o{ "Aero" : "city"', '  "Aero" {', '    int Ore', '    uuid city FK', '  }', '  "Lodz" {', '  }',
+      'erDiagram', '  "Lodz" |o--o{ "Aero" : "city"', '  "Aero" {', '    int Ore', '    uuid city FK', '  }', '  "Lodz" {', '  }',
     ]);
     expect(run.output('architecture').content).toContain('\n### Aero\n');
     expect(run.outputs.map((o) => o.filename)).toContain('docs/adr/0002-aero-first.md');

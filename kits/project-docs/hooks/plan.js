@@ -51,6 +51,17 @@ function attributeName(name) {
   var word = latin(name).replace(/[^A-Za-z0-9_]/g, '_');
   return /^[A-Za-z_]/.test(word) && !/^(PK|FK|UK)$/.test(word) ? word : '_' + word;
 }
+// The entity a reference names: as in openapi-api and postgres-schema, a listed name in any letter case
+// (`payloadbooking` is `PayloadBooking`); otherwise a name drawn as the same entity (`payload booking`).
+function entityIndex(entities) {
+  var index = Object.create(null);
+  (Array.isArray(entities) ? entities : []).forEach(function (raw) {
+    var name = typeof raw === 'string' ? raw : raw !== null && typeof raw === 'object' ? raw.name : null;
+    if (typeof name === 'string' && name.trim() !== '' && !index[name.toLowerCase()]) index[name.toLowerCase()] = pascal(name);
+  });
+  return index;
+}
+function referenced(index, name) { return index[String(name).toLowerCase()] || pascal(name); }
 function isKey(name) { return words(name).join('_').toLowerCase() === 'id'; }
 function pad(n) { return ('000' + n).slice(-4); }
 // Keyed by the field's type, which the user chose: with no prototype, `constructor` is no type.
@@ -60,16 +71,20 @@ function plan(context) {
   var profile = context.input.businessProfile;
   var answers = context.input.discoveryAnswers;
   var architecture = answers.architecture || {};
+  var entityNames = entityIndex(answers.entities);
   var entities = answers.entities.map(function (raw) {
     var entity = typeof raw === 'string' ? { name: raw } : raw;
     var fields = (entity.fields || []).map(function (f) {
       return {
         name: attributeName(f.name),
-        type: ER_TYPES[f.type] || 'string',
+        // The key is a uuid in the other kits also when its field leaves the type out.
+        type: ER_TYPES[f.type] || (isKey(f.name) ? 'uuid' : 'string'),
         key: isKey(f.name) ? 'PK' : f.type === 'reference' ? 'FK' : '',
-        required: f.required === true,
-        description: cell(f.description || (f.type === 'enum' ? 'one of ' + (f.values || []).join(', ') : '')),
-        docType: cell(f.type === 'reference' ? 'reference to ' + pascal(f.entity) : (f.type || 'string')),
+        // The key is always there (NOT NULL in postgres-schema, required in openapi-api).
+        required: f.required === true || isKey(f.name),
+        // An enum lists its values also when it has a description: they are what a reader looks for.
+        description: cell([f.description, f.type === 'enum' ? 'one of ' + (f.values || []).join(', ') : ''].filter(Boolean).join('; ')),
+        docType: cell(f.type === 'reference' ? 'reference to ' + referenced(entityNames, f.entity) : (f.type || (isKey(f.name) ? 'uuid' : 'string'))),
         displayName: code(cell(f.name)),
       };
     });
@@ -78,7 +93,7 @@ function plan(context) {
   var relationships = [];
   entities.forEach(function (entity) {
     entity.references.forEach(function (ref) {
-      relationships.push({ from: pascal(ref.entity), to: entity.name, label: label(ref.name), required: ref.required === true });
+      relationships.push({ from: referenced(entityNames, ref.entity), to: entity.name, label: label(ref.name), required: ref.required === true });
     });
   });
   var integrations = (architecture.integrations || []).map(function (item, index) {
@@ -170,6 +185,7 @@ function check(context) {
     var name = typeof raw === 'string' ? raw : isObject(raw) ? raw.name : null;
     if (text(name)) listed[pascal(name)] = true;
   });
+  var entityNames = entityIndex(answers.entities);
   var diagramNames = Object.create(null);
   list(answers.entities, 'discoveryAnswers.entities', function (raw, where) {
     var entity = typeof raw === 'string' ? { name: raw } : raw;
@@ -201,7 +217,7 @@ function check(context) {
       if (field.type === 'reference') {
         if (field.entity === undefined || field.entity === null) errors.push(path + '.entity is missing: a reference names the entity it points to');
         else if (typeof field.entity !== 'string') errors.push(path + '.entity must be text, not ' + kindOf(field.entity));
-        else if (!listed[pascal(field.entity)]) errors.push(label + ' references unknown entity ' + JSON.stringify(field.entity));
+        else if (!listed[referenced(entityNames, field.entity)]) errors.push(label + ' references unknown entity ' + JSON.stringify(field.entity));
       }
     });
   });
