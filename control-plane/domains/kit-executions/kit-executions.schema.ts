@@ -105,7 +105,12 @@ export const listExecutionsOutput = z.object({
 });
 
 export const executionRefInput = orgInput.extend({ executionId: uuidInput() });
-export const outputRefInput = executionRefInput.extend({ outputId: z.string().min(1).max(200).superRefine(refuseUnstorableText) });
+/**
+ * An output's row id or its manifest id. A manifest id is a slug of any length, and a run makes
+ * longer ones still (`<prefix>.<id>` in a composite, `<id>.<index>` for forEach): bounded here only
+ * by what a request line carries (Node's 16 KiB of headers), so every id the detail lists can be read.
+ */
+export const outputRefInput = executionRefInput.extend({ outputId: z.string().min(1).max(16_384).superRefine(refuseUnstorableText) });
 
 export const outputContentOutput = z.object({
   id: z.uuid(),

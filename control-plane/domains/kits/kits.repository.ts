@@ -9,12 +9,24 @@ export async function tenantFeatures(db: Kysely<Database>, tenantId: string): Pr
   return row?.features ?? {};
 }
 
-/** Kits an organization can use: its own and the built-in ones, with their latest version. */
+/**
+ * Kits an organization can use: its own and the built-in ones, with their latest version. A
+ * built-in kit whose id the organization's own kit has (published before a release shipped it) is
+ * left out: the organization reads, runs and deprecates its own under that id, never the built-in.
+ */
 function kitsVisibleTo(db: Kysely<Database>, organizationId: string) {
   return db
     .selectFrom('kits as k')
     .leftJoin('kit_versions as v', 'v.id', 'k.latest_version_id')
-    .where((eb) => eb.or([eb('k.organization_id', '=', organizationId), eb('k.organization_id', 'is', null)]));
+    .where((eb) =>
+      eb.or([
+        eb('k.organization_id', '=', organizationId),
+        eb.and([
+          eb('k.organization_id', 'is', null),
+          eb.not(eb.exists(eb.selectFrom('kits as own').select('own.id').where('own.organization_id', '=', organizationId).whereRef('own.kit_id', '=', 'k.kit_id'))),
+        ]),
+      ]),
+    );
 }
 
 /**
@@ -70,22 +82,40 @@ export async function findComponentManifest(db: Kysely<Database>, owner: { tenan
 
 const kitColumns = [
   'k.id', 'k.tenant_id', 'k.organization_id', 'k.kit_id', 'k.display_name', 'k.description', 'k.kit_type', 'k.status',
-  'k.platform_name', 'k.platform_category', 'k.created_at', 'v.version', 'v.manifest', 'v.id as version_id',
+  'k.platform_name', 'k.platform_category', 'k.created_at', 'v.version', 'v.id as version_id',
+] as const;
+
+/**
+ * What a kit's summary shows of its latest manifest: its phases and how many outputs it declares.
+ * Read in the database, so a list does not carry each kit's whole manifest (up to the upload limit,
+ * 10 MiB, each) from the database to the API to answer a few words per kit.
+ */
+const manifestSummaryColumns = [
+  sql<string[] | null>`v.manifest -> 'phases'`.as('phases'),
+  sql<number | null>`case when jsonb_typeof(v.manifest -> 'outputs') = 'array' then jsonb_array_length(v.manifest -> 'outputs') end`.as('output_count'),
 ] as const;
 
 export async function listKits(db: Kysely<Database>, organizationId: string, filter: Paging & { type?: KitType | undefined; status?: KitStatus | undefined }) {
   let query = kitsVisibleTo(db, organizationId);
   if (filter.type) query = query.where('k.kit_type', '=', filter.type);
   if (filter.status) query = query.where('k.status', '=', filter.status);
-  return pagedRows(query.select(kitColumns).orderBy('k.created_at').orderBy('k.id'), query, filter);
+  return pagedRows(query.select(kitColumns).select(manifestSummaryColumns).orderBy('k.created_at').orderBy('k.id'), query, filter);
 }
 
 export async function findKit(db: Kysely<Database>, organizationId: string, kitId: string) {
   // An organization's own kit of that id wins over a built-in one (publishing refuses the clash anyway).
-  return kitsVisibleTo(db, organizationId).select(kitColumns).where('k.kit_id', '=', kitId).orderBy('k.organization_id', (ob) => ob.asc().nullsLast()).executeTakeFirst();
+  return kitsVisibleTo(db, organizationId)
+    .select(kitColumns)
+    .select(manifestSummaryColumns)
+    .select('v.manifest')
+    .where('k.kit_id', '=', kitId)
+    .orderBy('k.organization_id', (ob) => ob.asc().nullsLast())
+    .executeTakeFirst();
 }
 
-export type KitListRow = NonNullable<Awaited<ReturnType<typeof findKit>>>;
+/** A listed kit; `findKit` adds its latest manifest. */
+export type KitListRow = Awaited<ReturnType<typeof listKits>>['rows'][number];
+export type KitRow = NonNullable<Awaited<ReturnType<typeof findKit>>>;
 
 export async function listVersions(db: Kysely<Database>, kitRowId: string) {
   return db.selectFrom('kit_versions').select(['version', 'created_at']).where('kit_row_id', '=', kitRowId).orderBy('created_at').orderBy('id').execute();

@@ -8,12 +8,9 @@ import type { Paging } from '../../http/paging.ts';
 import { requireKitAccess } from './kit-access.ts';
 import { storeKitVersion, validateKitPackageOffThread } from './kit-publication.ts';
 import type { KitDetail, KitSummary } from './kits.schema.ts';
-import { findKit, listKits, listVersions, setKitStatus, type KitListRow } from './kits.repository.ts';
-
-type Manifest = { phases?: string[]; outputs?: unknown[] };
+import { findKit, listKits, listVersions, setKitStatus, type KitListRow, type KitRow } from './kits.repository.ts';
 
 function kitRowToSummary(row: KitListRow): KitSummary {
-  const manifest = (row.manifest ?? {}) as Manifest;
   return {
     id: row.id,
     kitId: row.kit_id,
@@ -24,8 +21,8 @@ function kitRowToSummary(row: KitListRow): KitSummary {
     status: row.status,
     platformName: row.platform_name,
     platformCategory: row.platform_category,
-    supportedPhases: (manifest.phases ?? []) as KitSummary['supportedPhases'],
-    outputCount: manifest.outputs?.length ?? 0,
+    supportedPhases: (row.phases ?? []) as KitSummary['supportedPhases'],
+    outputCount: row.output_count ?? 0,
     builtIn: row.organization_id === null,
     createdAt: row.created_at.toISOString(),
   };
@@ -41,7 +38,7 @@ export async function listKitsForOrganization(
   return { kits: rows.map(kitRowToSummary), ...page };
 }
 
-export async function requireKit(db: Kysely<Database>, organizationId: string, kitId: string): Promise<KitListRow> {
+export async function requireKit(db: Kysely<Database>, organizationId: string, kitId: string): Promise<KitRow> {
   const kit = await findKit(db, organizationId, kitId);
   if (!kit) throw notFound(`The kit ${kitId}`);
   return kit;
