@@ -1,7 +1,10 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { countRows } from './owner-sql.ts';
 import { exampleFiles, exampleManifest } from '../../kit-runtime/test-support/kits.ts';
 import { call } from './http.ts';
+import { scratchDir } from './scratch-dir.ts';
 import { startTestApp } from './test-app.ts';
 
 /** A publishable kit: the runtime's example kit (json, yaml and markdown outputs) under a new id. */
@@ -118,3 +121,17 @@ export async function storedKitCounts(ownerUrl: string): Promise<number[]> {
   return [await countRows(ownerUrl, 'kits'), await countRows(ownerUrl, 'kit_versions')];
 }
 
+
+/** A kits/ directory as a release ships it, holding one kit of `kitId` (version 5.0.0, "The built-in one"). */
+export async function builtInKitsDirectory(kitId: string): Promise<string> {
+  const directory = await scratchDir('builtin-kits');
+  const kit = sampleKit({ id: kitId, version: '5.0.0' });
+  kit.manifest.metadata.displayName = 'The built-in one';
+  await mkdir(join(directory, kitId));
+  await writeFile(join(directory, kitId, 'kit.json'), JSON.stringify(kit.manifest));
+  for (const [path, text] of Object.entries(kit.files)) {
+    await mkdir(dirname(join(directory, kitId, path)), { recursive: true });
+    await writeFile(join(directory, kitId, path), text);
+  }
+  return directory;
+}

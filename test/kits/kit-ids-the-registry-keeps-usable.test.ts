@@ -1,10 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerBuiltInKits } from '../../control-plane/domains/kits/builtin-kits.ts';
 import { call } from '../helpers/http.ts';
-import { sampleKit, storedKitCounts } from '../helpers/kit-fixtures.ts';
-import { scratchDir } from '../helpers/scratch-dir.ts';
+import { builtInKitsDirectory, sampleKit, storedKitCounts } from '../helpers/kit-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let app: TestApp;
@@ -48,26 +45,12 @@ describe('a credential a kit declares', () => {
 });
 
 describe("an organization's kit whose id a later release gives a built-in kit", () => {
-  /** A kits/ directory as a release ships it, holding one kit. */
-  const builtInDirectory = async (kitId: string) => {
-    const directory = await scratchDir('builtin-kits');
-    const kit = sampleKit({ id: kitId, version: '5.0.0' });
-    kit.manifest.metadata.displayName = 'The built-in one';
-    await mkdir(join(directory, kitId));
-    await writeFile(join(directory, kitId, 'kit.json'), JSON.stringify(kit.manifest));
-    for (const [path, text] of Object.entries(kit.files)) {
-      await mkdir(dirname(join(directory, kitId, path)), { recursive: true });
-      await writeFile(join(directory, kitId, path), text);
-    }
-    return directory;
-  };
-
   it('still takes new versions, and stays the one the organization reads, runs and stores credentials for', async () => {
     const own = sampleKit({ id: 'house-kit', credentials: [{ id: 'deploy', description: 'Deploy token', required: false }] });
     own.manifest.metadata.displayName = 'Our own kit';
     expect((await publish(own)).status).toBe(201);
     // The next release ships a built-in kit of the same id; boot registers it.
-    expect(await registerBuiltInKits(app.service.owner.db, app.service.log, await builtInDirectory('house-kit'))).toEqual(['house-kit@5.0.0']);
+    expect(await registerBuiltInKits(app.service.owner.db, app.service.log, await builtInKitsDirectory('house-kit'))).toEqual(['house-kit@5.0.0']);
 
     const next = sampleKit({ id: 'house-kit', version: '1.1.0', credentials: [{ id: 'deploy', description: 'Deploy token', required: false }] });
     next.manifest.metadata.displayName = 'Our own kit';
@@ -82,7 +65,7 @@ describe("an organization's kit whose id a later release gives a built-in kit", 
 
   it('is still refused for a kit the organization does not have yet', async () => {
     const before = await storedKitCounts(app.database.ownerUrl);
-    await registerBuiltInKits(app.service.owner.db, app.service.log, await builtInDirectory('shipped-kit'));
+    await registerBuiltInKits(app.service.owner.db, app.service.log, await builtInKitsDirectory('shipped-kit'));
     const refused = await publish(sampleKit({ id: 'shipped-kit' }));
     expect([refused.status, refused.body.error?.message]).toEqual([409, 'The kit id shipped-kit belongs to a built-in kit; choose another id']);
     expect(await storedKitCounts(app.database.ownerUrl)).toEqual([before[0]! + 1, before[1]! + 1]);

@@ -1,10 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerBuiltInKits } from '../../control-plane/domains/kits/builtin-kits.ts';
 import { call } from '../helpers/http.ts';
-import { sampleKit } from '../helpers/kit-fixtures.ts';
-import { scratchDir } from '../helpers/scratch-dir.ts';
+import { builtInKitsDirectory, sampleKit } from '../helpers/kit-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 let app: TestApp;
@@ -18,20 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-/** A kits/ directory as a release ships it, holding one kit. */
-async function builtInDirectory(kitId: string) {
-  const directory = await scratchDir('builtin-kits');
-  const kit = sampleKit({ id: kitId, version: '5.0.0' });
-  kit.manifest.metadata.displayName = 'The built-in one';
-  await mkdir(join(directory, kitId));
-  await writeFile(join(directory, kitId, 'kit.json'), JSON.stringify(kit.manifest));
-  for (const [path, text] of Object.entries(kit.files)) {
-    await mkdir(dirname(join(directory, kitId, path)), { recursive: true });
-    await writeFile(join(directory, kitId, path), text);
-  }
-  return directory;
-}
-
 const listed = async (query = '') => (await call(app.url, `/api/${orgId}/kits${query}`, { apiKey: key })).body.data;
 const named = (page: { kits: Array<{ kitId: string }> }, kitId: string) => page.kits.filter((kit) => kit.kitId === kitId);
 
@@ -41,7 +24,7 @@ describe("the kit list of an organization whose own kit has the id a later relea
     own.manifest.metadata.displayName = 'Our own kit';
     expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: own })).status).toBe(201);
     const before = await listed();
-    expect(await registerBuiltInKits(app.service.owner.db, app.service.log, await builtInDirectory('house-kit'))).toEqual(['house-kit@5.0.0']);
+    expect(await registerBuiltInKits(app.service.owner.db, app.service.log, await builtInKitsDirectory('house-kit'))).toEqual(['house-kit@5.0.0']);
 
     const detail = (await call(app.url, `/api/${orgId}/kits/house-kit`, { apiKey: key })).body.data;
     expect(detail).toMatchObject({ builtIn: false, version: '1.0.0', displayName: 'Our own kit' });
