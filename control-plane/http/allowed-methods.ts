@@ -1,6 +1,7 @@
-import { getPathRegExp, normalizePath, type OpenAPIObject } from 'trpc-to-openapi';
+import type { OpenAPIObject } from 'trpc-to-openapi';
 import type { WireError } from '../errors/coerce-error.ts';
 import { operationsOf } from './openapi-document.ts';
+import { operationsAtPath } from './operations-at-path.ts';
 
 /** A method refused on a path the surface has, and the `Allow` header its answer carries. */
 export type MethodRefusal = { allow: string; error: WireError };
@@ -13,14 +14,10 @@ export type MethodRefusal = { allow: string; error: WireError };
  * wherever GET does. A path no template matches is left to the router (NOT_FOUND).
  */
 export function methodRefusal(document: OpenAPIObject, extraPaths: Record<string, string[]> = {}): (method: string, path: string) => MethodRefusal | undefined {
-  const methodsByTemplate = new Map(Object.entries(extraPaths));
-  for (const { method, template } of operationsOf(document)) methodsByTemplate.set(template, [...(methodsByTemplate.get(template) ?? []), method]);
-  const routes = [...methodsByTemplate].map(([template, methods]) => ({ pattern: getPathRegExp(normalizePath(template)), methods }));
+  const served = Object.entries(extraPaths).flatMap(([template, methods]) => methods.map((method) => ({ method, template, queryNames: new Set<string>(), listNames: new Set<string>() })));
+  const operationsAt = operationsAtPath([...operationsOf(document), ...served]);
   return (method, path) => {
-    // Matched as the REST router matches it (trpc-to-openapi's own path helpers).
-    const routed = normalizePath(path);
-    // Where two templates match (`/{orgId}/kits/executions`, `/{orgId}/kits/{kitId}`), either's methods pass.
-    const allowed = new Set(routes.filter((route) => route.pattern.test(routed)).flatMap((route) => route.methods));
+    const allowed = new Set(operationsAt(path).map((operation) => operation.method));
     if (allowed.size === 0 || allowed.has(method === 'HEAD' ? 'GET' : method)) return undefined;
     if (allowed.has('GET')) allowed.add('HEAD');
     const allow = [...allowed].sort().join(', ');

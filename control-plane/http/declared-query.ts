@@ -1,8 +1,7 @@
-import { getPathRegExp, normalizePath, type OpenAPIObject } from 'trpc-to-openapi';
+import type { OpenAPIObject } from 'trpc-to-openapi';
 import type { WireError } from '../errors/coerce-error.ts';
-import { operationsOf } from './openapi-document.ts';
-
-type Route = { pattern: RegExp; names: Set<string>; listNames: Set<string> };
+import { operationsOf, type DocumentOperation } from './openapi-document.ts';
+import { operationsAtPath } from './operations-at-path.ts';
 
 /**
  * A name as the answer may repeat it: one shaped like a parameter's. Anything else (a pasted API key
@@ -22,26 +21,21 @@ function shownName(name: string): string {
  * query costs nothing; a path no operation matches is left to the router (NOT_FOUND).
  */
 export function queryParameterRefusal(document: OpenAPIObject): (method: string, path: string, queryString: string) => WireError | undefined {
-  const routesByMethod = new Map<string, Route[]>();
-  for (const { method, template, queryNames, listNames } of operationsOf(document)) {
-    routesByMethod.set(method, [...(routesByMethod.get(method) ?? []), { pattern: getPathRegExp(normalizePath(template)), names: queryNames, listNames }]);
-  }
+  const operationsAt = operationsAtPath(operationsOf(document));
   return (method, path, queryString) => {
     if (queryString === '') return undefined;
-    // Matched as the REST router matches it (trpc-to-openapi's own path helpers).
-    const routed = normalizePath(path);
-    const matching = (routesByMethod.get(method) ?? []).filter((route) => route.pattern.test(routed));
+    const matching = operationsAt(path).filter((operation) => operation.method === method);
     if (matching.length === 0) return undefined;
     const given = [...new URLSearchParams(queryString).keys()];
     return undeclaredRefusal(given, matching) ?? repeatedRefusal(given, matching);
   };
 }
 
-function undeclaredRefusal(given: string[], matching: Route[]): WireError | undefined {
+function undeclaredRefusal(given: string[], matching: DocumentOperation[]): WireError | undefined {
   // Where two templates match (`/{orgId}/kits/executions`, `/{orgId}/kits/{kitId}`), either's names pass.
-  const undeclared = [...new Set(given)].filter((name) => !matching.some((route) => route.names.has(name)));
+  const undeclared = [...new Set(given)].filter((name) => !matching.some((operation) => operation.queryNames.has(name)));
   if (undeclared.length === 0) return undefined;
-  const declared = [...new Set(matching.flatMap((route) => [...route.names]))];
+  const declared = [...new Set(matching.flatMap((operation) => [...operation.queryNames]))];
   return {
     code: 'VALIDATION_ERROR',
     message: `The query names parameters this operation does not take (it takes ${declared.length > 0 ? declared.join(', ') : 'none'})`,
@@ -49,11 +43,11 @@ function undeclaredRefusal(given: string[], matching: Route[]): WireError | unde
   };
 }
 
-function repeatedRefusal(given: string[], matching: Route[]): WireError | undefined {
+function repeatedRefusal(given: string[], matching: DocumentOperation[]): WireError | undefined {
   const seen = new Set<string>();
   const repeated = new Set<string>();
   for (const name of given) (seen.has(name) ? repeated : seen).add(name);
-  const refused = [...repeated].filter((name) => !matching.some((route) => route.listNames.has(name)));
+  const refused = [...repeated].filter((name) => !matching.some((operation) => operation.listNames.has(name)));
   if (refused.length === 0) return undefined;
   return {
     code: 'VALIDATION_ERROR',

@@ -238,7 +238,10 @@ function wrapResponses(operation: Operation, successStatus: number, errors: Map<
  * Each operation of the document: its method (upper case), path template, declared query
  * parameters, and those of them that are lists (`type: array`, which may be given more than once).
  */
-export function operationsOf(document: OpenAPIObject): Array<{ method: string; template: string; queryNames: Set<string>; listNames: Set<string> }> {
+/** One operation of the document: its method, path template and the query parameters it declares (`listNames`: those that take several values). */
+export type DocumentOperation = { method: string; template: string; queryNames: Set<string>; listNames: Set<string> };
+
+export function operationsOf(document: OpenAPIObject): DocumentOperation[] {
   return Object.entries(document.paths ?? {}).flatMap(([template, pathItem]) =>
     (['get', 'put', 'post', 'delete', 'patch'] as const).flatMap((method) => {
       const operation = pathItem[method];
