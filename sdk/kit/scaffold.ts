@@ -51,7 +51,7 @@ function entityName(entity) {
 // \`Größe Ding\` → \`grosse-ding\`, \`Ærø\` → \`aero\`: accented letters keep their base letter, and the letters
 // that have none their usual spelling; other characters join words with a hyphen. A name without
 // Latin letters or digits (\`日本\`) has no slug: '' (CHECK refuses it).
-var WHOLE_LETTERS = { 'ø': 'o', 'ł': 'l', 'đ': 'd', 'ð': 'd', 'ħ': 'h', 'ı': 'i', 'æ': 'ae', 'œ': 'oe', 'þ': 'th', 'ß': 'ss' };
+var WHOLE_LETTERS = ${JSON.stringify(WHOLE_LETTERS)};
 function slug(name) {
   return name.normalize('NFD').replace(/[\\u0300-\\u036f]/g, '').toLowerCase()
     .replace(/[øłđðħıæœþß]/g, function (letter) { return WHOLE_LETTERS[letter]; })

@@ -103,14 +103,8 @@ export async function listKits(db: Kysely<Database>, organizationId: string, fil
 }
 
 export async function findKit(db: Kysely<Database>, organizationId: string, kitId: string) {
-  // An organization's own kit of that id wins over a built-in one (publishing refuses the clash anyway).
-  return kitsVisibleTo(db, organizationId)
-    .select(kitColumns)
-    .select(manifestSummaryColumns)
-    .select('v.manifest')
-    .where('k.kit_id', '=', kitId)
-    .orderBy('k.organization_id', (ob) => ob.asc().nullsLast())
-    .executeTakeFirst();
+  // One at most: kitsVisibleTo leaves out a built-in kit the organization's own kit of that id overrides.
+  return kitsVisibleTo(db, organizationId).select(kitColumns).select(manifestSummaryColumns).select('v.manifest').where('k.kit_id', '=', kitId).executeTakeFirst();
 }
 
 /** A listed kit; `findKit` adds its latest manifest. */
