@@ -12,9 +12,17 @@ import { scratchDir } from '../helpers/scratch-dir.ts';
  */
 const startMainProcess = mainProcessesStoppedAfterAll();
 
-/** Pids of the initdb runs building a cluster in `dataDir` (`--pgdata=<dataDir>/postgres.initdb-<pid>/data`). */
-async function initdbsOf(dataDir: string): Promise<number[]> {
-  const pids = (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry));
+/**
+ * Pids of the initdb runs `main` started, building a cluster in `dataDir`
+ * (`--pgdata=<dataDir>/postgres.initdb-<pid>/data`). Read from the process's own lists of children,
+ * not the whole of /proc: a poll takes a moment even on a loaded machine, so initdb is stopped early
+ * in its run. Stopped after it had finished its work (a poll that took longer than initdb), it would
+ * have nothing left to remove.
+ */
+async function initdbsOf(main: MainProcess, dataDir: string): Promise<number[]> {
+  const threads = await readdir(`/proc/${main.child.pid}/task`).catch(() => []);
+  const lists = await Promise.all(threads.map((thread) => readFile(`/proc/${main.child.pid}/task/${thread}/children`, 'utf8').catch(() => '')));
+  const pids = lists.flatMap((list) => list.split(' ').filter((pid) => /^\d+$/.test(pid)));
   const commandLines = await Promise.all(pids.map((pid) => readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')));
   return pids.filter((_pid, index) => commandLines[index]!.split('\0').some((arg) => arg.startsWith(`--pgdata=${join(dataDir, 'postgres.initdb-')}`))).map(Number);
 }
@@ -88,7 +96,7 @@ describe('a second SIGTERM while the embedded PostgreSQL is still starting', () 
     const main = startMainProcess('all', { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
     let initdb: number | undefined;
     try {
-      initdb = await frozenOnceRunning(main, () => initdbsOf(dataDir));
+      initdb = await frozenOnceRunning(main, () => initdbsOf(main, dataDir));
       const code = await terminatedTwice(main);
       expect(code, main.output()).toBe(1);
       process.kill(initdb, 'SIGCONT');
