@@ -399,4 +399,68 @@ describe('postgres-schema kit', () => {
       'discoveryAnswers.entities[0].fields[0].values[1] contains a NUL character (\\u0000), which PostgreSQL cannot store',
     ].join('; '));
   });
+
+  it('keeps updated_at current: an UPDATE sets it to the time of the update, in the DDL and the migration alike', async () => {
+    // Before: updated_at had a default and nothing else, so it kept the insert's time for ever.
+    for (const id of ['ddl', 'migration']) {
+      const schema = `touched_${id}`;
+      await applyIn(schema, result.output(id).content);
+      const { rows: [inserted] } = await client.query(`INSERT INTO "${schema}".rockets (name, payload_capacity_kg, status) VALUES ('Vega', 1500, 'in-service') RETURNING id, created_at, updated_at`);
+      expect(inserted.updated_at).toEqual(inserted.created_at);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Each statement is its own transaction, so now() has moved on; a stale value given by hand is replaced too.
+      const { rows: [updated] } = await client.query(`UPDATE "${schema}".rockets SET status = 'retired', updated_at = '2000-01-01' WHERE id = $1 RETURNING created_at, updated_at`, [inserted.id]);
+      expect(updated.created_at).toEqual(inserted.created_at);
+      expect(updated.updated_at.getTime()).toBeGreaterThan(inserted.updated_at.getTime());
+      const { rows: triggers } = await client.query(`SELECT event_object_table AS t FROM information_schema.triggers WHERE trigger_schema = $1 AND trigger_name = 'set_updated_at' ORDER BY 1`, [schema]);
+      expect(triggers.map((r) => r.t)).toEqual(['launches', 'payload_bookings', 'rockets']);
+    }
+  });
+
+  it('writes literals PostgreSQL reads alike with standard_conforming_strings off: a backslash cannot end one early and run the rest as SQL', async () => {
+    // Before: with the setting off, '\'' ended the description's literal after `\'` and the
+    // CREATE TABLE after it ran (here the enum value `\'` makes the script fail to parse first);
+    // the enum value a\b was checked as ab, and the email check's \s was the letter s, so it
+    // refused every address with an s in it.
+    const description = "\\'; CREATE TABLE injected (x int); --";
+    const values = ['a\\b', "\\'", '\\', 'plain'];
+    const run = await runKitForTest(kitDir, {
+      discoveryAnswers: { entities: [{ name: 'Note', description, fields: [{ name: 'kind', type: 'enum', values, required: true }, { name: 'author', type: 'email' }] }] },
+    });
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    for (const id of ['ddl', 'migration']) {
+      const schema = `nonconforming_${id}`;
+      await client.query('SET standard_conforming_strings = off');
+      try {
+        await applyIn(schema, run.output(id).content);
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      } finally {
+        await client.query('SET standard_conforming_strings = on');
+      }
+      const { rows: tables } = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema]);
+      expect(tables.map((r) => r.table_name)).toEqual(id === 'ddl' ? ['notes'] : ['notes', 'schema_migrations']);
+      const { rows: [comment] } = await client.query(`SELECT obj_description($1::regclass) AS c`, [`${schema}.notes`]);
+      expect(comment.c).toBe(description);
+      for (const value of values) await client.query(`INSERT INTO "${schema}".notes (kind, author) VALUES ($1, 'sam@example.com')`, [value]);
+      await expect(client.query(`INSERT INTO "${schema}".notes (kind) VALUES ('ab')`)).rejects.toThrow(/check constraint/);
+      await expect(client.query(`INSERT INTO "${schema}".notes (kind, author) VALUES ('plain', 'sam smith@example.com')`)).rejects.toThrow(/check constraint/);
+    }
+  });
+
+  it('bounds integer properties in the JSON Schema to the integer column\'s range', async () => {
+    // Before: the schema said `{type: integer}`, so 3000000000 passed it and the INSERT failed.
+    const schema = result.parsed('entity-schema.2') as { properties: Record<string, { minimum: number; maximum: number }> };
+    expect(schema.properties.slots).toEqual({ type: 'integer', minimum: -2147483648, maximum: 2147483647 });
+    const { minimum, maximum } = schema.properties.slots!;
+    await applyIn('int_range', result.output('ddl').content);
+    const { rows: [rocket] } = await client.query(`INSERT INTO int_range.rockets (name, payload_capacity_kg, status) VALUES ('Vega', 1500, 'in-service') RETURNING id`);
+    const { rows: [launch] } = await client.query(`INSERT INTO int_range.launches (rocket_id, scheduled_at, site) VALUES ($1, now(), 'Kourou') RETURNING id`, [rocket.id]);
+    const book = (slots: number) => client.query(`INSERT INTO int_range.payload_bookings (launch_id, customer_email, mass_kg, slots) VALUES ($1, 'ops@example.com', 10, $2)`, [launch.id, slots]);
+    await book(minimum);
+    await book(maximum);
+    await expect(book(maximum + 1)).rejects.toThrow(/out of range/);
+    await expect(book(minimum - 1)).rejects.toThrow(/out of range/);
+  });
 });

@@ -1,11 +1,14 @@
 // CHECK and PLAN both read the entities, so both live here: the checks see exactly the
 // identifiers the plan prints, from the same helpers.
 // Turns the discovery answers into tables, columns and JSON Schemas. Identifiers are reduced to
-// [a-z0-9_] and always quoted; string literals are escaped, so no answer can break out of the DDL.
+// [a-z0-9_] and always quoted; string literals are escaped (alike under either setting of
+// standard_conforming_strings), so no answer can break out of the DDL.
 var SQL_TYPES = byName({ uuid: 'uuid', string: 'text', text: 'text', integer: 'integer', number: 'numeric', boolean: 'boolean', date: 'date', datetime: 'timestamptz', email: 'text', enum: 'text', reference: 'uuid' });
 var JSON_TYPES = byName({
   uuid: { type: 'string', format: 'uuid' }, string: { type: 'string' }, text: { type: 'string' },
-  integer: { type: 'integer' }, number: { type: 'number' }, boolean: { type: 'boolean' },
+  // The column is PostgreSQL's `integer` (4 bytes): the schema says so, rather than accept a
+  // number the row cannot hold (3000000000 passed the schema and failed the INSERT).
+  integer: { type: 'integer', minimum: -2147483648, maximum: 2147483647 }, number: { type: 'number' }, boolean: { type: 'boolean' },
   date: { type: 'string', format: 'date' }, datetime: { type: 'string', format: 'date-time' },
   email: { type: 'string', format: 'email' },
 });
@@ -73,7 +76,14 @@ function oneLine(text) { return String(text).replace(/[\r\n]+/g, ' '); }
 // is an ordinary key, not a property every object already has.
 function byName(entries) { return Object.assign(Object.create(null), entries); }
 
-function literal(value) { return "'" + String(value).replace(/'/g, "''") + "'"; }
+// A literal that reads the same whatever standard_conforming_strings says. A plain '…' literal
+// takes a backslash as an escape when that setting is off, so `\'; DROP TABLE x; --` ended the
+// literal early and ran the rest as SQL: a value with a backslash is written as an escape string
+// (E'…', backslashes doubled), which PostgreSQL reads alike under both settings.
+function literal(value) {
+  var text = String(value).replace(/'/g, "''");
+  return text.indexOf('\\') === -1 ? "'" + text + "'" : "E'" + text.replace(/\\/g, '\\\\') + "'";
+}
 
 function plan(context, kit) {
   var raw = context.input.discoveryAnswers.entities.map(function (e) { return typeof e === 'string' ? { name: e } : e; });
@@ -99,7 +109,9 @@ function plan(context, kit) {
       if (field.type === 'string' && typeof field.maxLength === 'number') type = 'varchar(' + Math.max(1, Math.floor(field.maxLength)) + ')';
       var sql = ident(column) + ' ' + type + (field.required ? ' NOT NULL' : '');
       if (field.type === 'enum') sql += ' CHECK (' + ident(column) + ' IN (' + (field.values || []).map(literal).join(', ') + '))';
-      if (field.type === 'email') sql += ' CHECK (' + ident(column) + " ~ '^[^@\\s]+@[^@\\s]+$')";
+      // `[:space:]`, not `\s`: with standard_conforming_strings off, '\s' is the letter s, and
+      // the check refused every address with an s in it.
+      if (field.type === 'email') sql += ' CHECK (' + ident(column) + " ~ '^[^@[:space:]]+@[^@[:space:]]+$')";
       columns.push({ sql: sql });
       if (field.type === 'reference') {
         var target = tableOf[String(field.entity).toLowerCase()];
