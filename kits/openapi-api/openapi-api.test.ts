@@ -1,5 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeTestRuntime, runKitForTest } from '../../sdk/kit/index.ts';
@@ -32,7 +33,7 @@ describe('openapi-api kit', () => {
       properties: {
         id: { type: 'string', format: 'uuid', readOnly: true },
         status: { type: 'string', enum: ['in-service', 'maintenance', 'retired'] },
-        commissionedOn: { type: 'string', format: 'date' },
+        commissionedOn: { type: ['string', 'null'], format: 'date' },
         name: { type: 'string', maxLength: 120 },
       },
     });
@@ -81,7 +82,7 @@ describe('openapi-api kit', () => {
     const document = result.parsed('openapi') as any;
     expect(Object.keys(document.components.schemas.Driver.properties)).toEqual(['id', 'constructor', 'hasOwnProperty']);
     // A type no table knows is a string, whatever name Object.prototype gives it.
-    expect(document.components.schemas.Constructor.properties.note).toEqual({ type: 'string' });
+    expect(document.components.schemas.Constructor.properties.note).toEqual({ type: ['string', 'null'] });
     await SwaggerParser.validate(document);
   });
 
@@ -121,7 +122,7 @@ describe('openapi-api kit', () => {
     expect([result.status, result.message]).toEqual(['completed', null]);
     const document = result.parsed('openapi') as any;
     expect(document.components.schemas.Link.properties).toEqual({
-      id: { type: 'string', format: 'uuid', readOnly: true }, url: { type: 'string' }, homePageURL: { type: 'string' },
+      id: { type: 'string', format: 'uuid', readOnly: true }, url: { type: 'string' }, homePageURL: { type: ['string', 'null'] },
     });
     expect(document.components.schemas.Link.required).toEqual(['id', 'url']);
     expect(Object.keys(document.components.schemas.LinkInput.properties)).toEqual(['url', 'homePageURL']);
@@ -280,7 +281,80 @@ describe('openapi-api kit', () => {
     expect([result.status, result.message]).toEqual(['completed', null]);
     const document = result.parsed('openapi') as any;
     expect([document.info.description, document.tags]).toEqual(['Small API.', [{ name: 'Notes', description: 'A note.' }, { name: 'Authors', description: 'Author records.' }]]);
-    expect(document.components.schemas.Note.properties.authorId).toEqual({ type: 'string', format: 'uuid', description: 'Id of a Author.' });
+    expect(document.components.schemas.Note.properties.authorId).toEqual({ type: ['string', 'null'], format: 'uuid', description: 'Id of a Author.' });
+  });
+
+  it('names paths, tags and operation ids with the English plural of the last word, not a suffix rule (people, not persons)', async () => {
+    // Before: /persons, /child-cares, /care-childs, /analysises, /quizes, /heros, /leafs, /newses,
+    // /user-settingses and /sales-persons, with tags and operation ids to match (listPersons, listNewses).
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: { entities: ['Person', 'Child Care', 'CareChild', 'Analysis', 'Quiz', 'Hero', 'Leaf', 'News', 'User Settings', 'Sales Person', 'Status'] },
+    });
+    expect([result.status, result.message, result.output('openapi').status]).toEqual(['completed', null, 'valid']);
+    const document = (await SwaggerParser.validate(result.parsed('openapi') as any)) as any;
+    const collections = ['/people', '/child-cares', '/care-children', '/analyses', '/quizzes', '/heroes', '/leaves', '/news', '/user-settings', '/sales-people', '/statuses'];
+    expect(Object.keys(document.paths).filter((p) => !p.includes('{'))).toEqual(collections);
+    expect(document.paths['/people/{personId}'].get.operationId).toBe('getPerson');
+    expect(document.paths['/news/{newsId}'].get.operationId).toBe('getNews');
+    const plurals = ['People', 'ChildCares', 'CareChildren', 'Analyses', 'Quizzes', 'Heroes', 'Leaves', 'News', 'UserSettings', 'SalesPeople', 'Statuses'];
+    expect(document.tags.map((tag: { name: string }) => tag.name)).toEqual(plurals);
+    expect(collections.map((p) => document.paths[p].get.operationId)).toEqual(plurals.map((p) => `list${p}`));
+    expect(collections.map((p) => document.paths[p].get.summary)).toEqual(plurals.map((p) => `List ${p}`));
+  });
+
+  it('lets an optional field be null, so a client can clear it, while a required field stays non-null', async () => {
+    // Before: every property had a single type, so `{"subtitle": null}` was refused: once set, an
+    // optional field could not be cleared (leaving it out of a PATCH leaves it as it is), and the
+    // NULL the database column holds for it did not match the document.
+    const result = await runKitForTest(kitDir, {
+      businessProfile: { company: { name: 'Tiny' } },
+      discoveryAnswers: {
+        entities: [{
+          name: 'Task',
+          fields: [
+            { name: 'id', type: 'uuid' }, { name: 'title', type: 'string', required: true, maxLength: 80 }, { name: 'subtitle', type: 'string', maxLength: 80 },
+            { name: 'kind', type: 'enum', values: ['a', 'b'] }, { name: 'phase', type: 'enum', values: ['x'], required: true },
+            { name: 'ownerId', type: 'reference', entity: 'Owner' }, { name: 'count', type: 'integer' }, { name: 'due', type: 'date', description: 'When.' },
+            { name: 'contact', type: 'email' }, { name: 'done', type: 'boolean' }, { name: 'score', type: 'number', required: true },
+          ],
+        }, 'Owner'],
+      },
+    });
+    expect([result.status, result.message, result.output('openapi').status]).toEqual(['completed', null, 'valid']);
+    const document = result.parsed('openapi') as any;
+    await SwaggerParser.validate(structuredClone(document));
+    const { Task, TaskInput, TaskPatch } = document.components.schemas;
+    expect(Task.properties).toEqual({
+      id: { readOnly: true, type: 'string', format: 'uuid' },
+      title: { type: 'string', maxLength: 80 },
+      subtitle: { type: ['string', 'null'], maxLength: 80 },
+      kind: { type: ['string', 'null'], enum: ['a', 'b', null] },
+      phase: { type: 'string', enum: ['x'] },
+      ownerId: { type: ['string', 'null'], format: 'uuid', description: 'Id of a Owner.' },
+      count: { type: ['integer', 'null'] },
+      due: { type: ['string', 'null'], format: 'date', description: 'When.' },
+      contact: { type: ['string', 'null'], format: 'email' },
+      done: { type: ['boolean', 'null'] },
+      score: { type: 'number' },
+    });
+    expect(TaskInput.properties).toEqual(Object.fromEntries(Object.entries(Task.properties).filter(([name]) => name !== 'id')));
+    expect(TaskPatch.properties).toEqual(TaskInput.properties);
+
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const valid = (schema: object, value: object) => ajv.validate(schema, value);
+    const cleared = { subtitle: null, kind: null, ownerId: null, count: null, due: null, contact: null, done: null };
+    const required = { title: 'Launch', phase: 'x', score: 1 };
+    expect(valid(Task, { id: '5f0c6a52-3b8e-4b1a-9d3c-2f0a1b2c3d4e', ...required, ...cleared })).toBe(true);
+    expect(valid(TaskInput, { ...required, ...cleared })).toBe(true);
+    for (const [name, value] of Object.entries(cleared)) expect([name, valid(TaskPatch, { [name]: value })]).toEqual([name, true]);
+    // A required field cannot be cleared, and null is no way around a field's own rules.
+    for (const name of Object.keys(required)) {
+      expect([name, valid(TaskPatch, { [name]: null }), valid(TaskInput, { ...required, [name]: null })]).toEqual([name, false, false]);
+    }
+    expect([valid(TaskPatch, { kind: 'c' }), valid(TaskPatch, { subtitle: 'x'.repeat(81) }), valid(TaskPatch, { due: 'soon' }), valid(TaskPatch, { count: 1.5 })]).toEqual([false, false, false, false]);
+    expect(valid(Task, { id: null, ...required })).toBe(false);
   });
 
   it('fails CHECK listing every missing input', async () => {

@@ -1,3 +1,5 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,7 +104,7 @@ describe('postgres-schema kit', () => {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
       title: 'PayloadBooking',
       required: ['id', 'launchId', 'customerEmail', 'massKg', 'createdAt', 'updatedAt'],
-      properties: { launchId: { type: 'string', format: 'uuid' }, customerEmail: { type: 'string', format: 'email' }, slots: { type: 'integer' } },
+      properties: { launchId: { type: 'string', format: 'uuid' }, customerEmail: { type: 'string', format: 'email' }, slots: { type: ['integer', 'null'] } },
       additionalProperties: false,
     });
   });
@@ -122,7 +124,7 @@ describe('postgres-schema kit', () => {
     expect(await columnsOf('formula_one')).toEqual(
       expect.arrayContaining(['constructors.to_string:text:YES', 'constructors.value_of:integer:YES', 'constructors.note:text:YES', 'constructors.memo:text:YES', 'drivers.team:uuid:YES', 'drivers.constructor:uuid:YES']),
     );
-    expect((formulaOne.parsed('entity-schema.0') as { properties: Record<string, unknown> }).properties).toMatchObject({ note: { type: 'string' }, memo: { type: 'string' } });
+    expect((formulaOne.parsed('entity-schema.0') as { properties: Record<string, unknown> }).properties).toMatchObject({ note: { type: ['string', 'null'] }, memo: { type: ['string', 'null'] } });
   });
 
   it('quotes identifiers and escapes literals, so hostile answers stay data', async () => {
@@ -452,7 +454,7 @@ describe('postgres-schema kit', () => {
   it('bounds integer properties in the JSON Schema to the integer column\'s range', async () => {
     // Before: the schema said `{type: integer}`, so 3000000000 passed it and the INSERT failed.
     const schema = result.parsed('entity-schema.2') as { properties: Record<string, { minimum: number; maximum: number }> };
-    expect(schema.properties.slots).toEqual({ type: 'integer', minimum: -2147483648, maximum: 2147483647 });
+    expect(schema.properties.slots).toEqual({ type: ['integer', 'null'], minimum: -2147483648, maximum: 2147483647 });
     const { minimum, maximum } = schema.properties.slots!;
     await applyIn('int_range', result.output('ddl').content);
     const { rows: [rocket] } = await client.query(`INSERT INTO int_range.rockets (name, payload_capacity_kg, status) VALUES ('Vega', 1500, 'in-service') RETURNING id`);
@@ -462,5 +464,90 @@ describe('postgres-schema kit', () => {
     await book(maximum);
     await expect(book(maximum + 1)).rejects.toThrow(/out of range/);
     await expect(book(minimum - 1)).rejects.toThrow(/out of range/);
+  });
+
+  it('names tables with the English plural of the last word (people, children, analyses, quizzes …), and refuses two entities whose plurals meet', async () => {
+    // Before: persons, childs, care_childs, analysises, quizes, heros, knifes, newses, user_settingses.
+    const run = await runKitForTest(kitDir, {
+      discoveryAnswers: {
+        entities: ['Person', 'Child', { name: 'Care Child', fields: [{ name: 'guardian', type: 'reference', entity: 'Person' }] }, 'Analysis', 'Quiz', 'Hero', 'Knife', 'News', 'User Settings', 'Status', 'Photo', 'Roof'],
+      },
+    });
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    await applyIn('plurals', run.output('ddl').content);
+    const { rows } = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'plurals' ORDER BY table_name`);
+    expect(rows.map((r) => r.table_name)).toEqual(['analyses', 'care_children', 'children', 'heroes', 'knives', 'news', 'people', 'photos', 'quizzes', 'roofs', 'statuses', 'user_settings']);
+    const { rows: fks } = await client.query(`SELECT conname FROM pg_constraint WHERE contype = 'f' AND connamespace = 'plurals'::regnamespace`);
+    expect(fks).toEqual([{ conname: 'care_children_guardian_fkey' }]);
+    // Person and People now meet at one table, refused as any other two names that do.
+    const meeting = await runKitForTest(kitDir, { discoveryAnswers: { entities: ['Person', 'People', 'Child', 'Children', 'Mouse', 'Mice'] } });
+    expect([meeting.status, meeting.message]).toEqual(['failed', 'CHECK: CHECK failed: ' + [
+      'entity "People" and entity "Person" both become table "people"',
+      'entity "Children" and entity "Child" both become table "children"',
+      'entity "Mice" and entity "Mouse" both become table "mice"',
+    ].join('; ')]);
+  });
+
+  it('gives an optional field a schema that admits null, so a row with NULL optional columns, read back as JSON, passes its entity\'s JSON Schema', async () => {
+    // Before: the optional columns were nullable but their properties took one type only, so the
+    // row `{"commissionedOn": null, …}` failed the entity's own schema (must be string).
+    const fields = [
+      { name: 'title', type: 'string', required: true, maxLength: 80 }, { name: 'subtitle', type: 'string', maxLength: 80 },
+      { name: 'kind', type: 'enum', values: ['a', 'b'] }, { name: 'phase', type: 'enum', values: ['x'], required: true },
+      { name: 'ownerId', type: 'reference', entity: 'Owner' }, { name: 'count', type: 'integer' }, { name: 'share', type: 'number' },
+      { name: 'due', type: 'date' }, { name: 'startsAt', type: 'datetime' }, { name: 'contact', type: 'email' }, { name: 'done', type: 'boolean' },
+      { name: 'notes', type: 'text' }, { name: 'token', type: 'uuid' },
+    ];
+    const run = await runKitForTest(kitDir, { projectId: 'nulls', discoveryAnswers: { entities: [{ name: 'Task', fields }, 'Owner', ...example.discoveryAnswers.entities] } });
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    const task = run.parsed('entity-schema.0') as { properties: Record<string, { type: unknown; enum?: unknown[] }>; required: string[] };
+
+    await applyIn('nulls', run.output('ddl').content);
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    // A row as JSON, its columns named as the schema's properties (snake_case → camelCase).
+    const rowsOf = async (table: string) => (await client.query(`SELECT to_jsonb(t) AS row FROM nulls."${table}" t ORDER BY created_at`)).rows
+      .map((r) => Object.fromEntries(Object.entries(r.row as Record<string, unknown>).map(([key, value]) => [key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()), value])));
+    const validators = new Map<number, ReturnType<typeof ajv.compile>>();
+    const check = (schemaIndex: number, row: object) => {
+      if (!validators.has(schemaIndex)) validators.set(schemaIndex, ajv.compile(run.parsed(`entity-schema.${schemaIndex}`) as object));
+      const validate = validators.get(schemaIndex)!;
+      return validate(row) ? null : validate.errors;
+    };
+
+    const { rows: [owner] } = await client.query(`INSERT INTO nulls.owners (name) VALUES ('Ada') RETURNING id`);
+    await client.query(`INSERT INTO nulls.tasks (title, phase) VALUES ('Bare', 'x')`);
+    await client.query(
+      `INSERT INTO nulls.tasks (title, subtitle, kind, phase, owner_id, count, share, due, starts_at, contact, done, notes, token)
+       VALUES ('Full', 'Sub', 'a', 'x', $1, 7, 2.5, '2026-01-02', '2026-01-02T03:04:05Z', 'ada@example.com', true, 'n', gen_random_uuid())`,
+      [owner.id],
+    );
+    const [bare, full] = await rowsOf('tasks');
+    expect(bare).toMatchObject({ title: 'Bare', subtitle: null, kind: null, ownerId: null, count: null, share: null, due: null, startsAt: null, contact: null, done: null, notes: null, token: null });
+    expect(Object.keys(bare!).sort()).toEqual(Object.keys(task.properties).sort());
+    expect(check(0, bare!)).toBeNull();
+    expect(check(0, full!)).toBeNull();
+    // Required properties still refuse null, as their NOT NULL columns do.
+    expect(check(0, { ...bare, title: null })).not.toBeNull();
+    expect(check(0, { ...bare, phase: null })).not.toBeNull();
+
+    // The example's own rows with only the required columns: rockets without commissioned_on,
+    // launches without crewed or notes, bookings without slots.
+    const { rows: [rocket] } = await client.query(`INSERT INTO nulls.rockets (name, payload_capacity_kg, status) VALUES ('Vega', 1500, 'in-service') RETURNING id`);
+    const { rows: [launch] } = await client.query(`INSERT INTO nulls.launches (rocket_id, scheduled_at, site) VALUES ($1, now(), 'Kourou') RETURNING id`, [rocket.id]);
+    await client.query(`INSERT INTO nulls.payload_bookings (launch_id, customer_email, mass_kg) VALUES ($1, 'ops@example.com', 10)`, [launch.id]);
+    const [rocketRow] = await rowsOf('rockets');
+    const [launchRow] = await rowsOf('launches');
+    const [bookingRow] = await rowsOf('payload_bookings');
+    expect([rocketRow!.commissionedOn, launchRow!.crewed, launchRow!.notes, bookingRow!.slots]).toEqual([null, null, null, null]);
+    expect([check(2, rocketRow!), check(3, launchRow!), check(4, bookingRow!)]).toEqual([null, null, null]);
+
+    // How: a type list, an enum with null among its values; the required ones keep a single type.
+    expect(task.properties.kind).toEqual({ type: ['string', 'null'], enum: ['a', 'b', null] });
+    expect(task.properties.phase).toEqual({ type: 'string', enum: ['x'] });
+    expect(task.properties.count).toEqual({ type: ['integer', 'null'], minimum: -2147483648, maximum: 2147483647 });
+    expect(task.properties.ownerId).toEqual({ type: ['string', 'null'], format: 'uuid', description: 'Id of a Owner.' });
+    expect(task.properties.title).toEqual({ type: 'string', maxLength: 80 });
+    expect(task.properties.id).toEqual({ type: 'string', format: 'uuid', readOnly: true });
   });
 });

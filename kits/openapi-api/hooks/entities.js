@@ -39,10 +39,94 @@ function camel(name) {
   if (all.length === 0) return '';
   return all[0].toLowerCase() + all.slice(1).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('');
 }
-function plural(word) {
-  if (/[^aeiou]y$/i.test(word)) return word.slice(0, -1) + 'ies';
-  if (/(s|x|z|ch|sh)$/i.test(word)) return word + 'es';
+// English plurals. Only the last word of a name changes (`payload_booking` → `payload_bookings`,
+// `ChildCare` → `ChildCares`, `care_child` → `care_children`); it is found as words() finds words,
+// so a name and its kebab, snake or Pascal form end in the same word. The letters the plural keeps
+// keep their case and the ones it adds are lower case, as before (`URL` → `URLs`, `Person` →
+// `People`). The same in postgres-schema (tables) and openapi-api (paths): composite-bundle's API
+// paths and tables must agree, and its test holds the two copies to one table of words.
+// Kept as they are: uncountable nouns and names that are already plural.
+var PLURAL_KEPT = byName({});
+['news', 'series', 'species', 'equipment', 'information', 'info', 'data', 'metadata', 'feedback', 'software',
+  'hardware', 'firmware', 'middleware', 'malware', 'settings', 'details', 'credentials', 'preferences', 'metrics',
+  'analytics', 'statistics', 'logistics', 'electronics', 'sheep', 'deer', 'fish', 'moose', 'aircraft', 'spacecraft',
+  'staff', 'personnel', 'furniture', 'luggage', 'baggage', 'advice', 'knowledge', 'research', 'traffic', 'music',
+  'weather', 'homework', 'evidence', 'wildlife', 'nightlife', 'media', 'criteria', 'people', 'children', 'men',
+  'women', 'mice', 'lice', 'geese', 'feet', 'teeth', 'oxen', 'police', 'headquarters', 'means', 'pants', 'scissors',
+  'glasses', 'clothes', 'goods', 'thanks', 'premises'].forEach(function (w) { PLURAL_KEPT[w] = true; });
+// Irregular plurals of a whole word.
+var PLURAL_IRREGULAR = byName({
+  child: 'children', person: 'people', man: 'men', woman: 'women', mouse: 'mice', louse: 'lice', goose: 'geese',
+  foot: 'feet', tooth: 'teeth', ox: 'oxen', axis: 'axes', criterion: 'criteria',
+});
+// Compounds of man that take -men (`fireman` → `firemen`); `human`, `German` and other -man words take -s.
+var PLURAL_MEN = byName({});
+['chairman', 'salesman', 'fireman', 'policeman', 'postman', 'spokesman', 'foreman', 'craftsman', 'fisherman',
+  'businessman', 'gentleman', 'workman', 'freshman', 'cameraman', 'repairman', 'handyman', 'sportsman',
+  'countryman', 'middleman', 'nobleman', 'doorman', 'seaman', 'linesman', 'tradesman'].forEach(function (w) { PLURAL_MEN[w] = true; });
+// Words in -o that take -es; every other -o word takes -s (photo, video, logo, radio, memo, zero …).
+var PLURAL_O_ES = byName({});
+['hero', 'superhero', 'antihero', 'potato', 'tomato', 'echo', 'veto', 'torpedo', 'embargo', 'mosquito', 'volcano',
+  'cargo', 'domino', 'buffalo', 'tornado'].forEach(function (w) { PLURAL_O_ES[w] = true; });
+// Endings replaced by their plural: irregular ones, and -f or -fe that become -ves (`leaf`,
+// `bookshelf`, `housewife`; roof, chef, belief, proof, safe and the rest take -s). A word that
+// already ends in the plural is kept (`Leaves`, `Salespeople`), as the irregular plurals are.
+var PLURAL_ENDINGS = [['child', 'children'], ['person', 'people'], ['woman', 'women'], ['knife', 'knives'], ['life', 'lives'], ['wife', 'wives'], ['leaf', 'leaves'], ['half', 'halves'],
+  ['shelf', 'shelves'], ['thief', 'thieves'], ['wolf', 'wolves'], ['calf', 'calves'], ['loaf', 'loaves'],
+  ['sheaf', 'sheaves'], ['scarf', 'scarves'], ['wharf', 'wharves'], ['hoof', 'hooves']];
+// -ch said as k takes -s.
+var PLURAL_CH_S = byName({ epoch: true, stomach: true, monarch: true, matriarch: true, patriarch: true, oligarch: true, tech: true, loch: true });
+function pluralOfWord(word) {
+  if (PLURAL_KEPT[word] || /ics$/.test(word) || /.ings$/.test(word)) return word;
+  if (PLURAL_IRREGULAR[word]) return PLURAL_IRREGULAR[word];
+  for (var i = 0; i < PLURAL_ENDINGS.length; i++) {
+    var one = PLURAL_ENDINGS[i][0];
+    var many = PLURAL_ENDINGS[i][1];
+    if (word.slice(-many.length) === many) return word;
+    if (word.slice(-one.length) === one) return word.slice(0, -one.length) + many;
+  }
+  if (PLURAL_MEN[word]) return word.slice(0, -3) + 'men';
+  if (/men$/.test(word) && PLURAL_MEN[word.slice(0, -3) + 'man']) return word;
+  if (/sis$/.test(word)) return word.slice(0, -2) + 'es';
+  // A name already in the plural is kept (`Users`, `Orders`, `Boxes`, `Photos`): an s after any
+  // letter but a, u or s. Those three end singular nouns that take -es (alias, canvas, status, bus,
+  // class); a singular in another -s (lens, iris) keeps its own spelling, which still names one table.
+  if (/[^aus]s$/.test(word)) return word;
+  // A one-syllable word ending in a single vowel and z doubles the z: quiz → quizzes, fez → fezzes.
+  if (/^(qu|[^aeiou])*[aeiou]z$/.test(word)) return word + 'zes';
+  if (/o$/.test(word)) return PLURAL_O_ES[word] ? word + 'es' : word + 's';
+  if (/[^aeiou]y$/.test(word)) return word.slice(0, -1) + 'ies';
+  if (/ch$/.test(word) && PLURAL_CH_S[word]) return word + 's';
+  if (/(s|x|z|ch|sh)$/.test(word)) return word + 'es';
   return word + 's';
+}
+function plural(name) {
+  var text = String(name);
+  // The last word, as words() splits: after the last character that is not a letter or digit, or
+  // after the last lower-case letter or digit that a capital follows (`PayloadBookingItem` → `Item`,
+  // `HTTPProxy` and `URLs` whole).
+  var start = text.search(/[A-Z]*[a-z0-9]*$/);
+  var word = text.slice(start);
+  var lower = word.toLowerCase();
+  var many = pluralOfWord(lower);
+  // The letters the plural keeps keep their case; the ones it adds are lower case.
+  var kept = 0;
+  while (kept < lower.length && kept < many.length && lower[kept] === many[kept]) kept++;
+  var result = word.slice(0, kept) + many.slice(kept);
+  if (kept === 0 && /^[A-Z]/.test(word)) result = result.charAt(0).toUpperCase() + result.slice(1);
+  return text.slice(0, start) + result;
+}
+
+// An optional field's column is nullable, so its schema admits null too: a row read back with the
+// column NULL passes, and an API client clears the field by sending null (in a PATCH, leaving it out
+// means "unchanged"). JSON Schema 2020-12 / OpenAPI 3.1 say so with a type list; an enum lists null
+// among its values, since `enum` alone would still refuse it. Required fields stay non-null. The same
+// in openapi-api and postgres-schema.
+function orNull(schema) {
+  var copy = Object.assign({}, schema);
+  copy.type = [schema.type, 'null'];
+  if (Array.isArray(schema.enum)) copy.enum = schema.enum.concat([null]);
+  return copy;
 }
 function kebab(name) {
   return words(name).map(function (w) { return w.toLowerCase(); }).join('-');
@@ -68,7 +152,12 @@ function entityModel(entity) {
   var raw = typeof entity === 'string' ? { name: entity } : entity;
   var name = pascal(raw.name);
   var fields = (raw.fields && raw.fields.length ? raw.fields : [{ name: 'id', type: 'uuid' }, { name: 'name', type: 'string', required: true }])
-    .map(function (f) { return { name: camel(f.name), type: f.type || 'string', required: f.required === true, schema: fieldSchema(f) }; });
+    .map(function (f) {
+      var required = f.required === true;
+      // The key is always there; any other field the input leaves optional may be null.
+      var schema = required || camel(f.name) === 'id' ? fieldSchema(f) : orNull(fieldSchema(f));
+      return { name: camel(f.name), type: f.type || 'string', required: required, schema: schema };
+    });
   var hasId = fields.some(function (f) { return f.name === 'id'; });
   if (!hasId) fields.unshift({ name: 'id', type: 'uuid', required: true, schema: FIELD_SCHEMAS.uuid });
   var inputFields = fields.filter(function (f) { return f.name !== 'id'; });
