@@ -111,6 +111,33 @@ const jwtMaxTokenAge = z
  * is matched on its origin, then its path. Entries are named by position, not echoed: one may carry
  * a token.
  */
+/**
+ * The web origins whose scripts may call the API from a browser (CORS): none by default, `*` for
+ * any, or a list of origins exactly as browsers send them (`https://app.example.com`,
+ * `http://localhost:5173`: scheme, host and port, no path). Browsers compare origins as strings, so
+ * an entry that is not one (`https://App.example.com/`) would never match: it is refused, with the
+ * form that would.
+ */
+const corsAllowedOrigins = z
+  .string()
+  .optional()
+  .transform((value, ctx): '*' | string[] => {
+    const entries = commaSeparated(value ?? '');
+    if (entries.length === 1 && entries[0] === '*') return '*';
+    const problems = entries.flatMap((entry) => {
+      if (entry === '*') return ['"*" stands alone: it already allows every origin'];
+      const url = URL.parse(entry);
+      if (!url || !/^https?:$/.test(url.protocol)) return [`"${entry}" is not an http(s) origin (like https://app.example.com)`];
+      if (url.origin !== entry) return [`"${entry}" is not an origin as browsers send it: write ${url.origin}`];
+      return [];
+    });
+    if (problems.length > 0) {
+      ctx.addIssue({ code: 'custom', message: problems.join('; ') });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 const gitRemotePrefixes = z
   .string()
   .optional()
@@ -167,6 +194,7 @@ const environmentSchema = z.object({
   WORKER_CONCURRENCY: wholeNumber(1, 50).default(2),
   WORKER_HEARTBEAT_MS: milliseconds(10_000),
   KIT_GIT_ALLOWED_REMOTES: gitRemotePrefixes,
+  CORS_ALLOWED_ORIGINS: corsAllowedOrigins,
   WORKER_STALE_AFTER_MS: milliseconds(30_000),
   SHUTDOWN_GRACE_MS: shutdownGrace,
   HTTP_HEADERS_TIMEOUT_MS: milliseconds(20_000),
@@ -211,6 +239,8 @@ export interface Config {
   uploadLimitBytes: number;
   workerConcurrency: number;
   workerHeartbeatMs: number;
+  /** Web origins whose scripts may call the API from a browser: a list, `*` for any; empty: none. */
+  corsAllowedOrigins: '*' | string[];
   /** URL prefixes platform kits may push to; empty: any https URL. */
   kitGitAllowedRemotes: string[];
   /** A worker silent for this long is dead: its executions are failed, health reports it down. */
@@ -282,6 +312,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadLimitBytes: e.UPLOAD_LIMIT_BYTES,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerHeartbeatMs: e.WORKER_HEARTBEAT_MS,
+    corsAllowedOrigins: e.CORS_ALLOWED_ORIGINS,
     kitGitAllowedRemotes: e.KIT_GIT_ALLOWED_REMOTES,
     workerStaleAfterMs: e.WORKER_STALE_AFTER_MS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

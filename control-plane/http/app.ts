@@ -25,6 +25,7 @@ import { refuseMisshapenBodies } from './body-shape.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { queryParameterRefusal } from './declared-query.ts';
 import { methodRefusal } from './allowed-methods.ts';
+import { crossOriginAccess } from './cross-origin-access.ts';
 import { createDownloadHandler } from './downloads.ts';
 import { failureAnswerFor } from './failure-answer.ts';
 import { buildOpenApiDocument, queryParameterNamesOf } from './openapi-document.ts';
@@ -82,6 +83,10 @@ export function createApp(deps: AppDeps): express.Express {
       quietReqLogger: true,
     }),
   );
+
+  // Before authentication and counting: a browser sends its preflight without the caller's credentials.
+  const allowCrossOrigin = crossOriginAccess(deps.config);
+  if (allowCrossOrigin) app.use(['/api', '/trpc'], allowCrossOrigin);
 
   // Answers are per caller, and some carry a secret shown once (a new key, a session token): no
   // cache may keep one. Set first, so refusals (401, 429, 404) say it too.
