@@ -303,6 +303,84 @@ describe('openapi-api kit', () => {
     expect(collections.map((p) => document.paths[p].get.summary)).toEqual(plurals.map((p) => `List ${p}`));
   });
 
+  // Name → [collection path, table, column, property]: an entity of that name with a field of that
+  // name. The path is the table with `-` for `_`, and the property (camelCase) the column's words.
+  // The same table is in openapi-api's, postgres-schema's and composite-bundle's tests. Before,
+  // openapi-api lost an acronym's bound in the Pascal-cased name (`APIKey` → `/apikeys`), and both
+  // kits split only before a capital that follows a lower-case letter or digit (`APIKey` →
+  // `apikeys`, `HTTPRequest` → `httprequests`): `API key` was `/apikeys` over the table `api_keys`.
+  const ACRONYMS: Array<[string, string, string, string, string]> = [
+    ['API key', '/api-keys', 'api_keys', 'api_key', 'apiKey'],
+    ['APIKey', '/api-keys', 'api_keys', 'api_key', 'apiKey'],
+    ['URL thing', '/url-things', 'url_things', 'url_thing', 'urlThing'],
+    ['HTTPRequest', '/http-requests', 'http_requests', 'http_request', 'httpRequest'],
+    ['getHTTPResponseCode', '/get-http-response-codes', 'get_http_response_codes', 'get_http_response_code', 'getHTTPResponseCode'],
+    ['userID', '/user-ids', 'user_ids', 'user_id', 'userID'],
+    ['OAuthToken', '/oauth-tokens', 'oauth_tokens', 'oauth_token', 'oauthToken'],
+    ['SSOConfig', '/sso-configs', 'sso_configs', 'sso_config', 'ssoConfig'],
+    ['IPAddress', '/ip-addresses', 'ip_addresses', 'ip_address', 'ipAddress'],
+    ['S3Bucket', '/s3-buckets', 's3_buckets', 's3_bucket', 's3Bucket'],
+    ['ETag', '/etags', 'etags', 'etag', 'etag'],
+    // An acronym's plural `s` stays with it.
+    ['URLs', '/urls', 'urls', 'urls', 'urls'],
+    ['userIDs', '/user-ids', 'user_ids', 'user_ids', 'userIDs'],
+    // Names without an acronym before a word: as before.
+    ['PayloadBooking', '/payload-bookings', 'payload_bookings', 'payload_booking', 'payloadBooking'],
+    ['Rocket2', '/rocket2s', 'rocket2s', 'rocket2', 'rocket2'],
+    ['URL', '/urls', 'urls', 'url', 'url'],
+    ['ID', '/ids', 'ids', 'id', 'id'],
+    ['homePageURL', '/home-page-urls', 'home_page_urls', 'home_page_url', 'homePageURL'],
+    ['Ünïcode Thing', '/unicode-things', 'unicode_things', 'unicode_thing', 'unicodeThing'],
+  ];
+  // One entity per name (some pairs meet at one path), with one field of the same name; `ID` is the key.
+  const acronymInput = (name: string) => ({
+    businessProfile: { company: { name: 'Acme', industry: 'Aerospace' } },
+    discoveryAnswers: { entities: [{ name, fields: [{ name, type: 'uuid' }] }] },
+  });
+
+  it('splits a run of capitals before its last one when a lower-case letter follows, in paths, path parameters and properties (APIKey → /api-keys/{apiKeyId}, apiKey)', async () => {
+    const outcomes = [];
+    for (const [name] of ACRONYMS) {
+      const run = await runKitForTest(kitDir, acronymInput(name), { dryRun: true });
+      expect([name, run.status, run.message]).toEqual([name, 'completed', null]);
+      const document = run.parsed('openapi') as any;
+      const schema = Object.keys(document.components.schemas)[1]!;
+      const properties = Object.keys(document.components.schemas[schema].properties);
+      outcomes.push([name, Object.keys(document.paths), properties.length === 1 ? properties[0] : properties[1]]);
+    }
+    expect(outcomes).toEqual(ACRONYMS.map(([name, path, , , property]) => [name, [path, `${path}/{${property}Id}`], property]));
+  });
+
+  it('makes the plural of the last word after an acronym, in paths, tags and operation ids (APIHero → /api-heroes, APIHeroes), and keeps an acronym\'s plural whole (URLs)', async () => {
+    // Before: the acronym and the word after it were one word: /apiheros, APIHeros; /httppeople.
+    const result = await runKitForTest(kitDir, { businessProfile: { company: { name: 'Tiny' } }, discoveryAnswers: { entities: ['APIKey', 'APIHero', 'HTTPPerson', 'IPMan', 'URLs', 'PDFs'] } });
+    expect([result.status, result.message, result.output('openapi').status]).toEqual(['completed', null, 'valid']);
+    const document = (await SwaggerParser.validate(result.parsed('openapi') as any)) as any;
+    const collections = ['/api-keys', '/api-heroes', '/http-people', '/ip-men', '/urls', '/pdfs'];
+    expect(Object.keys(document.paths)).toEqual(collections.flatMap((p, i) => [p, `${p}/{${['apiKey', 'apiHero', 'httpPerson', 'ipMan', 'urls', 'pdfs'][i]}Id}`]));
+    const plurals = ['APIKeys', 'APIHeroes', 'HTTPPeople', 'IPMen', 'URLs', 'PDFs'];
+    expect(document.tags.map((tag: { name: string }) => tag.name)).toEqual(plurals);
+    expect(collections.map((p) => document.paths[p].get.operationId)).toEqual(plurals.map((p) => `list${p}`));
+    expect(document.paths['/api-keys/{apiKeyId}'].get.operationId).toBe('getAPIKey');
+    expect(Object.keys(document.components.schemas).filter((n) => !/Input$|Patch$/.test(n))).toEqual(['Error', 'APIKey', 'APIHero', 'HTTPPerson', 'IPMan', 'URLs', 'PDFs']);
+  });
+
+  it('fails CHECK for two spellings of one name with an acronym (API key, APIKey), which become one path', async () => {
+    // Before: the path was right to be one, but named `/apikeys`.
+    const result = await runKitForTest(kitDir, { businessProfile: { company: { name: 'Tiny' } }, discoveryAnswers: { entities: ['API key', 'APIKey', 'Rocket', 'Rocket 2', 'API 2'] } });
+    expect([result.status, result.outputs]).toEqual(['failed', []]);
+    expect(result.message).toBe('CHECK: CHECK failed: ' + [
+      'entity "APIKey" and entity "API key" both become schema "APIKey"',
+      'entity "APIKey" and entity "API key" both become schema "APIKeyInput"',
+      'entity "APIKey" and entity "API key" both become schema "APIKeyPatch"',
+      'entity "APIKey" and entity "API key" both become path "/api-keys"',
+    ].join('; '));
+    // The path is the name's own words: `Rocket 2` and `API 2` keep the bound the schema name loses.
+    const apart = await runKitForTest(kitDir, { businessProfile: { company: { name: 'Tiny' } }, discoveryAnswers: { entities: ['Rocket 2', 'API 2'] } });
+    expect([apart.status, apart.message]).toEqual(['completed', null]);
+    expect(Object.keys((apart.parsed('openapi') as any).paths)).toEqual(['/rocket-2s', '/rocket-2s/{rocket2Id}', '/api-2s', '/api-2s/{api2Id}']);
+  });
+
   it('lets an optional field be null, so a client can clear it, while a required field stays non-null', async () => {
     // Before: every property had a single type, so `{"subtitle": null}` was refused: once set, an
     // optional field could not be cleared (leaving it out of a PATCH leaves it as it is), and the

@@ -289,10 +289,12 @@ describe('postgres-schema kit', () => {
     ].join('; '));
     await expect(applyIn('system_columns', 'CREATE TABLE tiles ("xmin" numeric)')).rejects.toThrow(/conflicts with a system column name/);
 
-    const renamed = await runKitForTest(kitDir, { discoveryAnswers: { entities: [{ name: 'Tile', fields: [{ name: 'xMin', type: 'number' }, { name: 'x max', type: 'number' }] }] } });
+    // A single capital is not a word of its own (`XMax` is one word, `xmax`, refused above), but
+    // two capitals before a capital and a lower-case letter are (`XYMax` → `xy_max`).
+    const renamed = await runKitForTest(kitDir, { discoveryAnswers: { entities: [{ name: 'Tile', fields: [{ name: 'xMin', type: 'number' }, { name: 'x max', type: 'number' }, { name: 'XYMax', type: 'number' }] }] } });
     expect([renamed.status, renamed.message]).toEqual(['completed', null]);
     await applyIn('bounding_box', renamed.output('ddl').content);
-    expect(await columnsOf('bounding_box')).toEqual(expect.arrayContaining(['tiles.x_min:numeric:YES', 'tiles.x_max:numeric:YES']));
+    expect(await columnsOf('bounding_box')).toEqual(expect.arrayContaining(['tiles.x_min:numeric:YES', 'tiles.x_max:numeric:YES', 'tiles.xy_max:numeric:YES']));
   });
 
   it('fails CHECK for a field named id of a type other than uuid, instead of dropping it for the uuid key', async () => {
@@ -485,6 +487,77 @@ describe('postgres-schema kit', () => {
       'entity "People" and entity "Person" both become table "people"',
       'entity "Children" and entity "Child" both become table "children"',
       'entity "Mice" and entity "Mouse" both become table "mice"',
+    ].join('; ')]);
+  });
+
+  // Name → [collection path, table, column, property]: an entity of that name with a field of that
+  // name. The path is the table with `-` for `_`, and the property (camelCase) the column's words.
+  // The same table is in openapi-api's, postgres-schema's and composite-bundle's tests. Before,
+  // openapi-api lost an acronym's bound in the Pascal-cased name (`APIKey` → `/apikeys`), and both
+  // kits split only before a capital that follows a lower-case letter or digit (`APIKey` →
+  // `apikeys`, `HTTPRequest` → `httprequests`): `API key` was `/apikeys` over the table `api_keys`.
+  const ACRONYMS: Array<[string, string, string, string, string]> = [
+    ['API key', '/api-keys', 'api_keys', 'api_key', 'apiKey'],
+    ['APIKey', '/api-keys', 'api_keys', 'api_key', 'apiKey'],
+    ['URL thing', '/url-things', 'url_things', 'url_thing', 'urlThing'],
+    ['HTTPRequest', '/http-requests', 'http_requests', 'http_request', 'httpRequest'],
+    ['getHTTPResponseCode', '/get-http-response-codes', 'get_http_response_codes', 'get_http_response_code', 'getHTTPResponseCode'],
+    ['userID', '/user-ids', 'user_ids', 'user_id', 'userID'],
+    ['OAuthToken', '/oauth-tokens', 'oauth_tokens', 'oauth_token', 'oauthToken'],
+    ['SSOConfig', '/sso-configs', 'sso_configs', 'sso_config', 'ssoConfig'],
+    ['IPAddress', '/ip-addresses', 'ip_addresses', 'ip_address', 'ipAddress'],
+    ['S3Bucket', '/s3-buckets', 's3_buckets', 's3_bucket', 's3Bucket'],
+    ['ETag', '/etags', 'etags', 'etag', 'etag'],
+    // An acronym's plural `s` stays with it.
+    ['URLs', '/urls', 'urls', 'urls', 'urls'],
+    ['userIDs', '/user-ids', 'user_ids', 'user_ids', 'userIDs'],
+    // Names without an acronym before a word: as before.
+    ['PayloadBooking', '/payload-bookings', 'payload_bookings', 'payload_booking', 'payloadBooking'],
+    ['Rocket2', '/rocket2s', 'rocket2s', 'rocket2', 'rocket2'],
+    ['URL', '/urls', 'urls', 'url', 'url'],
+    ['ID', '/ids', 'ids', 'id', 'id'],
+    ['homePageURL', '/home-page-urls', 'home_page_urls', 'home_page_url', 'homePageURL'],
+    ['Ünïcode Thing', '/unicode-things', 'unicode_things', 'unicode_thing', 'unicodeThing'],
+  ];
+  // One entity per name (some pairs meet at one path), with one field of the same name; `ID` is the key.
+  const acronymInput = (name: string) => ({
+    businessProfile: { company: { name: 'Acme', industry: 'Aerospace' } },
+    discoveryAnswers: { entities: [{ name, fields: [{ name, type: 'uuid' }] }] },
+  });
+
+  it('splits a run of capitals before its last one when a lower-case letter follows, in tables, columns, properties and file names (APIKey → api_keys, api_key, apiKey)', async () => {
+    const outcomes = [];
+    for (const [name] of ACRONYMS) {
+      const run = await runKitForTest(kitDir, acronymInput(name), { dryRun: true });
+      expect([name, run.status, run.message]).toEqual([name, 'completed', null]);
+      const ddl = run.output('ddl').content;
+      const [, table, body] = /^CREATE TABLE "([a-z0-9_]+)" \(\n([\s\S]*?)\n\);/m.exec(ddl)!;
+      const columns = [...body!.matchAll(/^ {2}"([a-z0-9_]+)"/gm)].map((m) => m[1]);
+      const properties = Object.keys((run.parsed('entity-schema.0') as { properties: object }).properties);
+      outcomes.push([name, table, columns, properties, run.output('entity-schema.0').filename]);
+    }
+    expect(outcomes).toEqual(ACRONYMS.map(([name, , table, column, property]) => [
+      name, table, [...new Set(['id', column, 'created_at', 'updated_at'])], [...new Set(['id', property, 'createdAt', 'updatedAt'])], `json-schema/${column.replace(/_/g, '-')}.schema.json`,
+    ]));
+    // On PostgreSQL, the names that are not one another's: one table each, with its column.
+    const distinct = ['API key', 'URL thing', 'HTTPRequest', 'OAuthToken', 'SSOConfig', 'IPAddress', 'S3Bucket', 'ETag', 'userIDs'];
+    const together = await runKitForTest(kitDir, { discoveryAnswers: { entities: distinct.map((name) => ({ name, fields: [{ name, type: 'text' }] })) } });
+    expect([together.status, together.message]).toEqual(['completed', null]);
+    await applyIn('acronym_words', together.output('ddl').content);
+    const expected = distinct.map((name) => ACRONYMS.find(([n]) => n === name)!);
+    expect(await columnsOf('acronym_words')).toEqual(expect.arrayContaining(expected.map(([, , table, column]) => `${table}.${column}:text:YES`)));
+    const { rows } = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'acronym_words' ORDER BY table_name`);
+    expect(rows.map((r) => r.table_name)).toEqual(expected.map(([, , table]) => table).sort());
+  });
+
+  it('fails CHECK for two spellings of one name with an acronym (API key and APIKey both become api_keys), as openapi-api does', async () => {
+    // Before: `API key` was table `api_keys` and `APIKey` table `apikeys`, two tables for what
+    // openapi-api refused as one path.
+    const run = await runKitForTest(kitDir, { discoveryAnswers: { entities: ['API key', 'APIKey', { name: 'Link', fields: [{ name: 'URL thing', type: 'text' }, { name: 'URLThing', type: 'text' }] }] } });
+    expect([run.status, run.message]).toEqual(['failed', 'CHECK: CHECK failed: ' + [
+      'entity "APIKey" and entity "API key" both become table "api_keys"',
+      'field Link.URLThing and field Link.URL thing both become column "url_thing"',
+      'field Link.URLThing and field Link.URL thing both become property "urlThing"',
     ].join('; ')]);
   });
 

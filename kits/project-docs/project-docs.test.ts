@@ -345,6 +345,33 @@ describe('project-docs kit', () => {
     expect(run.outputs.map((o) => o.filename)).toContain('docs/adr/0002-aero-first.md');
   });
 
+  it('draws entities whose names hold acronyms by the schema names openapi-api gives them (API key → APIKey, HTTPRequest), and fails CHECK for two spellings of one', async () => {
+    // since project-docs 1.1.0, words() is openapi-api's (1.2.0) and postgres-schema's (1.3.0) (`APIKey` is `API Key`);
+    // joined in Pascal case, the words are what they were, so the diagram names no entity anew.
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities = [
+      { name: 'API key', fields: [{ name: 'ID' }, { name: 'ownerId', type: 'reference', entity: 'oauthtoken', required: true }] },
+      'OAuthToken', { name: 'HTTPRequest', fields: [{ name: 'keyId', type: 'reference', entity: 'api KEY' }] }, 'userIDs', 'Ünïcode Thing',
+    ];
+    const run = await runKitForTest(kitDir, input);
+    expect([run.status, run.message]).toEqual(['completed', null]);
+    expect(mermaidBlocks(run.output('architecture').content)[1]!.split('\n')).toEqual([
+      'erDiagram',
+      '  "OAuthToken" ||--o{ "APIKey" : "ownerId"',
+      '  "APIKey" |o--o{ "HTTPRequest" : "keyId"',
+      '  "APIKey" {', '    uuid ID PK', '    uuid ownerId FK', '  }',
+      '  "OAuthToken" {', '  }',
+      '  "HTTPRequest" {', '    uuid keyId FK', '  }',
+      '  "UserIDs" {', '  }',
+      '  "UnicodeThing" {', '  }',
+    ]);
+    expect(run.output('architecture').content.split('\n').filter((line) => line.startsWith('### '))).toEqual(['### APIKey', '### OAuthToken', '### HTTPRequest', '### UserIDs', '### UnicodeThing']);
+    const twice = structuredClone(example);
+    twice.discoveryAnswers.entities = ['API key', 'APIKey', 'URL thing', 'URLThing'];
+    const refused = await runKitForTest(kitDir, twice);
+    expect([refused.status, refused.message]).toEqual(['failed', 'CHECK: CHECK failed: entity "APIKey" and entity "API key" both become entity "APIKey"; entity "URLThing" and entity "URL thing" both become entity "URLThing"']);
+  });
+
   it('draws a field of a type no table knows, even one JavaScript objects carry (constructor), as a string', async () => {
     const input = structuredClone(example);
     input.discoveryAnswers.entities = [{ name: 'Part', fields: [{ name: 'maker', type: 'constructor' }, { name: 'label', type: 'toString' }, { name: 'size', type: 'integer' }] }];

@@ -27,8 +27,19 @@ function latin(text) {
     .replace(/[ÆŒÞẞ](?=[A-Z])/g, function (c) { return WHOLE_LETTERS[c].toUpperCase(); })
     .replace(/[ÆæŒœÞþẞß]/g, function (c) { return WHOLE_LETTERS[c]; });
 }
+// A name's words: split at any character that is not a Latin letter or digit, after a lower-case
+// letter or digit that a capital follows (`payloadBooking` → `payload Booking`, `S3Bucket` → `S3
+// Bucket`), and in a run of capitals that a capital and a lower-case letter end, before that last
+// capital (`APIKey` → `API Key`, `getHTTPResponseCode` → `get HTTP Response Code`), as change-case
+// and lodash split; but only where at least two capitals stay before it, so a single capital is not
+// a word of its own (`OAuthToken` → `OAuth Token`, `ETag` and `XMax` one word each, not `O Auth`,
+// `E Tag`, `X Max`), and an acronym's plural `s` stays with it (`URLs`, `userIDs` → `user IDs`, not
+// `UR Ls`). So `API key`, `apiKey` and `APIKey` are the same two words. The same in openapi-api,
+// postgres-schema and project-docs: composite-bundle's test holds the three to one table of names.
 function words(name) {
-  return latin(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return latin(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/(?<=[A-Z])([A-Z])(?=[A-Z](?!s(?![a-z]))[a-z])/g, '$1 ')
+    .split(/[^A-Za-z0-9]+/).filter(Boolean);
 }
 function pascal(name) {
   return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('');
@@ -103,9 +114,13 @@ function pluralOfWord(word) {
 function plural(name) {
   var text = String(name);
   // The last word, as words() splits: after the last character that is not a letter or digit, or
-  // after the last lower-case letter or digit that a capital follows (`PayloadBookingItem` → `Item`,
-  // `HTTPProxy` and `URLs` whole).
-  var start = text.search(/[A-Z]*[a-z0-9]*$/);
+  // after the last lower-case letter or digit that a capital follows, and in a run of capitals that
+  // a lower-case letter follows, from the last capital when two or more stay before it
+  // (`PayloadBookingItem` → `Item`, `APIKey` → `Key`, `HTTPProxy` → `Proxy`, `OAuth` whole), but with
+  // an acronym's plural `s` (`URLs`, `IDs` and `URL` whole).
+  var tail = /([A-Z]*)([a-z0-9]*)$/.exec(text);
+  var start = tail.index;
+  if (tail[1].length > 2 && /^[a-z]/.test(tail[2]) && !/^s(?![a-z])/.test(tail[2])) start += tail[1].length - 1;
   var word = text.slice(start);
   var lower = word.toLowerCase();
   var many = pluralOfWord(lower);
@@ -131,6 +146,9 @@ function orNull(schema) {
 function kebab(name) {
   return words(name).map(function (w) { return w.toLowerCase(); }).join('-');
 }
+// An entity's collection path: the plural of its words in kebab case, postgres-schema's table name
+// with `-` for `_` (`API key`, `apiKey` and `APIKey` → `/api-keys`, table `api_keys`).
+function collectionPathOf(name) { return '/' + plural(kebab(name)); }
 
 // YAML reads a key written as `"key":` only when it ends within 1024 characters; a longer name is
 // printed as an explicit key (`? "key"` on one line, `: value` on the next), which has no limit.
@@ -164,8 +182,11 @@ function entityModel(entity) {
   var operations = (raw.operations && raw.operations.length ? raw.operations : ALL_OPERATIONS).filter(function (op) { return ALL_OPERATIONS.indexOf(op) !== -1; });
   var has = {};
   operations.forEach(function (op) { has[op] = true; });
-  var idParam = camel(name) + 'Id';
-  var collectionPath = '/' + plural(kebab(name));
+  // The path and its parameter come from the name's own words, not from the schema name: joined in
+  // Pascal case, some words lose their bounds (`Rocket 2` → `Rocket2`, `API 2` → `API2`), and the
+  // path would part from postgres-schema's table (`/rocket2s` over `rocket_2s`).
+  var idParam = camel(raw.name) + 'Id';
+  var collectionPath = collectionPathOf(raw.name);
   var itemPath = collectionPath + '/{' + idParam + '}';
   return {
     name: name,
@@ -278,7 +299,7 @@ function check(context) {
     claim(schemas, name, owner, 'schema');
     claim(schemas, name + 'Input', owner, 'schema');
     claim(schemas, name + 'Patch', owner, 'schema');
-    claim(paths, '/' + plural(kebab(name)), owner, 'path');
+    claim(paths, collectionPathOf(entity.name), owner, 'path');
     if (entity.operations !== undefined && entity.operations !== null) {
       var unknown = (Array.isArray(entity.operations) ? entity.operations : [entity.operations]).filter(function (op) { return ALL_OPERATIONS.indexOf(op) === -1; });
       if (!Array.isArray(entity.operations) || unknown.length) {

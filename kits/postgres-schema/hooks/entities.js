@@ -25,8 +25,19 @@ function latin(text) {
     .replace(/[ÆŒÞẞ](?=[A-Z])/g, function (c) { return WHOLE_LETTERS[c].toUpperCase(); })
     .replace(/[ÆæŒœÞþẞß]/g, function (c) { return WHOLE_LETTERS[c]; });
 }
+// A name's words: split at any character that is not a Latin letter or digit, after a lower-case
+// letter or digit that a capital follows (`payloadBooking` → `payload Booking`, `S3Bucket` → `S3
+// Bucket`), and in a run of capitals that a capital and a lower-case letter end, before that last
+// capital (`APIKey` → `API Key`, `getHTTPResponseCode` → `get HTTP Response Code`), as change-case
+// and lodash split; but only where at least two capitals stay before it, so a single capital is not
+// a word of its own (`OAuthToken` → `OAuth Token`, `ETag` and `XMax` one word each, not `O Auth`,
+// `E Tag`, `X Max`), and an acronym's plural `s` stays with it (`URLs`, `userIDs` → `user IDs`, not
+// `UR Ls`). So `API key`, `apiKey` and `APIKey` are the same two words. The same in openapi-api,
+// postgres-schema and project-docs: composite-bundle's test holds the three to one table of names.
 function words(name) {
-  return latin(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return latin(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/(?<=[A-Z])([A-Z])(?=[A-Z](?!s(?![a-z]))[a-z])/g, '$1 ')
+    .split(/[^A-Za-z0-9]+/).filter(Boolean);
 }
 function snakeWords(name) { return words(name).map(function (w) { return w.toLowerCase(); }).join('_') || 'x'; }
 // A column; a table is the plural of the whole name. Both are cut to PostgreSQL's 63 bytes only
@@ -104,9 +115,13 @@ function pluralOfWord(word) {
 function plural(name) {
   var text = String(name);
   // The last word, as words() splits: after the last character that is not a letter or digit, or
-  // after the last lower-case letter or digit that a capital follows (`PayloadBookingItem` → `Item`,
-  // `HTTPProxy` and `URLs` whole).
-  var start = text.search(/[A-Z]*[a-z0-9]*$/);
+  // after the last lower-case letter or digit that a capital follows, and in a run of capitals that
+  // a lower-case letter follows, from the last capital when two or more stay before it
+  // (`PayloadBookingItem` → `Item`, `APIKey` → `Key`, `HTTPProxy` → `Proxy`, `OAuth` whole), but with
+  // an acronym's plural `s` (`URLs`, `IDs` and `URL` whole).
+  var tail = /([A-Z]*)([a-z0-9]*)$/.exec(text);
+  var start = tail.index;
+  if (tail[1].length > 2 && /^[a-z]/.test(tail[2]) && !/^s(?![a-z])/.test(tail[2])) start += tail[1].length - 1;
   var word = text.slice(start);
   var lower = word.toLowerCase();
   var many = pluralOfWord(lower);

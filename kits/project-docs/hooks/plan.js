@@ -13,7 +13,20 @@ function latin(text) {
     .replace(/[ÆŒÞẞ](?=[A-Z])/g, function (c) { return WHOLE_LETTERS[c].toUpperCase(); })
     .replace(/[ÆæŒœÞþẞß]/g, function (c) { return WHOLE_LETTERS[c]; });
 }
-function words(name) { return latin(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean); }
+// A name's words: split at any character that is not a Latin letter or digit, after a lower-case
+// letter or digit that a capital follows (`payloadBooking` → `payload Booking`, `S3Bucket` → `S3
+// Bucket`), and in a run of capitals that a capital and a lower-case letter end, before that last
+// capital (`APIKey` → `API Key`, `getHTTPResponseCode` → `get HTTP Response Code`), as change-case
+// and lodash split; but only where at least two capitals stay before it, so a single capital is not
+// a word of its own (`OAuthToken` → `OAuth Token`, `ETag` and `XMax` one word each, not `O Auth`,
+// `E Tag`, `X Max`), and an acronym's plural `s` stays with it (`URLs`, `userIDs` → `user IDs`, not
+// `UR Ls`). So `API key`, `apiKey` and `APIKey` are the same two words. The same in openapi-api,
+// postgres-schema and project-docs: composite-bundle's test holds the three to one table of names.
+function words(name) {
+  return latin(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/(?<=[A-Z])([A-Z])(?=[A-Z](?!s(?![a-z]))[a-z])/g, '$1 ')
+    .split(/[^A-Za-z0-9]+/).filter(Boolean);
+}
 function pascal(name) { return words(name).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('') || 'Entity'; }
 function slug(text) { return latin(text).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '') || 'decision'; }
 // Mermaid labels go inside "…"; a quote or a newline would end them early.
