@@ -13,6 +13,8 @@ const RESPONSE_HEADERS = [
   'X-RateLimit-Reset',
   'Retry-After',
   'Allow',
+  // A 401's challenge (RFC 9110 §15.5.2), which the API document lists among a 401's headers.
+  'WWW-Authenticate',
   'Content-Disposition',
   'Content-Range',
   'Accept-Ranges',

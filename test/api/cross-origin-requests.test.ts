@@ -54,10 +54,12 @@ describe('cross-origin requests from browser scripts (CORS_ALLOWED_ORIGINS)', ()
     expect(created.status).toBe(201);
     expect(created.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
     expect(created.headers.get('access-control-expose-headers')).toBe(
-      'X-Request-ID,X-RateLimit-Limit,X-RateLimit-Remaining,X-RateLimit-Reset,Retry-After,Allow,Content-Disposition,Content-Range,Accept-Ranges,ETag,Digest',
+      'X-Request-ID,X-RateLimit-Limit,X-RateLimit-Remaining,X-RateLimit-Reset,Retry-After,Allow,WWW-Authenticate,Content-Disposition,Content-Range,Accept-Ranges,ETag,Digest',
     );
     const refused = await call(listed.url, '/api/projects', { headers: { origin: APP_ORIGIN } });
     expect([refused.status, refused.body.error.code, refused.headers.get('access-control-allow-origin')]).toEqual([401, 'UNAUTHORIZED', APP_ORIGIN]);
+    // The 401's challenge is one of the headers the script may read.
+    expect([refused.headers.get('www-authenticate'), refused.headers.get('access-control-expose-headers')?.split(',').includes('WWW-Authenticate')]).toEqual(['Bearer realm="specwright"', true]);
     const viaTrpc = await call(listed.url, '/trpc/me.get', { apiKey: listed.bootstrap.apiKey, headers: { origin: APP_ORIGIN } });
     expect([viaTrpc.status, viaTrpc.headers.get('access-control-allow-origin')]).toEqual([200, APP_ORIGIN]);
   });

@@ -6,7 +6,9 @@ var FIELD_SCHEMAS = byName({
   uuid: { type: 'string', format: 'uuid' },
   string: { type: 'string' },
   text: { type: 'string' },
-  integer: { type: 'integer' },
+  // postgres-schema's column is `integer` (4 bytes), and its JSON Schema says so: an API that took
+  // 3000000000 would accept a value the row cannot hold.
+  integer: { type: 'integer', minimum: -2147483648, maximum: 2147483647 },
   number: { type: 'number' },
   boolean: { type: 'boolean' },
   date: { type: 'string', format: 'date' },
@@ -85,6 +87,13 @@ var PLURAL_O_ES = byName({});
 var PLURAL_ENDINGS = [['child', 'children'], ['person', 'people'], ['woman', 'women'], ['knife', 'knives'], ['life', 'lives'], ['wife', 'wives'], ['leaf', 'leaves'], ['half', 'halves'],
   ['shelf', 'shelves'], ['thief', 'thieves'], ['wolf', 'wolves'], ['calf', 'calves'], ['loaf', 'loaves'],
   ['sheaf', 'sheaves'], ['scarf', 'scarves'], ['wharf', 'wharves'], ['hoof', 'hooves']];
+// The singulars in -as (every other -as word is a plural of one in -a: `Areas`, `Ideas`, `Schemas`,
+// `Quotas`, kept as given) and the plurals in -us (every other -us word is a singular: status, bus,
+// virus, campus take -es).
+var SINGULAR_AS = byName({});
+['alias', 'atlas', 'canvas', 'gas', 'biogas', 'bias', 'pancreas', 'christmas', 'xmas', 'madras'].forEach(function (w) { SINGULAR_AS[w] = true; });
+var PLURAL_US = byName({});
+['menus', 'gurus', 'emus', 'haikus', 'tofus', 'tutus', 'sudokus', 'zulus', 'bayous', 'kudzus', 'ecus'].forEach(function (w) { PLURAL_US[w] = true; });
 // -ch said as k takes -s.
 var PLURAL_CH_S = byName({ epoch: true, stomach: true, monarch: true, matriarch: true, patriarch: true, oligarch: true, tech: true, loch: true });
 function pluralOfWord(word) {
@@ -100,9 +109,12 @@ function pluralOfWord(word) {
   if (/men$/.test(word) && PLURAL_MEN[word.slice(0, -3) + 'man']) return word;
   if (/sis$/.test(word)) return word.slice(0, -2) + 'es';
   // A name already in the plural is kept (`Users`, `Orders`, `Boxes`, `Photos`): an s after any
-  // letter but a, u or s. Those three end singular nouns that take -es (alias, canvas, status, bus,
-  // class); a singular in another -s (lens, iris) keeps its own spelling, which still names one table.
+  // letter but a, u or s, and an -as or -us that is a plural (`Areas`, `Schemas`, `Menus`; they
+  // were `areases`, `schemases`, `menuses`). The singulars in -as (alias, canvas, gas), the other
+  // -us words (status, bus) and -ss (class) take -es; a singular in another -s (lens, iris) keeps
+  // its own spelling, which still names one table.
   if (/[^aus]s$/.test(word)) return word;
+  if ((/as$/.test(word) && !SINGULAR_AS[word]) || PLURAL_US[word]) return word;
   // A one-syllable word ending in a single vowel and z doubles the z: quiz → quizzes, fez → fezzes.
   if (/^(qu|[^aeiou])*[aeiou]z$/.test(word)) return word + 'zes';
   if (/o$/.test(word)) return PLURAL_O_ES[word] ? word + 'es' : word + 's';
