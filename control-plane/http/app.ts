@@ -10,7 +10,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/postgres-errors.ts';
 import type { StatementBatches } from '../db/statement-batches.ts';
-import { HealthWaitOutlasted, withinHealthWait } from '../domains/health/health-wait.ts';
+import { HealthWaitOutlasted, isHealthCheckPath, withinHealthWait } from '../domains/health/health-wait.ts';
 import type { CredentialKeyMaker } from '../domains/kit-credentials/credential-key-ring.ts';
 import type { LoginThrottle } from '../domains/users/login-throttle.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
@@ -52,9 +52,6 @@ export interface AppDeps {
   /** Makes an organization's first credential key, its private key sealed at once. */
   credentialKeys: CredentialKeyMaker;
 }
-
-/** The public health check on each surface. */
-const HEALTH_PATHS = ['/api/health', '/trpc/health.check'];
 
 const header = (req: Request, name: string) => {
   const value = req.headers[name];
@@ -117,7 +114,7 @@ export function createApp(deps: AppDeps): express.Express {
     return { auth, applyRateVerdict: counted.apply };
   };
   app.use(async (req, res, next) => {
-    const isHealth = HEALTH_PATHS.includes(req.path);
+    const isHealth = isHealthCheckPath(req.path);
     try {
       const { auth, applyRateVerdict } = await (isHealth ? withinHealthWait(admit(req)) : admit(req));
       res.locals.auth = auth;

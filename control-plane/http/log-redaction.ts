@@ -68,6 +68,11 @@ function blankSecretSegments(url: string): string {
   });
 }
 
+/** Whether `value` holds anything shaped like a secret the service issues (see keyOrJwtShape). */
+export function holdsSecretShape(value: string): boolean {
+  return blankTokenShapes(value) !== value;
+}
+
 function blankTokenShapes(path: string): string {
   return path.replace(keyOrJwtShape, REDACTED).replace(longRun, (run) => (looksRandom(run) ? REDACTED : run));
 }
@@ -119,7 +124,10 @@ const loggedHeaderValues = new Set([
 ]);
 
 function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, loggedHeaderValues.has(name) ? value : REDACTED]));
+  // Even a header that carries nothing secret may have had a secret pasted into it (a key sent as
+  // X-Request-ID or X-Tenant-ID): whatever is shaped like one is blanked there too.
+  const logged = (value: unknown) => (typeof value === 'string' ? blankTokenShapes(value) : value);
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, loggedHeaderValues.has(name) ? logged(value) : REDACTED]));
 }
 
 interface SerializedRequest {

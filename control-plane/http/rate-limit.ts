@@ -134,7 +134,10 @@ export function createRequestCounter(store: StatementBatches, limits: Config['ra
     // request the hourly one refused, have had theirs back already.
     const holding = [hourlyResult && !hourlyResult.allowed ? undefined : classResult, hourlyResult].filter((result) => result && (result.allowed || points === 1));
     const refused = [classResult, hourlyResult].find((result) => result && !result.allowed);
-    const shown = refused ?? classResult;
+    // The headers describe the budget that binds: the refusing one, else the one with the fewest
+    // points left (on a tie, the one that resets later). Showing the class budget while the hourly
+    // one has less left would say "97 remaining" just before a 429.
+    const shown = refused ?? [classResult, ...(hourlyResult ? [hourlyResult] : [])].reduce(bindingBudget);
     return {
       apply(res, next) {
         setHeaders(res, shown.limiter.points, shown.state);
@@ -145,6 +148,15 @@ export function createRequestCounter(store: StatementBatches, limits: Config['ra
       withdraw: () => giveBack(holding.map((result) => result!.limiter.getKey(key)), points),
     };
   };
+}
+
+type Counted = { limiter: RateLimiterPostgres; state: RateLimiterRes };
+
+/** Of two budgets a request passed, the one nearer to refusing the next: fewer points left, or as few and a later reset. */
+function bindingBudget<T extends Counted>(a: T, b: T): T {
+  const left = (result: Counted) => Math.max(0, result.state.remainingPoints);
+  if (left(b) !== left(a)) return left(b) < left(a) ? b : a;
+  return b.state.msBeforeNext > a.state.msBeforeNext ? b : a;
 }
 
 export type RateCount = {
