@@ -44,7 +44,8 @@ export const createOrganizationInput = z
   .object({
     name: visibleName(200),
     slug: slugSchema,
-    displayName: visibleName(200).optional(),
+    // null as an answer shows "none" (and as PUT takes it), so a create may send it too.
+    displayName: visibleName(200).nullable().optional(),
     settings: organizationSettingsSchema.optional(),
   })
   .strict()

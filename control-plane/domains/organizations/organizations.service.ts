@@ -38,7 +38,7 @@ async function guardSlug<T>(slug: string, write: () => Promise<T>): Promise<T> {
 export async function createOrganization(
   db: Kysely<Database>,
   principal: Principal,
-  input: { name: string; slug: string; displayName?: string | undefined; settings?: OrganizationSettings | undefined },
+  input: { name: string; slug: string; displayName?: string | null | undefined; settings?: OrganizationSettings | undefined },
 ): Promise<Organization> {
   // Its creator becomes its owner, and a user belongs to one tenant only.
   if (principal.tenantId !== principal.homeTenantId) {

@@ -75,10 +75,11 @@ export const listProjectsOutput = pagedOutput('projects', projectSummaryOutput);
 export const createProjectInput = z
   .strictObject({
     name: visibleName(200),
-    description: z.string().max(10_000).optional(),
+    // null as an answer shows "none" (and as PATCH takes it), so a create may send it too.
+    description: z.string().max(10_000).nullable().optional(),
     template: z.string().trim().min(1).max(100).optional(),
     metadata: metadataInput.optional(),
-    organizationId: uuidInput().optional().describe('Where the project belongs (you must be a member, admin or owner); your oldest such organization when absent'),
+    organizationId: uuidInput().optional().describe('Where the project belongs (you must be a member, admin or owner); the first you joined as such when absent'),
   })
   .superRefine(refuseUnstorableText);
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, ProjectRow } from '../../db/database.ts';
-import { invalid, notFound } from '../../errors/app-error.ts';
+import { forbidden, invalid, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { deleteBlobs } from '../blobs/blobs.repository.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
@@ -72,6 +72,12 @@ export async function listProjectsForCaller(db: Kysely<Database>, principal: Pri
 }
 
 export async function createProjectForCaller(db: Kysely<Database>, principal: Principal, input: CreateProjectInput): Promise<ProjectDetail> {
+  // A project is made by a member of its organization, and a user belongs to one tenant only: a
+  // platform admin acting in another tenant sees, changes and deletes its projects but makes none.
+  // Said as such, not as "organizationId is required" (sending one only met ORG_NOT_MEMBER next).
+  if (principal.tenantId !== principal.homeTenantId) {
+    throw forbidden('A project is created by a member of its organization; acting in another tenant (X-Tenant-ID), a platform admin sees, changes and deletes its projects but creates none there');
+  }
   // Every project belongs to an organization: named, or the caller's own (customers have none).
   const organizationId = input.organizationId ?? (await defaultOrganizationOfUser(db, principal.tenantId, principal.userId));
   if (!organizationId) throw invalid('organizationId is required: you belong to no organization as its owner, an admin or a member', { issues: [{ field: 'organizationId', issue: 'required' }] });
