@@ -68,7 +68,7 @@ export const credentialOutput = z.object({
 export const listCredentialsInput = orgInput.extend({
   ...pagingInput.shape,
   projectId: uuidInput().optional().describe('A project of this organization; any other project is NOT_FOUND'),
-  kitId: z.string().max(100).superRefine(refuseUnstorableText).optional(),
+  kitId: z.string().max(100).superRefine(refuseUnstorableText).optional().describe('A kit the organization can run (its own or a built-in one); any other is NOT_FOUND'),
 });
 export const listCredentialsOutput = pagedOutput('credentials', credentialOutput);
 export const credentialRefInput = orgInput.extend({ credentialId: uuidInput() });

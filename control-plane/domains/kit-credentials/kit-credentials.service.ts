@@ -5,7 +5,7 @@ import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitCredentialRow } from '../../db/database.ts';
 import { invalid, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
-import { requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
+import { requireKitAccess, requireOrganizationKitFilter, requireOrganizationProject } from '../kits/kit-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
 import type { StoreCredentialInput } from './kit-credentials.schema.ts';
 import type { CredentialKeyMaker } from './credential-key-ring.ts';
@@ -100,6 +100,7 @@ export async function listKitCredentials(
 ) {
   await requireKitAccess(db, principal, input.orgId);
   if (input.projectId) await requireOrganizationProject(db, principal, input.orgId, input.projectId, 'forRead');
+  if (input.kitId) await requireOrganizationKitFilter(db, input.orgId, input.kitId);
   const { rows, ...page } = await listCredentials(db, principal.tenantId, input.orgId, input);
   return { credentials: rows.map(credentialRowToCredential), ...page };
 }

@@ -93,7 +93,7 @@ export const executionDetailOutput = executionSummaryOutput.extend({
 
 export const listExecutionsInput = orgInput.extend(pagingInput.shape).extend({
   projectId: uuidInput().optional().describe('A project of this organization; any other project is NOT_FOUND'),
-  kitId: z.string().max(100).superRefine(refuseUnstorableText).optional(),
+  kitId: z.string().max(100).superRefine(refuseUnstorableText).optional().describe('A kit the organization can run (its own or a built-in one); any other is NOT_FOUND'),
   status: z.enum(executionStatuses).optional(),
 });
 

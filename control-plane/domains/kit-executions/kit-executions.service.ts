@@ -8,7 +8,7 @@ import type { Paging } from '../../http/paging.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { apiKeyIsActive } from '../api-keys/api-keys.service.ts';
 import { readBlob, readBlobDescription, readBlobMeta } from '../blobs/blobs.repository.ts';
-import { kitsEnabledFor, requireKitAccess, requireOrganizationProject } from '../kits/kit-access.ts';
+import { kitsEnabledFor, requireKitAccess, requireOrganizationKitFilter, requireOrganizationProject } from '../kits/kit-access.ts';
 import { holdsOrganizationRole } from '../organizations/organization-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
 import { getsBundle } from './kit-bundle.job.ts';
@@ -114,6 +114,7 @@ export async function listKitExecutions(
 ) {
   await requireKitAccess(db, principal, input.orgId);
   if (input.projectId) await requireOrganizationProject(db, principal, input.orgId, input.projectId, 'forRead');
+  if (input.kitId) await requireOrganizationKitFilter(db, input.orgId, input.kitId);
   const { rows, ...page } = await listExecutions(db, principal.tenantId, input.orgId, input);
   return { executions: rows.map(executionRowToSummary), ...page };
 }

@@ -4,7 +4,7 @@ import type { Database, OrganizationRole } from '../../db/database.ts';
 import { AppError, notFound } from '../../errors/app-error.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
 import { getProjectForCaller } from '../projects/projects.service.ts';
-import { tenantFeatures } from './kits.repository.ts';
+import { findKit, tenantFeatures } from './kits.repository.ts';
 
 export const KITS_FEATURE_FLAG = 'kits_enabled';
 
@@ -37,4 +37,14 @@ export async function requireOrganizationProject(db: Kysely<Database>, principal
   });
   if (project.organizationId !== organizationId) throw notFound('The project', { field: 'projectId' });
   return project;
+}
+
+/**
+ * The kit a list filters by (`?kitId=`): one the organization can read — its own or a built-in one.
+ * Any other id (a typo, another organization's kit) is NOT_FOUND on field kitId, as a foreign
+ * `?projectId=` is, so a caller who names the wrong kit hears so instead of reading an empty page.
+ * Every execution and credential names a kit that reads so: kits are never deleted.
+ */
+export async function requireOrganizationKitFilter(db: Kysely<Database>, organizationId: string, kitId: string): Promise<void> {
+  if (!(await findKit(db, organizationId, kitId))) throw notFound('The kit', { field: 'kitId' });
 }
