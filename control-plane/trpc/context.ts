@@ -19,7 +19,7 @@ export interface ContextInner {
   log: Logger;
   requestId: string;
   auth: AuthOutcome;
-  /** The caller's network address (the socket's; no proxy header is trusted). */
+  /** The address the caller counts against (http/client-address.ts: the socket's, or what proxies TRUST_PROXY names forwarded; IPv6 by its /64). */
   clientAddress: string;
   /** Sets a header on the response, e.g. Retry-After on a refused sign-in. */
   setResponseHeader: (name: string, value: string) => void;

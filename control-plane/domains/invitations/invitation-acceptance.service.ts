@@ -90,6 +90,10 @@ function existingUserOf(auth: AuthOutcome, userId: string, tenantId: string): st
  * that email. Either way the membership is created with the invited role.
  */
 export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, input: AcceptInvitationInput) {
+  // Credentials are optional here, not ignored: credentials sent that do not authenticate (two at
+  // once, a revoked key, an expired token, another tenant's X-Tenant-ID) are refused as on every
+  // route that takes them, before anything changes, whichever way the caller accepts.
+  if (auth.kind === 'rejected') throw auth.error;
   const found = await lookUp(db, input.token);
   const existingUserId = input.userId === undefined ? undefined : existingUserOf(auth, input.userId, found.tenant_id);
   // Hashing is slow: do it before taking the row lock, and only for an invitation that can still

@@ -18,7 +18,8 @@ export const createInvitationInput = z
   .object({
     organizationId: uuidInput(),
     email: z.email().max(320),
-    message: z.string().trim().max(2000).optional(),
+    // null is none, as the answers show an absent message.
+    message: z.string().trim().max(2000).nullable().optional(),
     roleId: invitedRoleSchema.optional().describe('Organization role the invitee receives: customer (default) or member'),
   })
   .strict()

@@ -48,7 +48,7 @@ function invitationRowToInvitation(row: InvitationListRow): Invitation {
 export async function createInvitation(
   db: Kysely<Database>,
   principal: Principal,
-  input: { organizationId: string; email: string; message?: string | undefined; roleId?: 'customer' | 'member' | undefined },
+  input: { organizationId: string; email: string; message?: string | null | undefined; roleId?: 'customer' | 'member' | undefined },
 ): Promise<Invitation & { token: string }> {
   // The caller's standing is read once no change to the memberships can be running: an admin
   // being removed at this moment invites nobody (their pending invitations are revoked with them).
