@@ -56,7 +56,7 @@ describe('POST /api/projects', () => {
     for (const [path, method] of [['/projects', 'post'], ['/projects/{projectId}', 'patch']] as const) {
       expect(bodyOf(path, method).properties.metadata.description, `${method} ${path}`).toMatch(/At most 16384 bytes as JSON/);
     }
-    expect(bodyOf('/projects', 'post').properties.organizationId.description).toMatch(/oldest such organization when absent/);
+    expect(bodyOf('/projects', 'post').properties.organizationId.description).toMatch(/the first you joined as such when absent/);
   });
 
   it('counts metadata as PostgreSQL gives it back: with a space after every ":" and ","', async () => {

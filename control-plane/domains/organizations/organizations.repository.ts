@@ -33,8 +33,8 @@ export async function updateOrganization(db: Kysely<Database>, tenantId: string,
 }
 
 /**
- * The user's oldest organization as member or above: where a project lands when its caller names
- * none. Undefined for a customer, or a user no organization holds, who may found none either.
+ * The organization the user joined first as member or above (their oldest membership): where a
+ * project lands when its caller names none. Undefined for a customer, or a user no organization holds, who may found none either.
  */
 export async function defaultOrganizationOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<string | undefined> {
   const row = await db
