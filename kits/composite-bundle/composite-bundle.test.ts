@@ -142,6 +142,17 @@ describe('composite-bundle kit', () => {
   ];
   const collectionPaths = (openapi: string) => Object.keys(parseYaml(openapi).paths).filter((p) => !p.includes('{'));
   const tables = (ddl: string) => [...ddl.matchAll(/^CREATE TABLE "([a-z0-9_]+)"/gm)].map((m) => m[1]);
+  /** The example bundled with `names` as further entities: its run, and its tables, each of which an API collection path names. */
+  const bundledWithEntities = async (names: string[]) => {
+    const input = structuredClone(example);
+    input.discoveryAnswers.entities.push(...names);
+    const result = await runKitForTest(kitDir, input);
+    expect([result.status, result.message]).toEqual(['completed', null]);
+    const paths = collectionPaths(result.output('api.openapi').content);
+    const database = tables(result.output('database.ddl').content);
+    expect(paths.map((p) => p.slice(1).replace(/-/g, '_'))).toEqual(database);
+    return { result, database };
+  };
 
   it('has openapi-api and postgres-schema make the same English plural of each word in a table: irregular, -sis, -us, -z, -o, -f, uncountable', async () => {
     const input = { businessProfile: { company: { name: 'Acme', industry: 'Aerospace' } }, discoveryAnswers: { entities: PLURALS.map(([name]) => name) } };
@@ -157,14 +168,7 @@ describe('composite-bundle kit', () => {
   it('bundles an API whose collection paths use the same plural as the database\'s tables, for tricky entity names', async () => {
     // Before: both said childs, persons, analysises, quizes, heros, leafs, knifes, lifes, newses,
     // settingses: alike, but not English. Now the English plural, still alike.
-    const input = structuredClone(example);
-    const tricky = ['Child', 'Person', 'Analysis', 'Status', 'Quiz', 'Hero', 'Photo', 'Leaf', 'Knife', 'Roof', 'Life', 'News', 'Settings', 'Metadata', 'Woman', 'Bank Account Status', 'Customer Data', 'Pop Quiz', 'CareChild'];
-    input.discoveryAnswers.entities.push(...tricky);
-    const result = await runKitForTest(kitDir, input);
-    expect([result.status, result.message]).toEqual(['completed', null]);
-    const paths = collectionPaths(result.output('api.openapi').content);
-    const database = tables(result.output('database.ddl').content);
-    expect(paths.map((p) => p.slice(1).replace(/-/g, '_'))).toEqual(database);
+    const { database } = await bundledWithEntities(['Child', 'Person', 'Analysis', 'Status', 'Quiz', 'Hero', 'Photo', 'Leaf', 'Knife', 'Roof', 'Life', 'News', 'Settings', 'Metadata', 'Woman', 'Bank Account Status', 'Customer Data', 'Pop Quiz', 'CareChild']);
     expect(database).toEqual([
       'rockets', 'launches', 'payload_bookings', 'children', 'people', 'analyses', 'statuses', 'quizzes', 'heroes', 'photos', 'leaves', 'knives',
       'roofs', 'lives', 'news', 'settings', 'metadata', 'women', 'bank_account_statuses', 'customer_data', 'pop_quizzes', 'care_children',
@@ -204,14 +208,7 @@ describe('composite-bundle kit', () => {
   it('bundles an API whose collection paths are the database\'s tables, and docs that draw its schemas, for entity names with acronyms and digits', async () => {
     // Before: /apikeys over api_keys, /urlthings over url_things; and `Rocket 2` and `API 2`, whose
     // bound the Pascal-cased name loses, /rocket2s over rocket_2s and /api2s over api_2s.
-    const input = structuredClone(example);
-    const names = ['API key', 'URL thing', 'HTTPRequest', 'getHTTPResponseCode', 'userID', 'OAuthToken', 'SSOConfig', 'IPAddress', 'S3Bucket', 'ETag', 'Rocket2', 'URL', 'ID', 'Ünïcode Thing', 'Rocket 3', 'API 2'];
-    input.discoveryAnswers.entities.push(...names);
-    const result = await runKitForTest(kitDir, input);
-    expect([result.status, result.message]).toEqual(['completed', null]);
-    const paths = collectionPaths(result.output('api.openapi').content);
-    const database = tables(result.output('database.ddl').content);
-    expect(paths.map((p) => p.slice(1).replace(/-/g, '_'))).toEqual(database);
+    const { result, database } = await bundledWithEntities(['API key', 'URL thing', 'HTTPRequest', 'getHTTPResponseCode', 'userID', 'OAuthToken', 'SSOConfig', 'IPAddress', 'S3Bucket', 'ETag', 'Rocket2', 'URL', 'ID', 'Ünïcode Thing', 'Rocket 3', 'API 2']);
     expect(database).toEqual([
       'rockets', 'launches', 'payload_bookings', 'api_keys', 'url_things', 'http_requests', 'get_http_response_codes', 'user_ids', 'oauth_tokens',
       'sso_configs', 'ip_addresses', 's3_buckets', 'etags', 'rocket2s', 'urls', 'ids', 'unicode_things', 'rocket_3s', 'api_2s',
