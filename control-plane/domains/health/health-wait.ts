@@ -1,3 +1,5 @@
+import { trpcProceduresOf } from '../../http/trpc-path.ts';
+
 /**
  * How long health waits on the database, for its own check and for the request's authentication and
  * rate count before it. One that stopped answering (paused, a network path that drops packets, a
@@ -29,5 +31,5 @@ export async function withinHealthWait<T>(work: Promise<T>, waitMs = HEALTH_DATA
  * configured with any of these must get the same bounded answer ("database: down"), not a 503.
  */
 export function isHealthCheckPath(path: string): boolean {
-  return /^\/api\/health\/?$/i.test(path) || /^\/trpc\/health\.check$/i.test(path);
+  return /^\/api\/health\/?$/i.test(path) || trpcProceduresOf(path) === 'health.check';
 }
