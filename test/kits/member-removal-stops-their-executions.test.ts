@@ -1,0 +1,135 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { publishDeployerWithCredential, sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
+import { ownerQuery } from '../helpers/owner-sql.ts';
+import { createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/**
+ * Removing a member takes back what the membership granted at once, their kit runs included: an
+ * execution a member left queued, or whose APPLY had yet to open its credential, does not run on
+ * the organization's credentials once they are removed. It ends failed,
+ * saying why. Runs of those still members go on as before.
+ */
+let api: TestApp;
+let worker: TestApp | undefined;
+let ownerKey: string;
+let orgId: string;
+let deployer: Awaited<ReturnType<typeof publishDeployerWithCredential>>;
+const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(api.database.ownerUrl, sql, values);
+
+/** A user of the tenant, added to the organization as a member. */
+async function member(name: string): Promise<Actor> {
+  const user = await createUserInTenant(api, sqlAsOwner, api.bootstrap.tenantId, name);
+  const added = await call(api.url, `/api/organizations/${orgId}/members`, { apiKey: ownerKey, body: { userId: user.userId, role: 'member' } });
+  expect(added.status, added.text).toBe(201);
+  return user;
+}
+
+async function execute(apiKey: string, kitId: string, projectId: string): Promise<string> {
+  const started = await call(api.url, `/api/${orgId}/kits/${kitId}/execute`, { apiKey, body: sampleExecutionBody(projectId) });
+  expect(started.status, started.text).toBe(201);
+  return started.body.data.executionId;
+}
+
+async function removeMember(userId: string) {
+  const removed = await call(api.url, `/api/organizations/${orgId}/members/${userId}`, { method: 'DELETE', apiKey: ownerKey });
+  expect(removed.status, removed.text).toBe(200);
+}
+
+/** When the stored credential of `kitId` was last opened for a run (null: never). */
+async function credentialLastOpened(kitId: string, projectId: string) {
+  const listed = await call(api.url, `/api/${orgId}/kits/credentials?projectId=${projectId}&kitId=${kitId}`, { apiKey: ownerKey });
+  expect(listed.status, listed.text).toBe(200);
+  expect(listed.body.data.credentials).toHaveLength(1);
+  return listed.body.data.credentials[0].lastCheckedAt;
+}
+
+const finishedRuns = (executionId: string) => worker!.logLines.filter((line) => line.msg === 'kit execution finished' && line.executionId === executionId);
+
+// Busy long enough for the member to be removed before APPLY, which needs the credential.
+const slowDeployer = sampleKit({
+  id: 'slow-deployer',
+  credentials: [{ id: 'deploy', description: 'Deploy token', required: true }],
+  applyHook: 'function apply(context) { if (!context.credentials.deploy) throw new Error("credential not received"); return { applied: true }; }',
+});
+slowDeployer.files['hooks/spec.js'] = 'function spec() { var until = Date.now() + 1500; while (Date.now() < until) {} return { image: "x" }; }';
+
+beforeAll(async () => {
+  // No worker yet: executions wait in the queue.
+  api = await startTestApp({ mode: 'api' });
+  ownerKey = api.bootstrap.apiKey;
+  orgId = api.bootstrap.organizationId;
+  deployer = await publishDeployerWithCredential(api.url, ownerKey, orgId, 'deploy-token-for-members');
+  expect((await call(api.url, `/api/${orgId}/kits`, { apiKey: ownerKey, body: slowDeployer })).status).toBe(201);
+  const stored = await call(api.url, `/api/${orgId}/kits/credentials`, {
+    apiKey: ownerKey,
+    body: { projectId: deployer.projectId, kitId: 'slow-deployer', credentialType: 'deploy', credentials: { token: 'slow-deploy-token' } },
+  });
+  expect(stored.status, stored.text).toBe(201);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await api?.stop();
+});
+
+describe('executions a member left queued', () => {
+  it('end failed without running or opening a credential once the member is removed', async () => {
+    const removed = await member('Removed');
+    const byRemoved = await execute(removed.apiKey, 'deployer', deployer.projectId);
+    // The other is waiting for its retry: an earlier attempt claimed it and could not record its outcome.
+    const retrying = await execute(removed.apiKey, 'deployer', deployer.projectId);
+    await sqlAsOwner(`update kit_executions set status = 'running', started_at = now() where id = $1`, [retrying]);
+    await sqlAsOwner(`update graphile_worker._private_jobs set attempts = 1 where id = (select worker_run_id::bigint from kit_executions where id = $1)`, [retrying]);
+    await removeMember(removed.userId);
+
+    worker = await startTestApp({ mode: 'worker', database: api.database, env: { WORKER_HEARTBEAT_MS: '500' } });
+    const said = {
+      [byRemoved]: 'did not run',
+      [retrying]: 'was stopped before its retry: an earlier attempt may have run part of it, and none of its outputs were kept',
+    };
+    for (const executionId of [byRemoved, retrying]) {
+      const execution = await waitForExecution(api.url, ownerKey, orgId, executionId);
+      expect(execution).toMatchObject({ status: 'failed', outputCount: 0, phases: [], logs: [], bundleStatus: 'none' });
+      expect(execution.errorMessage).toBe(`Whoever started this execution is no longer a member of its organization, so this execution ${said[executionId]}. A member can start a new execution.`);
+      expect(finishedRuns(executionId)).toEqual([]);
+    }
+    // Ended, not left to retry.
+    expect(await sqlAsOwner(`select id from graphile_worker.jobs where key = any($1)`, [[`kit-execution:${byRemoved}`, `kit-execution:${retrying}`]])).toEqual([]);
+    expect(await credentialLastOpened('deployer', deployer.projectId)).toBeNull();
+  });
+
+  it('of a member still in the organization run as before, opening the credential', async () => {
+    const kept = await member('Kept');
+    const executionId = await execute(kept.apiKey, 'deployer', deployer.projectId);
+    expect((await waitForExecution(api.url, ownerKey, orgId, executionId)).status).toBe('completed');
+    expect(await credentialLastOpened('deployer', deployer.projectId)).toEqual(expect.any(String));
+  });
+});
+
+describe('an execution whose member is removed while it runs', () => {
+  it('opens no credential after that: APPLY gets none, and the run ends failed keeping no outputs', async () => {
+    const leaving = await member('Leaving');
+    const executionId = await execute(leaving.apiKey, 'slow-deployer', deployer.projectId);
+    const deadline = Date.now() + 10_000;
+    while ((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status === 'pending' && Date.now() < deadline) await sleep(20);
+    await removeMember(leaving.userId);
+
+    const execution = await waitForExecution(api.url, ownerKey, orgId, executionId);
+    expect(execution).toMatchObject({ status: 'failed', outputCount: 0 });
+    expect(execution.errorMessage).toBe(
+      'Whoever started this execution stopped being a member of its organization while it ran, so no credential was opened for it after that and none of its outputs were kept. A member can start a new execution.',
+    );
+    // It ran up to APPLY, which failed without the credential.
+    expect(execution.phases.map((phase: { phase: string; status: string }) => `${phase.phase} ${phase.status}`)).toContain('APPLY failed');
+    expect(await credentialLastOpened('slow-deployer', deployer.projectId)).toBeNull();
+    expect(await sqlAsOwner('select count(*)::int as n from kit_outputs where execution_id = $1', [executionId])).toEqual([{ n: 0 }]);
+  });
+
+  it('of a member who stays goes through APPLY with the credential', async () => {
+    const executionId = await execute(ownerKey, 'slow-deployer', deployer.projectId);
+    expect((await waitForExecution(api.url, ownerKey, orgId, executionId)).status).toBe('completed');
+    expect(await credentialLastOpened('slow-deployer', deployer.projectId)).toEqual(expect.any(String));
+  });
+});
