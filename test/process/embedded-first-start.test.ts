@@ -3,9 +3,8 @@ import { chmod, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
 import { call } from '../helpers/http.ts';
-import { mainProcessesStoppedAfterAll, untilOutput, type MainProcess } from '../helpers/main-process.ts';
+import { listeningUrl, mainProcessesStoppedAfterAll, type MainProcess } from '../helpers/main-process.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
 
 const startMainProcess = mainProcessesStoppedAfterAll();
@@ -32,8 +31,8 @@ describe('a first start on the embedded database killed while initdb runs (OOM k
     const dataDir = await scratchDir('initdb-kill');
     const tmp = await scratchDir('initdb-kill-tmp');
     await chmod(tmp, 0o1777); // as open as /tmp
-    const port = await findFreePort();
-    const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' };
+    // Any free port, the one it binds read from its log: a port found free beforehand may be taken by then.
+    const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' };
 
     const killed = startMainInOwnGroup({ ...env, TMPDIR: tmp });
     await untilInitdbWrote(killed, dataDir, file);
@@ -44,8 +43,7 @@ describe('a first start on the embedded database killed while initdb runs (OOM k
     expect(await readdir(tmp)).toEqual([]);
 
     const next = startMain(env);
-    await untilOutput(next, /API listening/);
-    expect((await call(`http://127.0.0.1:${port}`, '/api/health')).body.data).toMatchObject({ database: { status: 'up' } });
+    expect((await call(await listeningUrl(next), '/api/health')).body.data).toMatchObject({ database: { status: 'up' } });
     next.child.kill('SIGTERM');
     expect(await next.exit).toBe(0);
   }, 60_000);
@@ -54,8 +52,7 @@ describe('a first start on the embedded database killed while initdb runs (OOM k
 describe('two first starts at once on one fresh DATA_DIR', () => {
   it('one serves; the other is refused with the one-line "in use" message', async () => {
     const dataDir = await scratchDir('first-race');
-    const ports = [await findFreePort(), await findFreePort()];
-    const starts = ports.map((port) => startMain({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' }));
+    const starts = [1, 2].map(() => startMain({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }));
 
     const deadline = Date.now() + 45_000;
     const listening = (main: MainProcess) => /API listening/.test(main.output());
@@ -69,7 +66,7 @@ describe('two first starts at once on one fresh DATA_DIR', () => {
 
     expect(await loser.exit).toBe(1);
     expect(loser.output().trim()).toMatch(/^Specwright failed to start: DATA_DIR .* is in use by another Specwright process \(pid \d+\)[^\n]*$/);
-    expect((await call(`http://127.0.0.1:${ports[starts.indexOf(winner)]}`, '/api/health')).body.data).toMatchObject({ database: { status: 'up' } });
+    expect((await call(await listeningUrl(winner), '/api/health')).body.data).toMatchObject({ database: { status: 'up' } });
 
     winner.child.kill('SIGTERM');
     expect(await winner.exit).toBe(0);
@@ -80,7 +77,7 @@ describe('a first start as root whose DATA_DIR the postgres OS user cannot reach
   // Only root hands PostgreSQL to another user; anyone else runs it as themselves and reaches it.
   it.runIf(process.getuid?.() === 0)('fails saying which directory is closed to that user and what to do, leaving no half-made cluster', async () => {
     const closed = await scratchDir('closed'); // mode 0700, owned by root, like /root
-    const main = startMain({ DATA_DIR: join(closed, 'data'), PORT: String(await findFreePort()), HOST: '127.0.0.1' });
+    const main = startMain({ DATA_DIR: join(closed, 'data'), PORT: '0', HOST: '127.0.0.1' });
 
     expect(await main.exit).toBe(1);
     expect(main.output().trim()).toMatch(

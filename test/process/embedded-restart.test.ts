@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
 import { call } from '../helpers/http.ts';
-import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
+import { listeningUrl, mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
 
 const startMainProcess = mainProcessesStoppedAfterAll();
@@ -10,8 +9,8 @@ const startMain = (env: Record<string, string>) => startMainProcess('all', env);
 describe('npm start on the embedded database after the previous process was killed', () => {
   it('stops the PostgreSQL the killed process left running and starts again (SIGKILL cannot stop the cluster)', async () => {
     const dataDir = await scratchDir('sigkill');
-    const port = await findFreePort();
-    const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' };
+    // Any free port, the one it binds read from its log: a port found free beforehand may be taken by then.
+    const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' };
 
     const killed = startMain(env);
     await untilOutput(killed, /API listening/);
@@ -19,14 +18,14 @@ describe('npm start on the embedded database after the previous process was kill
     await killed.exit;
 
     const next = startMain(env);
-    await untilOutput(next, /API listening/);
-    expect((await call(`http://127.0.0.1:${port}`, '/api/health')).body.data).toMatchObject({ database: { status: 'up' } });
+    const url = await listeningUrl(next);
+    expect((await call(url, '/api/health')).body.data).toMatchObject({ database: { status: 'up' } });
 
     // While that one runs, another start on the same DATA_DIR says why it cannot, and leaves it alone.
-    const intruder = startMain({ ...env, PORT: String(await findFreePort()) });
+    const intruder = startMain(env);
     expect(await intruder.exit).toBe(1);
     expect(intruder.output()).toMatch(/DATA_DIR .* is in use by another Specwright process \(pid \d+\)/);
-    expect((await call(`http://127.0.0.1:${port}`, '/api/health')).body.data).toMatchObject({ database: { status: 'up' } });
+    expect((await call(url, '/api/health')).body.data).toMatchObject({ database: { status: 'up' } });
 
     next.child.kill('SIGTERM');
     expect(await next.exit).toBe(0);

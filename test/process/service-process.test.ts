@@ -1,9 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findFreePort } from '../../control-plane/db/embedded-postgres.ts';
 import { call } from '../helpers/http.ts';
-import { mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
+import { listeningUrl, mainProcessesStoppedAfterAll, untilOutput } from '../helpers/main-process.ts';
 import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { createTestDatabase } from '../helpers/test-database.ts';
 import { scratchDir } from '../helpers/scratch-dir.ts';
@@ -13,11 +12,11 @@ const startMain = mainProcessesStoppedAfterAll();
 describe('npm start (control-plane/main.ts all) on the embedded database', () => {
   it('boots PostgreSQL, creates the first-run tenant once, serves API and worker, and stops cleanly on SIGTERM', async () => {
     const dataDir = await scratchDir('main');
-    const port = await findFreePort();
-    const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' };
+    // Any free port, the one each start binds read from its log: a port found free beforehand may be taken by then.
+    const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' };
 
     const first = startMain('all', env);
-    await untilOutput(first, /API listening/);
+    const url = await listeningUrl(first);
     const bootstrapFile = join(dataDir, 'bootstrap.json');
     // The output names the file that holds the owner's key, and never the key: output is often collected as a log.
     const announced = first
@@ -33,7 +32,6 @@ describe('npm start (control-plane/main.ts all) on the embedded database', () =>
     const ownerKey: string = bootstrap.apiKey;
     expect(first.output()).not.toContain(ownerKey);
 
-    const url = `http://127.0.0.1:${port}`;
     const health = await call(url, '/api/health');
     expect(health.body.data).toMatchObject({ status: 'ok', database: { status: 'up' }, worker: { status: 'up' } });
     const me = await call(url, '/api/me', { apiKey: ownerKey });
@@ -45,10 +43,10 @@ describe('npm start (control-plane/main.ts all) on the embedded database', () =>
     await expect(fetch(`${url}/api/health`)).rejects.toThrow();
 
     const second = startMain('all', env);
-    await untilOutput(second, /API listening/);
+    const secondUrl = await listeningUrl(second);
     expect(second.output()).not.toMatch(/first run|owner's API key/);
     expect(JSON.parse(await readFile(bootstrapFile, 'utf8'))).toEqual(bootstrap);
-    expect((await call(url, '/api/me', { apiKey: ownerKey })).status).toBe(200);
+    expect((await call(secondUrl, '/api/me', { apiKey: ownerKey })).status).toBe(200);
     second.child.kill('SIGTERM');
     expect(await second.exit).toBe(0);
   }, 120_000);
