@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AuthOutcome } from '../../auth/authenticate.ts';
 import type { Database } from '../../db/database.ts';
+import { emailKey } from '../../db/email-key.ts';
 import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import { withTenant } from '../../db/tenant-transaction.ts';
 import { AppError, conflict, forbidden, notFound, unauthorized } from '../../errors/app-error.ts';
@@ -118,7 +119,7 @@ export async function acceptInvitation(db: Kysely<Database>, auth: AuthOutcome, 
     if (existingUserId !== undefined) {
       const user = await findUserInTenant(trx, found.tenant_id, existingUserId);
       if (!user) throw notFound('The user');
-      if (user.email.toLowerCase() !== invitation.email.toLowerCase()) throw forbidden('This invitation was sent to another email address');
+      if (emailKey(user.email) !== emailKey(invitation.email)) throw forbidden('This invitation was sent to another email address');
       if (await findMembership(trx, found.tenant_id, invitation.organization_id, user.id)) {
         throw conflict('You are a member of this organization already');
       }

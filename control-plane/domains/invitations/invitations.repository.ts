@@ -4,6 +4,7 @@ import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
 import type { InvitationStatus } from './invitations.schema.ts';
 import { databaseNow } from '../../db/database-clock.ts';
+import { emailKey, emailKeyOf } from '../../db/email-key.ts';
 
 export interface InvitationLookup {
   invitation_id: string;
@@ -52,7 +53,7 @@ export async function insertInvitation(
 
 /** Serialises invitation writes for one organization and email, so duplicate checks hold under races. */
 export async function lockInvitee(db: Kysely<Database>, organizationId: string, email: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`invitation:${organizationId}:${email.toLowerCase()}`}, 0))`.execute(db);
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`invitation:${organizationId}:${emailKey(email)}`}, 0))`.execute(db);
 }
 
 /** Invitations with what the seed's invitation carries besides its own columns: the organization's names and the inviter's. */
@@ -100,7 +101,7 @@ export async function findPendingInvitation(db: Kysely<Database>, tenantId: stri
     .select('id')
     .where('tenant_id', '=', tenantId)
     .where('organization_id', '=', organizationId)
-    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .where(emailKeyOf('email'), '=', emailKey(email))
     .where('status', '=', 'pending')
     .where('expires_at', '>', sql<Date>`now()`)
     .executeTakeFirst();
@@ -155,7 +156,7 @@ export async function revokePendingInvitations(db: Kysely<Database>, tenantId: s
     .set({ status: 'revoked', revoked_at: databaseNow })
     .where('tenant_id', '=', tenantId)
     .where('organization_id', '=', organizationId)
-    .where((eb) => ('email' in which ? eb(eb.fn('lower', ['email']), '=', which.email.toLowerCase()) : eb('invited_by', '=', which.invitedBy)))
+    .where((eb) => ('email' in which ? eb(emailKeyOf('email'), '=', emailKey(which.email)) : eb('invited_by', '=', which.invitedBy)))
     .where('status', '=', 'pending')
     .where('expires_at', '>', sql<Date>`now()`)
     .execute();
@@ -179,6 +180,6 @@ export async function findUserByEmailInTenant(db: Kysely<Database>, tenantId: st
     .selectFrom('users')
     .select(['id', 'email', 'name'])
     .where('tenant_id', '=', tenantId)
-    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .where(emailKeyOf('email'), '=', emailKey(email))
     .executeTakeFirst();
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, OrganizationRole } from '../../db/database.ts';
+import { emailKey, emailKeyOf } from '../../db/email-key.ts';
 
 export async function insertTenant(db: Kysely<Database>, values: { id: string; name: string; features: Record<string, boolean> }) {
   return db.insertInto('tenants').values({ id: values.id, name: values.name, features: JSON.stringify(values.features) }).returningAll().executeTakeFirstOrThrow();
@@ -47,7 +48,7 @@ export async function findOldestTenant(db: Kysely<Database>) {
 }
 
 export async function findUserByEmail(db: Kysely<Database>, email: string) {
-  return db.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
+  return db.selectFrom('users').selectAll().where(emailKeyOf('email'), '=', emailKey(email)).executeTakeFirst();
 }
 
 export async function findFirstOrganizationOfTenant(db: Kysely<Database>, tenantId: string) {

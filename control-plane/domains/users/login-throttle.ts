@@ -1,6 +1,7 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../config.ts';
+import { emailKey } from '../../db/email-key.ts';
 import type { StatementBatches } from '../../db/statement-batches.ts';
 
 /**
@@ -90,7 +91,7 @@ export function createLoginThrottle(store: StatementBatches, limits: Config['log
 
   return {
     async begin(email, clientAddress) {
-      const normalised = email.trim().toLowerCase();
+      const normalised = emailKey(email);
       const budgets: Budget[] = [
         { limiter: perPair, key: digest(normalised, clientAddress) },
         { limiter: perAddress, key: digest(clientAddress) },
