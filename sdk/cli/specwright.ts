@@ -23,6 +23,7 @@ import {
 } from '../kit/index.ts';
 
 const USAGE = `Usage: specwright kit <command> <dir> [options]
+       specwright tool-server   (tools for coding assistants, over MCP: see its --help)
 
 Commands:
   init <dir>        create a working kit in a new directory
@@ -73,6 +74,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   const json = argv.includes('--json');
   const io: Output = json ? { out: () => {}, err: textIo.err, progress: () => {} } : textIo;
   const answer = (value: Record<string, unknown>) => textIo.out(JSON.stringify(value));
+  // Its own stdout is the protocol's: nothing else may be written there.
+  if (argv[0] === 'tool-server') return toolServer(argv.slice(1), env, textIo);
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -146,6 +149,44 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   }
 }
 
+/**
+ * `specwright tool-server`: the tool server (MCP) for coding assistants, on stdin and stdout, until
+ * the assistant closes stdin. SPECWRIGHT_URL and SPECWRIGHT_API_KEY come from the environment only
+ * (an argument shows in every process list). Exit 2 when either is missing or unusable.
+ */
+async function toolServer(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
+  const refuse = (message: string) => {
+    io.err(`specwright tool-server: ${message}`);
+    return 2;
+  };
+  if (argv.some((argument) => argument === '--help' || argument === '-h')) {
+    io.err(TOOL_SERVER_USAGE.trimEnd());
+    return 0;
+  }
+  if (argv.length > 0) return refuse(`takes no arguments (got ${looksLikeApiKey(argv[0]!) ? 'an argument that looks like an API key, not shown' : `"${argv[0]}"`}); ${TOOL_SERVER_ENVIRONMENT}`);
+  // Loaded here: the kit commands have no use for the protocol's library.
+  const { serveToolsOverStdio, toolServerMisconfiguration } = await import('../tool-server/tool-server.ts');
+  const misconfigured = toolServerMisconfiguration(env);
+  if (misconfigured) return refuse(misconfigured);
+  try {
+    await serveToolsOverStdio(env);
+    return 0;
+  } catch (error) {
+    // The client's own checks (a URL that cannot work, a key with a control character) say what is wrong without the key.
+    if (error instanceof TypeError) return refuse(error.message);
+    throw error;
+  }
+}
+
+const TOOL_SERVER_ENVIRONMENT = 'set SPECWRIGHT_URL and SPECWRIGHT_API_KEY in its environment';
+
+const TOOL_SERVER_USAGE = `Usage: specwright tool-server
+
+Serves Specwright's tools to a coding assistant over stdin and stdout (MCP).
+Environment: SPECWRIGHT_URL (the service, e.g. http://127.0.0.1:3000) and
+SPECWRIGHT_API_KEY (the key the tools call with). Arguments are refused.
+`;
+
 const POSITION_NAMES = ['the command', 'the kit command', 'the kit directory'];
 
 /**
@@ -153,9 +194,13 @@ const POSITION_NAMES = ['the command', 'the kit command', 'the kit directory'];
  * --api-key) would be printed to the terminal and to CI logs. A key-shaped argument is refused
  * first, naming its position, never its value.
  */
+/** An argument holding an API key: `swk_…`, also after `=` or `:`, or a quote (`SPECWRIGHT_API_KEY=swk_…` written after the command, not before it). */
+function looksLikeApiKey(argument: string): boolean {
+  return /(?:^|[\s=:'"])swk_/i.test(argument);
+}
+
 function refuseKeyShapedArguments(positionals: string[]): void {
-  // Also after `=` or `:`, or a quote: `SPECWRIGHT_API_KEY=swk_…` written after the command, not before it.
-  const index = positionals.findIndex((value) => /(?:^|[\s=:'"])swk_/i.test(value));
+  const index = positionals.findIndex(looksLikeApiKey);
   if (index === -1) return;
   throw new UsageError(`${POSITION_NAMES[index] ?? 'an extra argument'} looks like an API key (not shown); pass the key with --api-key or SPECWRIGHT_API_KEY`);
 }

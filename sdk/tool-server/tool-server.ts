@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createSpecwrightClient, type SpecwrightClientOptions } from '../client.ts';
+import { registerSpecwrightTools } from './specwright-tools.ts';
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/**
+ * The tool server (MCP) coding assistants use: Specwright's tools, each calling the service through
+ * the typed client with the caller's API key. Connect it to a transport (`serveToolsOverStdio`).
+ */
+export function createToolServer(client: SpecwrightClientOptions): McpServer {
+  const server = new McpServer(
+    { name: 'specwright', version },
+    { instructions: 'Specwright turns a product idea into a specification and generated files. Find a project (list_projects) or create one, pick a kit (list_kits), run it (execute_kit), poll get_execution, then read its files with get_output.' },
+  );
+  registerSpecwrightTools(server, createSpecwrightClient(client));
+  return server;
+}
+
+/** Why the tool server cannot start with this environment, or null when it can. */
+export function toolServerMisconfiguration(env: NodeJS.ProcessEnv): string | null {
+  const missing = [env.SPECWRIGHT_URL?.trim() ? null : 'SPECWRIGHT_URL', env.SPECWRIGHT_API_KEY?.trim() ? null : 'SPECWRIGHT_API_KEY'].filter((name) => name !== null);
+  return missing.length === 0 ? null : `set ${missing.join(' and ')} in the environment the tool server starts with (the API key is never taken as an argument)`;
+}
+
+/**
+ * Serves the tools over stdin and stdout (how assistants start a local tool server) until stdin
+ * ends or the server is closed. The client options are checked first: a URL that cannot work, or a
+ * key that cannot travel in a header, throws a TypeError saying so (without the key).
+ */
+export async function serveToolsOverStdio(env: NodeJS.ProcessEnv, stdin: Readable = process.stdin, stdout: Writable = process.stdout): Promise<void> {
+  const server = createToolServer({ url: env.SPECWRIGHT_URL!.trim(), apiKey: env.SPECWRIGHT_API_KEY! });
+  const closed = new Promise<void>((resolve) => {
+    server.server.onclose = resolve;
+  });
+  await server.connect(new StdioServerTransport(stdin, stdout));
+  // The assistant closes its end when it is done with the server.
+  stdin.once('end', () => void server.close());
+  await closed;
+}

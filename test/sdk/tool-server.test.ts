@@ -1,0 +1,174 @@
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../helpers/http.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+
+/**
+ * The tool server coding assistants start (`specwright tool-server`, MCP over stdio), driven by the
+ * MCP SDK's own client as an assistant would, against the real service and worker.
+ */
+const BIN = 'sdk/cli/bin.mjs';
+let app: TestApp;
+let key: string;
+let orgId: string;
+const opened: Array<{ client: Client; stderr: () => string }> = [];
+
+/** A tool server started as an assistant starts it, with `env` as its whole environment (PATH aside). */
+async function connect(env: Record<string, string>) {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, ...env }, stderr: 'pipe' });
+  let said = '';
+  transport.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString('utf8')));
+  const client = new Client({ name: 'tool-server-test', version: '1.0.0' });
+  await client.connect(transport);
+  const server = { client, stderr: () => said };
+  opened.push(server);
+  return server;
+}
+
+const callTool = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+const textOf = (result: CallToolResult) => result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+
+/** The data a tool answered, or the test fails saying what the tool said instead. */
+async function data(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
+  const result = await callTool(client, name, args);
+  expect(result.isError, textOf(result)).toBeFalsy();
+  expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
+  return result.structuredContent;
+}
+
+/** Runs the tool server as a command with no client, to its exit: its code and what it wrote. */
+function runCommand(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH!, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.stdin.end();
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+beforeAll(async () => {
+  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500' } });
+  key = app.bootstrap.apiKey;
+  orgId = app.bootstrap.organizationId;
+});
+afterAll(async () => {
+  await Promise.all(opened.map(({ client }) => client.close()));
+  await app?.stop();
+});
+
+describe('specwright tool-server', () => {
+  it('offers the tools an assistant needs, reads marked read-only', async () => {
+    const { client } = await connect({ SPECWRIGHT_URL: app.url, SPECWRIGHT_API_KEY: key });
+    expect(client.getServerVersion()?.name).toBe('specwright');
+    const { tools } = await client.listTools();
+    const readOnly = Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations?.readOnlyHint]));
+    expect(readOnly).toEqual({
+      whoami: true,
+      list_organizations: true,
+      list_projects: true,
+      get_project: true,
+      create_project: false,
+      list_kits: true,
+      execute_kit: false,
+      get_execution: true,
+      get_output: true,
+    });
+    expect(tools.find((tool) => tool.name === 'execute_kit')?.inputSchema.required).toEqual(['orgId', 'kitId', 'projectId', 'businessProfile']);
+  });
+
+  it('acts as the API key: creates a project, runs a built-in kit on it and reads the file it generated', async () => {
+    const { client, stderr } = await connect({ SPECWRIGHT_URL: app.url, SPECWRIGHT_API_KEY: key });
+    expect(await data(client, 'whoami')).toMatchObject({ userId: app.bootstrap.userId, tenantId: app.bootstrap.tenantId, authenticatedBy: 'api_key' });
+    expect((await data(client, 'list_organizations')).organizations.map((org: { id: string }) => org.id)).toContain(orgId);
+
+    const project = await data(client, 'create_project', { name: 'Rocket tracker', description: 'Tracks launches' });
+    expect(project).toMatchObject({ name: 'Rocket tracker', status: 'active', phase: 'CREATED' });
+    // What the tool created is the service's: the REST surface reads it back.
+    expect((await call(app.url, `/api/projects/${project.id}`, { apiKey: key })).body.data).toMatchObject({ id: project.id, description: 'Tracks launches' });
+    expect((await data(client, 'list_projects', { limit: 200 })).projects.map((p: { id: string }) => p.id)).toContain(project.id);
+    expect(await data(client, 'get_project', { projectId: project.id })).toMatchObject({ id: project.id, progress: { overall: expect.any(Number) } });
+
+    expect((await data(client, 'list_kits', { orgId, limit: 200 })).kits.map((kit: { kitId: string }) => kit.kitId)).toContain('openapi-api');
+    const example = JSON.parse(await readFile('kits/openapi-api/examples/acme-rockets.json', 'utf8'));
+    const started = await data(client, 'execute_kit', { orgId, kitId: 'openapi-api', projectId: project.id, businessProfile: example.businessProfile, discoveryAnswers: example.discoveryAnswers, dryRun: true });
+    expect(started).toMatchObject({ status: 'pending' });
+    let execution = await data(client, 'get_execution', { orgId, executionId: started.executionId });
+    for (const deadline = Date.now() + 30_000; ['pending', 'running'].includes(execution.status) && Date.now() < deadline; ) {
+      await sleep(100);
+      execution = await data(client, 'get_execution', { orgId, executionId: started.executionId });
+    }
+    expect(execution, execution.errorMessage).toMatchObject({ status: 'completed', options: { dryRun: true } });
+    const document = execution.outputs.find((output: { filename: string }) => output.filename.endsWith('openapi.yaml'));
+    expect(document, JSON.stringify(execution.outputs.map((o: { filename: string }) => o.filename))).toBeDefined();
+    const file = await data(client, 'get_output', { orgId, executionId: started.executionId, outputId: document.outputId });
+    expect(file).toMatchObject({ filename: document.filename, status: 'valid' });
+    expect(file.content).toMatch(/^openapi: ["']?3\.1/m);
+    expect(stderr()).toBe('');
+  }, 60_000);
+
+  it("answers the service's refusals as tool errors the assistant can act on, changing nothing", async () => {
+    const { client } = await connect({ SPECWRIGHT_URL: app.url, SPECWRIGHT_API_KEY: key });
+    const missing = await callTool(client, 'get_project', { projectId: '00000000-0000-4000-8000-000000000000' });
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toMatch(/^NOT_FOUND: .+\nRequest id: \S+$/);
+
+    const before = (await call(app.url, '/api/projects?limit=200', { apiKey: key })).body.data.total;
+    const invalid = await callTool(client, 'create_project', { name: '' });
+    expect(invalid.isError).toBe(true);
+    expect(textOf(invalid)).toMatch(/^VALIDATION_ERROR: .+\n- name: .+/);
+    const unknownKit = await callTool(client, 'execute_kit', { orgId, kitId: 'no-such-kit', projectId: '00000000-0000-4000-8000-000000000000', businessProfile: { company: { name: 'A', industry: 'B' } } });
+    expect(unknownKit.isError).toBe(true);
+    expect(textOf(unknownKit)).toMatch(/^NOT_FOUND: /);
+    expect((await call(app.url, '/api/projects?limit=200', { apiKey: key })).body.data.total).toBe(before);
+  });
+
+  it('with a key the service refuses, says UNAUTHORIZED on every call and never shows the key', async () => {
+    const wrongKey = `${key.slice(0, -6)}AAAAAA`;
+    const server = await connect({ SPECWRIGHT_URL: app.url, SPECWRIGHT_API_KEY: wrongKey });
+    const refused = await callTool(server.client, 'whoami');
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^UNAUTHORIZED: /);
+    expect(JSON.stringify(refused) + server.stderr()).not.toContain(wrongKey);
+  });
+
+  it('with the service unreachable, says so on each call', async () => {
+    const { client } = await connect({ SPECWRIGHT_URL: 'http://127.0.0.1:9', SPECWRIGHT_API_KEY: key });
+    const unreachable = await callTool(client, 'list_projects');
+    expect(unreachable.isError).toBe(true);
+    expect(textOf(unreachable)).toMatch(/^The Specwright service did not answer this call: /);
+    expect(textOf(unreachable)).not.toContain(key);
+  });
+
+  it('ends when the assistant closes its stdin', async () => {
+    const ended = await runCommand(['tool-server'], { SPECWRIGHT_URL: app.url, SPECWRIGHT_API_KEY: key });
+    expect(ended).toEqual({ code: 0, stdout: '', stderr: '' });
+  });
+
+  it('refuses to start without its environment, or with an argument (exit 2), never echoing a key', async () => {
+    const bare = await runCommand(['tool-server'], {});
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toBe('');
+    expect(bare.stderr).toMatch(/^specwright tool-server: set SPECWRIGHT_URL and SPECWRIGHT_API_KEY in the environment/);
+
+    const noKey = await runCommand(['tool-server'], { SPECWRIGHT_URL: app.url });
+    expect([noKey.code, noKey.stderr]).toEqual([2, expect.stringMatching(/^specwright tool-server: set SPECWRIGHT_API_KEY in/)]);
+
+    const keyAsArgument = await runCommand(['tool-server', key], { SPECWRIGHT_URL: app.url });
+    expect(keyAsArgument.code).toBe(2);
+    expect(keyAsArgument.stderr).toMatch(/takes no arguments \(got an argument that looks like an API key, not shown\)/);
+    expect(keyAsArgument.stderr).not.toContain(key);
+
+    const badUrl = await runCommand(['tool-server'], { SPECWRIGHT_URL: 'ftp://example.test', SPECWRIGHT_API_KEY: key });
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toMatch(/^specwright tool-server: /);
+    expect(badUrl.stderr).not.toContain(key);
+  });
+});
