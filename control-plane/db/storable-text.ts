@@ -14,14 +14,18 @@ function unstorable(text: string): string | null {
   return null;
 }
 
+const pathKey = (path: readonly PropertyKey[]) => JSON.stringify(path.map(String));
+
 /**
  * PostgreSQL stores neither U+0000 nor an unpaired surrogate in `text` or `jsonb`: such a value
  * would fail at the insert and answer a 500. Attached with `.superRefine(refuseUnstorableText)` to
- * a string or an input object, this names every string that carries one, at any depth; a key that
+ * a string or an input object, this names every string that carries one, at any depth (but one
+ * its own rules already refused, a kit id that is no slug: one mistake, one message); a key that
  * carries one is named by its object. The walk is iterative and builds a path only for a finding,
  * so deep free-form JSON stays cheap.
  */
 export function refuseUnstorableText(input: unknown, ctx: z.RefinementCtx): void {
+  const refused = new Set(ctx.issues.map((issue) => pathKey(issue.path ?? [])));
   const visits: Visit[] = [{ value: input, parent: -1, key: undefined }];
   const pathOf = (index: number) => {
     const path: Array<string | number> = [];
@@ -32,7 +36,7 @@ export function refuseUnstorableText(input: unknown, ctx: z.RefinementCtx): void
     const { value } = visits[index]!;
     if (typeof value === 'string') {
       const problem = unstorable(value);
-      if (problem) ctx.addIssue({ code: 'custom', path: pathOf(index), message: `must not contain ${problem}` });
+      if (problem && !refused.has(pathKey(pathOf(index)))) ctx.addIssue({ code: 'custom', path: pathOf(index), message: `must not contain ${problem}` });
     } else if (Array.isArray(value)) {
       value.forEach((item, position) => visits.push({ value: item, parent: index, key: position }));
     } else if (value !== null && typeof value === 'object') {

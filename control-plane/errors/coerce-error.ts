@@ -3,6 +3,7 @@ import { ZodError } from 'zod';
 import { isDatabaseUnavailable, isStatementTimeout, isTransactionConflict, isUnstorableText } from '../db/postgres-errors.ts';
 import { AppError } from './app-error.ts';
 import type { ErrorCode } from './error-catalog.ts';
+import { cutForAnswer } from './quoted-input.ts';
 
 export interface WireError {
   code: ErrorCode;
@@ -32,21 +33,12 @@ const MAX_QUOTED_ISSUE_LENGTH = 300;
 export function zodIssuesToFields(error: ZodError): FieldIssue[] {
   const fields = allIssuesToFields(error);
   const listed = fields.slice(0, MAX_LISTED_ISSUES).map(({ field, issue }) => ({
-    field: cut(field, MAX_QUOTED_FIELD_LENGTH),
-    issue: cut(issue, MAX_QUOTED_ISSUE_LENGTH),
+    field: cutForAnswer(field, MAX_QUOTED_FIELD_LENGTH),
+    issue: cutForAnswer(issue, MAX_QUOTED_ISSUE_LENGTH),
   }));
   if (fields.length <= MAX_LISTED_ISSUES) return listed;
   return [...listed, { field: '(more)', issue: `and ${fields.length - MAX_LISTED_ISSUES} more issues like these` }];
 }
-
-function cut(text: string, length: number): string {
-  if (text.length <= length) return text;
-  // Never between the halves of a surrogate pair: half an emoji would reach the caller as a lone surrogate.
-  const end = isHighSurrogate(text.charCodeAt(length - 1)) ? length - 1 : length;
-  return `${text.slice(0, end)}…`;
-}
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 function allIssuesToFields(error: ZodError): FieldIssue[] {
   // zod goes on checking a value after its type is wrong, and words what follows about the value it

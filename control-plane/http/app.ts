@@ -15,6 +15,7 @@ import type { CredentialKeyMaker } from '../domains/kit-credentials/credential-k
 import type { LoginThrottle } from '../domains/users/login-throttle.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import { retryAfterFor } from '../errors/error-catalog.ts';
+import { cutForAnswer } from '../errors/quoted-input.ts';
 import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
@@ -167,7 +168,7 @@ export function createApp(deps: AppDeps): express.Express {
   // call me.get: a path under /trpc names procedures, or nothing.
   app.use('/trpc', (req, res, next) => {
     if (!req.path.slice(1).includes('/')) return next();
-    sendSurfaceError(req, res, { code: 'NOT_FOUND', message: `No route for ${req.method} ${req.baseUrl}${req.path}` });
+    sendSurfaceError(req, res, noRouteFor(req));
   });
   // tRPC reads a body that express has parsed (and treats one without a content type as JSON).
   app.use('/trpc', refuseUndecodablePath, refuseOtherMethods(deps.config.bodyLimitBytes), refuseOtherMediaTypes(deps.config.bodyLimitBytes), jsonBody({ limit: deps.config.bodyLimitBytes, type: isJsonOrUntyped }), refuseMisshapenBodies, labelUntypedBodyAsJson);
@@ -194,7 +195,7 @@ export function createApp(deps: AppDeps): express.Express {
     }),
   );
 
-  app.use((req, res) => sendSurfaceError(req, res, { code: 'NOT_FOUND', message: `No route for ${req.method} ${req.path}` }));
+  app.use((req, res) => sendSurfaceError(req, res, noRouteFor(req)));
   app.use(errorHandler);
   return app;
 }
@@ -239,6 +240,14 @@ function refuseUndecodablePath(req: Request, res: Response, next: () => void): v
  * itself would answer 415 in text/plain for one without a JSON body, and 204 to any HEAD. A HEAD
  * answers what GET would, as on /api.
  */
+/** How many characters of a path a NOT_FOUND quotes: enough to see which, not 16 KiB of it back. */
+const QUOTED_PATH_LENGTH = 200;
+
+/** The NOT_FOUND of a path no route takes, naming the method and (the start of) the path. */
+function noRouteFor(req: Request) {
+  return { code: 'NOT_FOUND' as const, message: `No route for ${req.method} ${cutForAnswer(`${req.baseUrl}${req.path}`, QUOTED_PATH_LENGTH)}` };
+}
+
 function refuseOtherMethods(limitBytes: number) {
   return (req: Request, res: Response, next: () => void): void => {
     // As the REST handler does: the call runs as a GET, and Node sends no body for a response to a
@@ -246,7 +255,7 @@ function refuseOtherMethods(limitBytes: number) {
     if (req.method === 'HEAD') req.method = 'GET';
     if (req.method === 'GET' || req.method === 'POST') return next();
     closeUnlessDrainable(req, res, limitBytes);
-    sendSurfaceError(req, res, { code: 'NOT_FOUND', message: `No route for ${req.method} ${req.baseUrl}${req.path}` });
+    sendSurfaceError(req, res, noRouteFor(req));
   };
 }
 

@@ -146,7 +146,7 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
       operation.parameters = [...(operation.parameters ?? []), ...(operation.security ? [tenantParameter] : []), requestIdParameter];
     }
   }
-  document.paths = { ...document.paths, '/downloads/{token}': { get: downloadOperation() } };
+  document.paths = { ...document.paths, '/downloads/{token}': { get: downloadOperation(), head: downloadHeadOperation() } };
   return document;
 }
 
@@ -161,15 +161,29 @@ function documentQueryDefaults(operation: Operation, defaults: Record<string, un
 }
 
 /** The one route outside the router: the bytes behind a signed download link (http/downloads.ts). */
+const downloadRoute = () => ({
+  summary: 'The file a download link names (an execution bundle ZIP)',
+  description:
+    'No other authentication: the signed link, handed out by GET …/bundle and valid for 15 minutes, is the credential. It serves only while the user it was handed to may still read the bundle (a member or above of its organization, kits enabled for the tenant, and the API key they asked with not revoked).',
+  tags: ['kits'],
+  parameters: [{ in: 'path' as const, name: 'token', required: true, schema: { type: 'string' as const } }, requestIdParameter],
+});
+
+/** What each failure of the download route means, for GET and HEAD alike. */
+const downloadFailures = {
+  '400': { description: 'VALIDATION_ERROR: the link is not valid URL encoding, or the query names a parameter (this operation takes none)', headers: answerHeaders },
+  '403': { description: 'FORBIDDEN: the link was altered or has expired, or the user it was handed to may no longer read the bundle', headers: answerHeaders },
+  '404': { description: 'NOT_FOUND: the file behind the link no longer exists', headers: answerHeaders },
+  '429': { description: `${errorDescriptions[429]}; also when this address has 2 downloads running`, headers: refusalHeaders },
+  '500': { description: errorDescriptions[500]!, headers: answerHeaders },
+  '503': { description: `${errorDescriptions[503]}; also when 6 downloads are running`, headers: refusalHeaders },
+};
+
 function downloadOperation() {
-  const error = (description: string, headers = answerHeaders) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } }, headers });
+  const inEnvelope = (failure: Response) => ({ ...failure, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } });
   return {
     operationId: 'downloads-get',
-    summary: 'The file a download link names (an execution bundle ZIP)',
-    description:
-      'No other authentication: the signed link, handed out by GET …/bundle and valid for 15 minutes, is the credential. It serves only while the user it was handed to may still read the bundle (a member or above of its organization, kits enabled for the tenant, and the API key they asked with not revoked).',
-    tags: ['kits'],
-    parameters: [{ in: 'path' as const, name: 'token', required: true, schema: { type: 'string' as const } }, requestIdParameter],
+    ...downloadRoute(),
     responses: {
       '200': {
         description: 'The file, with Content-Disposition (its name), Digest (sha-256), ETag (its sha-256 in quotes) and Accept-Ranges: bytes',
@@ -181,13 +195,33 @@ function downloadOperation() {
         content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
         headers: answerHeaders,
       },
-      '400': error('VALIDATION_ERROR: the link is not valid URL encoding, or the query names a parameter (this operation takes none)'),
-      '403': error('FORBIDDEN: the link was altered or has expired, or the user it was handed to may no longer read the bundle'),
-      '404': error('NOT_FOUND: the file behind the link no longer exists'),
+      '400': inEnvelope(downloadFailures['400']),
+      '403': inEnvelope(downloadFailures['403']),
+      '404': inEnvelope(downloadFailures['404']),
       '416': { description: 'The range lies past the end of the file; Content-Range: bytes */<size>', headers: answerHeaders },
-      '429': error(`${errorDescriptions[429]}; also when this address has 2 downloads running`, refusalHeaders),
-      '500': error(errorDescriptions[500]!),
-      '503': error(`${errorDescriptions[503]}; also when 6 downloads are running`, refusalHeaders),
+      '429': inEnvelope(downloadFailures['429']),
+      '500': inEnvelope(downloadFailures['500']),
+      '503': inEnvelope(downloadFailures['503']),
+    },
+  };
+}
+
+/**
+ * HEAD of a download link (http/downloads.ts): the status and headers GET would answer, after the
+ * same checks, without a body and without reading the file. A Range is not looked at: no 206 or 416.
+ */
+function downloadHeadOperation() {
+  const withoutBody = (failure: Response) => ({ ...failure, description: `${failure.description}. No body: Content-Type and Content-Length are those of the envelope GET answers with` });
+  return {
+    operationId: 'downloads-head',
+    ...downloadRoute(),
+    summary: 'The headers of the file a download link names, without the file',
+    responses: {
+      '200': {
+        description: "The headers GET's 200 carries, without the file: Content-Type (application/zip), Content-Length (the file's size), Content-Disposition (its name), Digest (sha-256), ETag (its sha-256 in quotes) and Accept-Ranges: bytes. A Range is not looked at",
+        headers: answerHeaders,
+      },
+      ...Object.fromEntries(Object.entries(downloadFailures).map(([status, failure]) => [status, withoutBody(failure)])),
     },
   };
 }

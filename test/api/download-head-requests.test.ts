@@ -93,6 +93,24 @@ describe('HEAD /api/downloads/<token>', () => {
     expect((await call(app.url, link, { method: 'HEAD' })).status).toBe(200);
   });
 
+  it('is in the OpenAPI document beside GET, listing the statuses it answers and no body', async () => {
+    const document = (await call(app.url, '/api/openapi.json')).body;
+    const [get, head] = [document.paths['/downloads/{token}'].get, document.paths['/downloads/{token}'].head];
+    expect(head).toMatchObject({ operationId: 'downloads-head', tags: get.tags, parameters: get.parameters });
+    // GET's statuses but those of a Range, which a HEAD does not look at.
+    expect(Object.keys(head.responses).sort()).toEqual(Object.keys(get.responses).filter((status) => !['206', '416'].includes(status)).sort());
+    expect(Object.values(head.responses).filter((response: any) => response.content !== undefined)).toEqual([]);
+    expect(head.responses['429'].headers['Retry-After'].required).toBe(true);
+    const answered = [
+      await call(app.url, link, { method: 'HEAD' }),
+      await call(app.url, link, { method: 'HEAD', headers: { range: 'bytes=0-1' } }),
+      await call(app.url, `${link.slice(0, -3)}abc`, { method: 'HEAD' }),
+      await call(app.url, `${link}?notAParameter=1`, { method: 'HEAD' }),
+    ];
+    expect(answered.map((answer) => answer.status)).toEqual([200, 200, 403, 400]);
+    for (const answer of answered) expect(head.responses[String(answer.status)]).toBeDefined();
+  });
+
   it('holds a download slot while it reads, as GET does, and gives it back once answered', async () => {
     const from = '127.0.0.2';
     // Both HEADs wait on the blob table meanwhile, each holding one of the address's two slots.

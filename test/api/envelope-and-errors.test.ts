@@ -36,6 +36,17 @@ describe('the /api envelope', () => {
     expect(response.body).toMatchObject({ success: false, error: { code: 'NOT_FOUND' }, metadata: { requestId: expect.any(String) } });
   });
 
+  it('quotes the start of a long path it has no route for, not all of it', async () => {
+    const long = `x${'y'.repeat(15_000)}`;
+    for (const path of [`/api/${long}`, `/trpc/a/${long}`, `/${long}`]) {
+      const response = await call(app.url, path, { apiKey: key });
+      expect(response.status, path.slice(0, 10)).toBe(404);
+      const [method, quoted] = /^No route for (\S+) (.*)$/.exec(response.body.error.message)!.slice(1);
+      expect(method).toBe('GET');
+      expect(quoted).toBe(`${path.slice(0, 200)}…`);
+    }
+  });
+
   it('names the field of an invalid uuid', async () => {
     const response = await call(app.url, '/api/developer/api-keys/not-a-uuid', { method: 'DELETE', apiKey: key });
     expect(response.status).toBe(400);

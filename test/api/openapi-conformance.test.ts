@@ -52,6 +52,12 @@ async function conform(method: string, template: string, path: string, options: 
   for (const [name, header] of Object.entries((documented.headers ?? {}) as Record<string, { required?: boolean }>)) {
     if (header.required && !response.headers.has(name)) problems.push(`${operationName} ${response.status}: no ${name} header, which the document says every such answer has`);
   }
+  // A HEAD answer has no body, and its document promises none: the headers are all there is.
+  if (method === 'HEAD') {
+    if (response.text !== '') problems.push(`${operationName} ${response.status}: answered a body, which no HEAD answer has`);
+    if (documented.content) problems.push(`${operationName} ${response.status}: the document promises a body, which no HEAD answer has`);
+    return response;
+  }
   const mediaType = response.headers.get('content-type')?.split(';')[0] ?? '';
   if (mediaType !== 'application/json') {
     if (!documented.content?.[mediaType]) problems.push(`${operationName} ${response.status}: answered ${mediaType}, which the document does not list`);
@@ -179,6 +185,9 @@ describe('every documented operation, called for real', () => {
     const token = new URL(bundle.downloadUrl, app.url).pathname.split('/').pop()!;
     expect((await conform('GET', '/downloads/{token}', `/downloads/${token}`, { apiKey: undefined })).status).toBe(200);
     expect((await conform('GET', '/downloads/{token}', `/downloads/${token.slice(0, -2)}xx`, { apiKey: undefined })).status).toBe(403);
+    expect((await conform('HEAD', '/downloads/{token}', `/downloads/${token}`, { apiKey: undefined })).status).toBe(200);
+    expect((await conform('HEAD', '/downloads/{token}', `/downloads/${token.slice(0, -2)}xx`, { apiKey: undefined })).status).toBe(403);
+    expect((await conform('HEAD', '/downloads/{token}', `/downloads/${token}?notAParameter=1`, { apiKey: undefined })).status).toBe(400);
     await waitForBundle(app.url, key, orgId, started.executionId);
     await conform('GET', '/{orgId}/kits/executions', `/${orgId}/kits/executions?projectId=${project.id}`);
     await conform('GET', '/{orgId}/kits/executions/{executionId}', `/${orgId}/kits/executions/${started.executionId}`);

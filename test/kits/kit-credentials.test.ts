@@ -322,6 +322,24 @@ async function apply(context, kit) {
     expect(listed.body.error.details.issues.map((i: { field: string }) => i.field)).toEqual(['kitId']);
   });
 
+  it('refuse a kit id the kit routes would not take, by field and storing nothing, as the lists\' ?kitId= filters do', async () => {
+    const stored = await countRows(app.database.ownerUrl, 'kit_credentials');
+    for (const kitId of ['Bad Kit!', '../x', 'Deployer', '', 'deployer-']) {
+      const refused = await store({ kitId, credentials: { token: SECRET } });
+      expect([kitId, refused.status, refused.body.error?.code, refused.body.error?.details?.issues?.map((i: { field: string }) => i.field)]).toEqual([kitId, 400, 'VALIDATION_ERROR', ['kitId']]);
+      // The execute route's path segment takes the same ids.
+      const execute = await call(app.url, `/api/${orgId}/kits/${encodeURIComponent(kitId)}/execute`, { apiKey: key, body: sampleExecutionBody(projectId) });
+      if (kitId !== '') expect([kitId, execute.status, execute.body.error?.details?.issues?.map((i: { field: string }) => i.field)]).toEqual([kitId, 400, ['kitId']]);
+      // An empty query value is an absent one on this surface (`?projectId=` too): no filter.
+      for (const list of kitId === '' ? [] : [base(), `/api/${orgId}/kits/executions`]) {
+        const listed = await call(app.url, `${list}?kitId=${encodeURIComponent(kitId)}`, { apiKey: key });
+        expect([list, kitId, listed.status, listed.body.error?.details?.issues?.map((i: { field: string }) => i.field)]).toEqual([list, kitId, 400, ['kitId']]);
+      }
+    }
+    expect(await countRows(app.database.ownerUrl, 'kit_credentials')).toBe(stored);
+    expect((await call(app.url, `${base()}?kitId=deployer`, { apiKey: key })).status).toBe(200);
+  });
+
   it('are deleted on request', async () => {
     const deleted = await call(app.url, `${base()}/${credentialId.toUpperCase()}`, { method: 'DELETE', apiKey: key });
     expect(deleted.body.data).toEqual({ credentialId, deleted: true });

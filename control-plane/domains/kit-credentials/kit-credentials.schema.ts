@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CREDENTIAL_SECRET_BOUND, holdsAValue, MAX_CLIENT_SEALED_CIPHERTEXT_LENGTH, MAX_CREDENTIAL_ID_LENGTH } from '../../../kit-runtime/index.ts';
-import { orgInput } from '../kits/kits.schema.ts';
+import { kitIdInput, orgInput } from '../kits/kits.schema.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { pagedOutput, pagingInput } from '../../http/paging.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
@@ -26,7 +26,7 @@ function refuseInexactWholeNumbers(value: unknown, ctx: z.RefinementCtx, path: P
 export const storeCredentialInput = orgInput
   .extend({
     projectId: uuidInput(),
-    kitId: z.string().min(1).max(100),
+    kitId: kitIdInput,
     credentialType: z.string().min(1).max(MAX_CREDENTIAL_ID_LENGTH).regex(/^[a-z0-9_.-]+$/, 'lowercase letters, digits, "_", "." and "-"').describe("The id of a credential the kit's manifest declares"),
     credentials: z
       .record(z.string(), z.unknown())
@@ -68,7 +68,7 @@ export const credentialOutput = z.object({
 export const listCredentialsInput = orgInput.extend({
   ...pagingInput.shape,
   projectId: uuidInput().optional().describe('A project of this organization; any other project is NOT_FOUND'),
-  kitId: z.string().max(100).superRefine(refuseUnstorableText).optional().describe('A kit the organization can run (its own or a built-in one); any other is NOT_FOUND'),
+  kitId: kitIdInput.optional().describe('A kit the organization can run (its own or a built-in one); any other is NOT_FOUND'),
 });
 export const listCredentialsOutput = pagedOutput('credentials', credentialOutput);
 export const credentialRefInput = orgInput.extend({ credentialId: uuidInput() });

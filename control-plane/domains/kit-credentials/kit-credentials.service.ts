@@ -4,6 +4,7 @@ import { CredentialSealError, createPublicCredentialSealer } from '../../../kit-
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitCredentialRow } from '../../db/database.ts';
 import { invalid, notFound } from '../../errors/app-error.ts';
+import { quotedId } from '../../errors/quoted-input.ts';
 import type { Paging } from '../../http/paging.ts';
 import { requireKitAccess, requireOrganizationKitFilter, requireOrganizationProject } from '../kits/kit-access.ts';
 import { requireKit } from '../kits/kits.service.ts';
@@ -60,7 +61,7 @@ export async function storeCredential(db: Kysely<Database>, keys: CredentialKeyM
   const declared = ((kit.manifest as { credentials?: Array<{ id: string }> } | null)?.credentials ?? []).map((credential) => credential.id);
   if (!declared.includes(input.credentialType)) {
     const issue = declared.length === 0 ? `kit ${input.kitId} declares no credentials` : `kit ${input.kitId} declares ${declared.map((id) => `"${id}"`).join(', ')}`;
-    throw invalid(`credentialType "${input.credentialType}" is not a credential the kit declares: ${issue}`, { issues: [{ field: 'credentialType', issue }] });
+    throw invalid(`credentialType "${quotedId(input.credentialType)}" is not a credential the kit declares: ${issue}`, { issues: [{ field: 'credentialType', issue }] });
   }
   await requireOrganizationProject(db, principal, input.orgId, input.projectId);
   const sealer = await organizationSealer(db, keys, input.orgId);
@@ -75,7 +76,7 @@ export async function storeCredential(db: Kysely<Database>, keys: CredentialKeyM
     throw error;
   }
   if (input.sealedCredentials && input.sealedCredentials.keyId !== sealed.keyId) {
-    throw invalid(`sealedCredentials were sealed to key ${input.sealedCredentials.keyId}; seal to the current key from …/credentials/public-key`, {
+    throw invalid(`sealedCredentials were sealed to key ${quotedId(input.sealedCredentials.keyId)}; seal to the current key from …/credentials/public-key`, {
       issues: [{ field: 'sealedCredentials.keyId', issue: 'not the current key' }],
     });
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { kitVersionSchema } from '../../../kit-runtime/index.ts';
 import { pagingInput } from '../../http/paging.ts';
-import { kitRefInput, orgInput } from '../kits/kits.schema.ts';
+import { kitIdInput, kitRefInput, orgInput } from '../kits/kits.schema.ts';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { storedJsonAtMost } from '../../db/stored-json-size.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
@@ -93,7 +93,7 @@ export const executionDetailOutput = executionSummaryOutput.extend({
 
 export const listExecutionsInput = orgInput.extend(pagingInput.shape).extend({
   projectId: uuidInput().optional().describe('A project of this organization; any other project is NOT_FOUND'),
-  kitId: z.string().max(100).superRefine(refuseUnstorableText).optional().describe('A kit the organization can run (its own or a built-in one); any other is NOT_FOUND'),
+  kitId: kitIdInput.optional().describe('A kit the organization can run (its own or a built-in one); any other is NOT_FOUND'),
   status: z.enum(executionStatuses).optional(),
 });
 

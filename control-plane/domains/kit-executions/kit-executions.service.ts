@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitExecutionStatus } from '../../db/database.ts';
 import { AppError, invalid, notFound } from '../../errors/app-error.ts';
+import { quotedId } from '../../errors/quoted-input.ts';
 import { invalidDownloadLink, type DownloadLinks, type DownloadTarget } from '../../http/download-links.ts';
 import type { Paging } from '../../http/paging.ts';
 import { addJob } from '../../jobs/add-job.ts';
@@ -80,8 +81,8 @@ export async function startKitExecution(db: Kysely<Database>, principal: Princip
   await requireKitAccess(db, principal, input.orgId);
   const kit = await requireKit(db, input.orgId, input.kitId);
   const version = input.version ? await findVersionOfKit(db, kit.id, input.version) : kit.version_id ? { id: kit.version_id, version: kit.version! } : undefined;
-  if (!version) throw notFound(`Version ${input.version ?? '(latest)'} of kit ${input.kitId}`);
-  if (kit.status === 'draft') throw invalid(`Kit ${input.kitId} is a draft and cannot be executed`);
+  if (!version) throw notFound(`Version ${input.version === undefined ? '(latest)' : quotedId(input.version)} of kit ${quotedId(input.kitId)}`);
+  if (kit.status === 'draft') throw invalid(`Kit ${quotedId(input.kitId)} is a draft and cannot be executed`);
   const project = await requireOrganizationProject(db, principal, input.orgId, input.projectId);
   const execution = await insertExecution(db, {
     tenantId: principal.tenantId,
@@ -159,7 +160,7 @@ export async function getKitOutput(db: Kysely<Database>, principal: Principal, i
   const row = await requireExecution(db, principal, input.orgId, input.executionId);
   // The output's row id or the id the manifest gives it.
   const output = await findOutput(db, principal.tenantId, row.id, input.outputId, isUuid(input.outputId));
-  if (!output) throw notFound(`Output ${input.outputId} of this execution`);
+  if (!output) throw notFound(`Output ${quotedId(input.outputId)} of this execution`);
   return {
     id: output.id,
     outputId: output.output_id,

@@ -7,7 +7,11 @@ export const kitTypes = ['file', 'platform', 'api', 'hybrid', 'composite'] as co
 export const kitStatuses = ['active', 'deprecated', 'draft'] as const;
 export const kitPhases = ['SPEC', 'CHECK', 'DISCOVER', 'PLAN', 'VALIDATE', 'APPLY', 'VERIFY'] as const;
 
-const kitSlug = z.string().min(1).max(100).regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a kit id is lowercase letters, digits and hyphens');
+/**
+ * A kit id as every kit route takes it, in a path, a body or a query: a slug (which is never empty,
+ * so an empty id gets the slug's one message).
+ */
+export const kitIdInput = z.string().max(100).regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a kit id is lowercase letters, digits and hyphens');
 
 export const orgInput = z.object({ orgId: uuidInput() });
 
@@ -44,7 +48,7 @@ export const listKitsOutput = z.object({
   offset: z.number().int(),
 });
 
-export const kitRefInput = orgInput.extend({ kitId: kitSlug });
+export const kitRefInput = orgInput.extend({ kitId: kitIdInput });
 
 /** A kit version to publish: its manifest and every file the manifest references, as text. */
 export const publishKitInput = orgInput

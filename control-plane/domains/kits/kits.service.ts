@@ -4,6 +4,7 @@ import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitStatus, KitType } from '../../db/database.ts';
 import { inTenantTransaction } from '../../db/tenant-transaction.ts';
 import { forbidden, notFound } from '../../errors/app-error.ts';
+import { quotedId } from '../../errors/quoted-input.ts';
 import type { Paging } from '../../http/paging.ts';
 import { requireKitAccess } from './kit-access.ts';
 import { storeKitVersion, validateKitPackageOffThread } from './kit-publication.ts';
@@ -40,7 +41,7 @@ export async function listKitsForOrganization(
 
 export async function requireKit(db: Kysely<Database>, organizationId: string, kitId: string): Promise<KitRow> {
   const kit = await findKit(db, organizationId, kitId);
-  if (!kit) throw notFound(`The kit ${kitId}`);
+  if (!kit) throw notFound(`The kit ${quotedId(kitId)}`);
   return kit;
 }
 
