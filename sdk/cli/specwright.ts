@@ -152,7 +152,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
 /**
  * `specwright tool-server`: the tool server (MCP) for coding assistants, on stdin and stdout, until
  * the assistant closes stdin. SPECWRIGHT_URL and SPECWRIGHT_API_KEY come from the environment only
- * (an argument shows in every process list). Exit 2 when either is missing or unusable.
+ * (an argument shows in every process list). Exit 2 when either is missing or unusable, 1 when the
+ * connection failed (a message over 10 MiB) before stdin closed.
  */
 async function toolServer(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
   const refuse = (message: string) => {
@@ -169,8 +170,8 @@ async function toolServer(argv: string[], env: NodeJS.ProcessEnv, io: Output): P
   const misconfigured = toolServerMisconfiguration(env);
   if (misconfigured) return refuse(misconfigured);
   try {
-    await serveToolsOverStdio(env);
-    return 0;
+    // 1 when the connection failed before the assistant closed stdin (stderr says why).
+    return (await serveToolsOverStdio(env)) ? 0 : 1;
   } catch (error) {
     // The client's own checks (a URL that cannot work, a key with a control character) say what is wrong without the key.
     if (error instanceof TypeError) return refuse(error.message);

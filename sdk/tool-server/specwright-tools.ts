@@ -8,22 +8,32 @@ import { answered, failed } from './tool-results.ts';
  * The tools a coding assistant gets: find the caller's organizations and projects, start a project,
  * run a kit on it, and read what the kit generated. Inputs are described here for the assistant and
  * checked by the service (its VALIDATION_ERROR comes back naming the field), so the two never
- * disagree about what is allowed.
+ * disagree about what is allowed. Each tool's input is a strict object: a field the tool does not
+ * take is refused by name, not dropped: dropped, the API's own `options: {dryRun: true}` sent to
+ * execute_kit ran the kit's APPLY, answering success.
  */
 const orgId = z.string().describe('An organization id (list_organizations)');
 const projectId = z.string().describe('A project id (list_projects)');
 const executionId = z.string().describe('An execution id (execute_kit answers it)');
+// The service's bounds, also in the schema the assistant reads (unbounded, it said any integer went).
 const paging = {
-  limit: z.number().int().optional().describe('At most this many (default 50, at most 200)'),
-  offset: z.number().int().optional().describe('Skip this many (default 0)'),
+  limit: z.number().int().min(1).max(200).optional().describe('At most this many (default 50, at most 200)'),
+  offset: z.number().int().min(0).optional().describe('Skip this many (default 0)'),
 };
 
 const reads = { readOnlyHint: true, openWorldHint: false } as const;
 
-/** Runs one call of the client and answers its data, or why it failed. */
-async function calling(call: () => Promise<object>): Promise<CallToolResult> {
+/** What a tool's call is given: the request's signal, aborted when the assistant cancels it or the connection closes. */
+type ToolRequest = { signal: AbortSignal };
+
+/**
+ * Runs one call of the client and answers its data, or why it failed. The call is aborted with the
+ * request: left running, a cancelled call kept its HTTP request open, and one to a service that
+ * does not answer kept the process alive after the assistant closed stdin.
+ */
+async function calling(request: ToolRequest, call: (options: ToolRequest) => Promise<unknown>): Promise<CallToolResult> {
   try {
-    return answered(await call());
+    return answered(await call({ signal: request.signal }));
   } catch (error) {
     return failed(error);
   }
@@ -33,13 +43,13 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
   server.registerTool(
     'whoami',
     { title: 'Who am I', description: 'The user the API key belongs to, and the tenant its calls act in.', annotations: reads },
-    () => calling(() => client.me.get.query()),
+    (request) => calling(request, (options) => client.me.get.query(undefined, options)),
   );
 
   server.registerTool(
     'list_organizations',
-    { title: 'List organizations', description: 'The organizations the caller is a member of, oldest first. Kits run within an organization.', inputSchema: paging, annotations: reads },
-    (input) => calling(() => client.organizations.list.query(input)),
+    { title: 'List organizations', description: 'The organizations the caller is a member of, oldest first. Kits run within an organization.', inputSchema: z.strictObject(paging), annotations: reads },
+    (input, request) => calling(request, (options) => client.organizations.list.query(input, options)),
   );
 
   server.registerTool(
@@ -47,31 +57,32 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
     {
       title: 'List projects',
       description: 'The projects the caller can see, oldest first, with their phase and progress.',
-      inputSchema: { status: z.enum(['active', 'completed', 'archived']).optional().describe('Only projects of this status'), ...paging },
+      inputSchema: z.strictObject({ status: z.enum(['active', 'completed', 'archived', 'all']).optional().describe('Only projects of this status, or all (the default)'), ...paging }),
       annotations: reads,
     },
-    (input) => calling(() => client.projects.list.query(input)),
+    (input, request) => calling(request, (options) => client.projects.list.query(input, options)),
   );
 
   server.registerTool(
     'get_project',
-    { title: 'Get a project', description: 'One project in detail: phase, timings, discovery output, selected features and progress.', inputSchema: { projectId }, annotations: reads },
-    (input) => calling(() => client.projects.get.query(input)),
+    { title: 'Get a project', description: 'One project in detail: phase, timings, discovery output, selected features and progress.', inputSchema: z.strictObject({ projectId }), annotations: reads },
+    (input, request) => calling(request, (options) => client.projects.get.query(input, options)),
   );
 
   server.registerTool(
     'create_project',
     {
       title: 'Create a project',
-      description: "Starts a project (status active, phase CREATED) in the caller's first organization.",
-      inputSchema: {
+      description: 'Starts a project (status active, phase CREATED) in organizationId, or else in the first organization the caller joined as member, admin or owner.',
+      inputSchema: z.strictObject({
         name: z.string().describe('The project name'),
         description: z.string().optional().describe('What the product is'),
         metadata: z.record(z.string(), z.unknown()).optional().describe('Free-form JSON kept with the project'),
-      },
+        organizationId: z.string().optional().describe('An organization id (list_organizations) the caller is a member, admin or owner of'),
+      }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    (input) => calling(() => client.projects.create.mutate(input)),
+    (input, request) => calling(request, (options) => client.projects.create.mutate(input, options)),
   );
 
   server.registerTool(
@@ -79,10 +90,10 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
     {
       title: 'List kits',
       description: 'The kits an organization can run (its own and the built-in ones: OpenAPI documents, database schemas, docs, …), with their latest version.',
-      inputSchema: { orgId, ...paging },
+      inputSchema: z.strictObject({ orgId, ...paging }),
       annotations: reads,
     },
-    (input) => calling(() => client.kits.list.query(input)),
+    (input, request) => calling(request, (options) => client.kits.list.query(input, options)),
   );
 
   server.registerTool(
@@ -92,7 +103,7 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
       description:
         'Starts a run of a kit on a project and answers its execution id; poll get_execution until its status is completed, partial or failed. ' +
         "Unless dryRun is true, the kit's APPLY step runs too (it may push or deploy, as the kit does, with the organization's stored credentials).",
-      inputSchema: {
+      inputSchema: z.strictObject({
         orgId,
         kitId: z.string().describe('The kit id (list_kits), e.g. openapi-api'),
         projectId,
@@ -102,10 +113,11 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
         discoveryAnswers: z.record(z.string(), z.unknown()).optional().describe("Answers the kit reads, e.g. {\"entities\": [\"Customer\", \"Order\"]} (see the kit's example input)"),
         dryRun: z.boolean().optional().describe('Generate and validate only; APPLY does not run'),
         version: z.string().optional().describe('A published version of the kit; the latest when absent'),
-      },
+      }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    ({ dryRun, ...input }) => calling(() => client.kitExecutions.execute.mutate({ ...input, options: { dryRun: dryRun ?? false, skipApply: false } })),
+    ({ dryRun, ...input }, request) =>
+      calling(request, (options) => client.kitExecutions.execute.mutate({ ...input, options: { dryRun: dryRun ?? false, skipApply: false } }, options)),
   );
 
   server.registerTool(
@@ -113,10 +125,10 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
     {
       title: 'Get a kit execution',
       description: "A run's status, phases, the kit's log, and its outputs (files) with their validation results; read one with get_output.",
-      inputSchema: { orgId, executionId },
+      inputSchema: z.strictObject({ orgId, executionId }),
       annotations: reads,
     },
-    (input) => calling(() => client.kitExecutions.get.query(input)),
+    (input, request) => calling(request, (options) => client.kitExecutions.get.query(input, options)),
   );
 
   server.registerTool(
@@ -124,9 +136,9 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
     {
       title: 'Read a generated file',
       description: 'The content of one output of an execution (an OpenAPI document, a SQL schema, a Markdown page, …) with its validation result.',
-      inputSchema: { orgId, executionId, outputId: z.string().describe('The outputId of an output get_execution lists') },
+      inputSchema: z.strictObject({ orgId, executionId, outputId: z.string().describe('The outputId of an output get_execution lists') }),
       annotations: reads,
     },
-    (input) => calling(() => client.kitExecutions.output.query(input)),
+    (input, request) => calling(request, (options) => client.kitExecutions.output.query(input, options)),
   );
 }

@@ -1,10 +1,18 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SpecwrightTransportError, serviceErrorOf } from '../client-errors.ts';
 
-/** A call's answer as a tool result: the service's data, as JSON text and as structured content. */
-export function answered(data: object): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(data, null, 2) }], structuredContent: data as Record<string, unknown> };
+/**
+ * A call's answer as a tool result: the service's data, as JSON text and, when it is a JSON object,
+ * as structured content too. MCP allows only an object there: the client refuses a whole result
+ * whose structured content is an array or null (what something other than the service could
+ * answer), so the assistant would get a protocol error instead of the data.
+ */
+export function answered(data: unknown): CallToolResult {
+  const content: CallToolResult['content'] = [{ type: 'text', text: JSON.stringify(data, null, 2) ?? 'null' }];
+  return isJsonObject(data) ? { content, structuredContent: data } : { content };
 }
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * A failed call as a tool result the assistant can act on: the service's code and message (with a

@@ -29,15 +29,31 @@ export function toolServerMisconfiguration(env: NodeJS.ProcessEnv): string | nul
 /**
  * Serves the tools over stdin and stdout (how assistants start a local tool server) until stdin
  * ends or the server is closed. The client options are checked first: a URL that cannot work, or a
- * key that cannot travel in a header, throws a TypeError saying so (without the key).
+ * key that cannot travel in a header, throws a TypeError saying so (without the key). Resolves true
+ * when the assistant closed stdin, false when the connection failed first.
  */
-export async function serveToolsOverStdio(env: NodeJS.ProcessEnv, stdin: Readable = process.stdin, stdout: Writable = process.stdout): Promise<void> {
+export async function serveToolsOverStdio(env: NodeJS.ProcessEnv, stdin: Readable = process.stdin, stdout: Writable = process.stdout, stderr: Writable = process.stderr): Promise<boolean> {
   const server = createToolServer({ url: env.SPECWRIGHT_URL!.trim(), apiKey: env.SPECWRIGHT_API_KEY! });
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = resolve;
   });
+  // stderr is the assistant's log of the server. Unset, a message it could not read (a line that is
+  // not JSON, one over the transport's 10 MiB, which also ends the connection) went unreported, and
+  // the server exited 0 as if the assistant had closed stdin.
+  server.server.onerror = (error) => void stderr.write(`specwright tool-server: ${firstLineOf(error)}\n`);
   await server.connect(new StdioServerTransport(stdin, stdout));
   // The assistant closes its end when it is done with the server.
-  stdin.once('end', () => void server.close());
+  let stdinEnded = false;
+  stdin.once('end', () => {
+    stdinEnded = true;
+    void server.close();
+  });
   await closed;
+  return stdinEnded;
+}
+
+/** An error in one line: the transport's can quote a whole message the assistant sent. */
+function firstLineOf(error: Error): string {
+  const line = error.message.split('\n')[0]!;
+  return line.length > 500 ? `${line.slice(0, 500)}…` : line;
 }

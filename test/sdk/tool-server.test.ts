@@ -82,6 +82,34 @@ describe('specwright tool-server', () => {
       get_output: true,
     });
     expect(tools.find((tool) => tool.name === 'execute_kit')?.inputSchema.required).toEqual(['orgId', 'kitId', 'projectId', 'businessProfile']);
+    // What the assistant reads is what the service takes: no other field, and its paging bounds and filters.
+    for (const tool of tools.filter(({ name }) => name !== 'whoami')) expect([tool.name, tool.inputSchema.additionalProperties]).toEqual([tool.name, false]);
+    const listProjects = tools.find((tool) => tool.name === 'list_projects')!.inputSchema.properties as Record<string, any>;
+    expect(listProjects.limit).toMatchObject({ minimum: 1, maximum: 200 });
+    expect(listProjects.offset).toMatchObject({ minimum: 0 });
+    expect(listProjects.status.enum).toEqual(['active', 'completed', 'archived', 'all']);
+    expect(Object.keys(tools.find((tool) => tool.name === 'create_project')!.inputSchema.properties!)).toContain('organizationId');
+  });
+
+  it("refuses a field a tool does not take, by name, instead of dropping it and doing something else", async () => {
+    const { client } = await connect({ SPECWRIGHT_URL: app.url, SPECWRIGHT_API_KEY: key });
+    const project = await data(client, 'create_project', { name: 'Strict inputs', organizationId: orgId });
+    expect(project.organizationId).toBe(orgId);
+    const executions = async () => (await call(app.url, `/api/${orgId}/kits/executions?limit=200`, { apiKey: key })).body.data.total;
+    const before = await executions();
+    // The API's own shape for a dry run: dropped, the kit ran with its APPLY step.
+    const example = JSON.parse(await readFile('kits/openapi-api/examples/acme-rockets.json', 'utf8'));
+    const asOnTheApi = await callTool(client, 'execute_kit', { orgId, kitId: 'openapi-api', projectId: project.id, businessProfile: example.businessProfile, options: { dryRun: true } });
+    expect(asOnTheApi.isError).toBe(true);
+    expect(textOf(asOnTheApi)).toMatch(/Unrecognized key: "options"/);
+    expect(await executions()).toBe(before);
+
+    const projects = async () => (await call(app.url, '/api/projects?limit=200&status=all', { apiKey: key })).body.data.total;
+    const projectsBefore = await projects();
+    const misspelled = await callTool(client, 'create_project', { name: 'Elsewhere', orgId });
+    expect(misspelled.isError).toBe(true);
+    expect(textOf(misspelled)).toMatch(/Unrecognized key: "orgId"/);
+    expect(await projects()).toBe(projectsBefore);
   });
 
   it('acts as the API key: creates a project, runs a built-in kit on it and reads the file it generated', async () => {

@@ -1,0 +1,121 @@
+import { spawn } from 'node:child_process';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+
+/**
+ * The tool server's connection with the assistant, against stand-ins for the service (one that
+ * never answers, one that answers something else than an object): a call ends with the request
+ * that asked for it, and what the server cannot read is said on stderr.
+ */
+const BIN = 'sdk/cli/bin.mjs';
+const KEY = 'swk_abcdefgh_0123456789abcdef0123456789abcdef';
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+/** A stand-in for the service on an ephemeral port; `requests` tells when each call arrives and when its connection closes. */
+async function standIn(answer: (req: IncomingMessage, res: ServerResponse) => void) {
+  const requests: Array<{ arrived: true; closed: Promise<void> }> = [];
+  let arrived: () => void = () => {};
+  const server = createServer((req, res) => {
+    requests.push({ arrived: true, closed: new Promise((resolve) => res.once('close', () => resolve())) });
+    arrived();
+    answer(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const nextRequest = () => new Promise<void>((resolve) => (arrived = resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, nextRequest };
+}
+
+/** The tool server as a process spoken to line by line, as an assistant does. */
+function toolServer(url: string) {
+  const child = spawn(process.execPath, [BIN, 'tool-server'], { env: { PATH: process.env.PATH!, SPECWRIGHT_URL: url, SPECWRIGHT_API_KEY: KEY }, stdio: ['pipe', 'pipe', 'pipe'] });
+  cleanups.push(() => child.kill('SIGKILL'));
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  // The server may end before reading everything written to it (the oversized message).
+  child.stdin.on('error', () => {});
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  const initialized = async () => {
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } });
+    while (!stdout.includes('"id":0')) await sleep(20);
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  };
+  /** How the process ended, or 'still running' after `ms`. */
+  const endWithin = (ms: number) => Promise.race([exited, sleep(ms).then(() => 'still running' as const)]);
+  return { child, send, initialized, endWithin, stdout: () => stdout, stderr: () => stderr };
+}
+
+describe('specwright tool-server, its calls and its connection', () => {
+  it('ends at once when the assistant closes stdin in the middle of a call, closing that call’s request', async () => {
+    const service = await standIn(() => {}); // never answers
+    const server = toolServer(service.url);
+    await server.initialized();
+    const arrived = service.nextRequest();
+    server.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } });
+    await arrived;
+    server.child.stdin.end();
+    expect(await server.endWithin(5_000)).toEqual({ code: 0, signal: null });
+    await service.requests[0]!.closed;
+    expect(server.stderr()).toBe('');
+  });
+
+  it('aborts the request of a call the assistant cancels', async () => {
+    const service = await standIn(() => {});
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: service.url, SPECWRIGHT_API_KEY: KEY }, stderr: 'pipe' });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(transport);
+    cleanups.push(() => void client.close());
+    const cancel = new AbortController();
+    const arrived = service.nextRequest();
+    const called = client.callTool({ name: 'list_projects', arguments: {} }, undefined, { signal: cancel.signal }).catch((error: Error) => error);
+    await arrived;
+    cancel.abort();
+    await called;
+    const closed = await Promise.race([service.requests[0]!.closed.then(() => 'closed'), sleep(5_000).then(() => 'still open')]);
+    expect(closed).toBe('closed');
+  });
+
+  it('answers data that is not a JSON object as text only (MCP structured content must be an object)', async () => {
+    // Something at the URL answering tRPC's shape with an array: as structured content, the client refused the whole result.
+    const service = await standIn((req, res) => {
+      const answer = { result: { data: ['not', 'an', 'object'] } };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.url!.includes('batch=1') ? [answer] : answer));
+    });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: service.url, SPECWRIGHT_API_KEY: KEY }, stderr: 'pipe' });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(transport);
+    cleanups.push(() => void client.close());
+    const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
+    expect(result.structuredContent).toBeUndefined();
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(['not', 'an', 'object']);
+  });
+
+  it('says on stderr what it could not read, and exits 1 when that ended the connection', async () => {
+    const service = await standIn(() => {});
+    const server = toolServer(service.url);
+    await server.initialized();
+    server.child.stdin.write('not json\n');
+    // Over the transport's 10 MiB: it drops the connection.
+    server.child.stdin.write('x'.repeat(11 * 1024 * 1024));
+    expect(await server.endWithin(10_000)).toEqual({ code: 1, signal: null });
+    expect(server.stderr()).toMatch(/^specwright tool-server: .*not valid JSON\n/);
+    expect(server.stderr()).toMatch(/specwright tool-server: ReadBuffer exceeded maximum size of 10485760 bytes\n$/);
+    expect(server.stdout().split('\n').filter(Boolean).every((line) => JSON.parse(line).jsonrpc === '2.0')).toBe(true);
+    expect(server.stderr()).not.toContain(KEY);
+  });
+});
