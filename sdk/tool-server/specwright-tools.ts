@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { SpecwrightClient } from '../client.ts';
-import { answered, failed } from './tool-results.ts';
+import { answered, answeredFile, failed } from './tool-results.ts';
 
 /**
  * The tools a coding assistant gets: find the caller's organizations and projects, start a project,
@@ -14,7 +14,8 @@ import { answered, failed } from './tool-results.ts';
  */
 const orgId = z.string().describe('An organization id (list_organizations)');
 const projectId = z.string().describe('A project id (list_projects)');
-const executionId = z.string().describe('An execution id (execute_kit answers it)');
+const executionId = z.string().describe('An execution id (execute_kit answers it; list_executions lists them)');
+const kitId = z.string().describe('A kit id (list_kits), e.g. openapi-api');
 // The service's bounds, also in the schema the assistant reads (unbounded, it said any integer went).
 const paging = {
   limit: z.number().int().min(1).max(200).optional().describe('At most this many (default 50, at most 200)'),
@@ -31,15 +32,15 @@ type ToolRequest = { signal: AbortSignal };
  * request: left running, a cancelled call kept its HTTP request open, and one to a service that
  * does not answer kept the process alive after the assistant closed stdin.
  */
-async function calling(request: ToolRequest, call: (options: ToolRequest) => Promise<unknown>): Promise<CallToolResult> {
-  try {
-    return answered(await call({ signal: request.signal }));
-  } catch (error) {
-    return failed(error);
+export function registerSpecwrightTools(server: McpServer, client: SpecwrightClient, apiKey: string): void {
+  async function calling<Data>(request: ToolRequest, call: (options: ToolRequest) => Promise<Data>, answer: (data: Data) => CallToolResult = answered): Promise<CallToolResult> {
+    try {
+      return answer(await call({ signal: request.signal }));
+    } catch (error) {
+      return failed(error, apiKey);
+    }
   }
-}
 
-export function registerSpecwrightTools(server: McpServer, client: SpecwrightClient): void {
   server.registerTool(
     'whoami',
     { title: 'Who am I', description: 'The user the API key belongs to, and the tenant its calls act in.', annotations: reads },
@@ -97,6 +98,17 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
   );
 
   server.registerTool(
+    'get_kit',
+    {
+      title: 'Get a kit',
+      description: "A kit's latest manifest — what it makes (outputs), which inputs it requires (inputs.required, e.g. discoveryAnswers.entities), its phases and credentials — and its published versions.",
+      inputSchema: z.strictObject({ orgId, kitId }),
+      annotations: reads,
+    },
+    (input, request) => calling(request, (options) => client.kits.get.query(input, options)),
+  );
+
+  server.registerTool(
     'execute_kit',
     {
       title: 'Run a kit on a project',
@@ -105,12 +117,12 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
         "Unless dryRun is true, the kit's APPLY step runs too (it may push or deploy, as the kit does, with the organization's stored credentials).",
       inputSchema: z.strictObject({
         orgId,
-        kitId: z.string().describe('The kit id (list_kits), e.g. openapi-api'),
+        kitId,
         projectId,
         businessProfile: z
           .looseObject({ company: z.looseObject({ name: z.string(), industry: z.string() }) })
           .describe('Who the product is for: at least company.name and company.industry'),
-        discoveryAnswers: z.record(z.string(), z.unknown()).optional().describe("Answers the kit reads, e.g. {\"entities\": [\"Customer\", \"Order\"]} (see the kit's example input)"),
+        discoveryAnswers: z.record(z.string(), z.unknown()).optional().describe("Answers the kit reads, e.g. {\"entities\": [\"Customer\", \"Order\"]} (get_kit shows which it requires)"),
         dryRun: z.boolean().optional().describe('Generate and validate only; APPLY does not run'),
         version: z.string().optional().describe('A published version of the kit; the latest when absent'),
       }),
@@ -118,6 +130,23 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
     },
     ({ dryRun, ...input }, request) =>
       calling(request, (options) => client.kitExecutions.execute.mutate({ ...input, options: { dryRun: dryRun ?? false, skipApply: false } }, options)),
+  );
+
+  server.registerTool(
+    'list_executions',
+    {
+      title: 'List kit executions',
+      description: "An organization's kit runs, oldest first, with their status and output counts; narrow them to a project, a kit or a status.",
+      inputSchema: z.strictObject({
+        orgId,
+        projectId: projectId.optional(),
+        kitId: kitId.optional(),
+        status: z.enum(['pending', 'running', 'completed', 'failed', 'partial']).optional().describe('Only runs in this status'),
+        ...paging,
+      }),
+      annotations: reads,
+    },
+    (input, request) => calling(request, (options) => client.kitExecutions.list.query(input, options)),
   );
 
   server.registerTool(
@@ -135,10 +164,10 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
     'get_output',
     {
       title: 'Read a generated file',
-      description: 'The content of one output of an execution (an OpenAPI document, a SQL schema, a Markdown page, …) with its validation result.',
+      description: 'One output of an execution (an OpenAPI document, a SQL schema, a Markdown page, …): its filename and validation result, then its content as it is.',
       inputSchema: z.strictObject({ orgId, executionId, outputId: z.string().describe('The outputId of an output get_execution lists') }),
       annotations: reads,
     },
-    (input, request) => calling(request, (options) => client.kitExecutions.output.query(input, options)),
+    (input, request) => calling(request, (options) => client.kitExecutions.output.query(input, options), answeredFile),
   );
 }

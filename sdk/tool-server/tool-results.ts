@@ -15,13 +15,24 @@ export function answered(data: unknown): CallToolResult {
 const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
+ * A generated file as a tool result: its metadata as JSON, then its content as it is (escaped inside
+ * JSON, a YAML or SQL file reads as one long string), and the whole answer as structured content.
+ */
+export function answeredFile(file: { content: string } & Record<string, unknown>): CallToolResult {
+  const { content, ...about } = file;
+  return { content: [{ type: 'text', text: JSON.stringify(about, null, 2) }, { type: 'text', text: content }], structuredContent: file };
+}
+
+/**
  * A failed call as a tool result the assistant can act on: the service's code and message (with a
  * VALIDATION_ERROR's fields, a RATE_LIMITED answer's wait and the request id to quote), or why the
- * service could not be reached. Never the error's stack, nor anything of the request it sent: the
- * API key stays in the process.
+ * service could not be reached. Never the error's stack, nor anything of the request it sent; and
+ * `secret` (the API key) is blanked from what an answer says: the service never quotes it, but
+ * whatever answers at the URL in its place might.
  */
-export function failed(error: unknown): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: whyItFailed(error) }] };
+export function failed(error: unknown, secret: string): CallToolResult {
+  const why = whyItFailed(error);
+  return { isError: true, content: [{ type: 'text', text: secret === '' ? why : why.replaceAll(secret, '[redacted]') }] };
 }
 
 function whyItFailed(error: unknown): string {

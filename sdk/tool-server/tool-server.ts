@@ -11,12 +11,12 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
  * The tool server (MCP) coding assistants use: Specwright's tools, each calling the service through
  * the typed client with the caller's API key. Connect it to a transport (`serveToolsOverStdio`).
  */
-export function createToolServer(client: SpecwrightClientOptions): McpServer {
+export function createToolServer(client: SpecwrightClientOptions & { apiKey: string }): McpServer {
   const server = new McpServer(
     { name: 'specwright', version },
     { instructions: 'Specwright turns a product idea into a specification and generated files. Find a project (list_projects) or create one, pick a kit (list_kits), run it (execute_kit), poll get_execution, then read its files with get_output.' },
   );
-  registerSpecwrightTools(server, createSpecwrightClient(client));
+  registerSpecwrightTools(server, createSpecwrightClient(client), client.apiKey.trim());
   return server;
 }
 

@@ -105,6 +105,21 @@ describe('specwright tool-server, its calls and its connection', () => {
     expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(['not', 'an', 'object']);
   });
 
+  it('blanks the API key from a refusal that quotes it (something other than the service answering at the URL)', async () => {
+    const service = await standIn((req, res) => {
+      const answer = { error: { message: `key ${req.headers['x-api-key']} is not valid here`, code: -32001, data: { code: 'UNAUTHORIZED', httpStatus: 401 } } };
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.url!.includes('batch=1') ? [answer] : answer));
+    });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: service.url, SPECWRIGHT_API_KEY: ` ${KEY} ` }, stderr: 'pipe' });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(transport);
+    cleanups.push(() => void client.close());
+    const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect((result.content[0] as { text: string }).text).toBe('UNAUTHORIZED: key [redacted] is not valid here');
+  });
+
   it('says on stderr what it could not read, and exits 1 when that ended the connection', async () => {
     const service = await standIn(() => {});
     const server = toolServer(service.url);

@@ -77,7 +77,9 @@ describe('specwright tool-server', () => {
       get_project: true,
       create_project: false,
       list_kits: true,
+      get_kit: true,
       execute_kit: false,
+      list_executions: true,
       get_execution: true,
       get_output: true,
     });
@@ -125,6 +127,8 @@ describe('specwright tool-server', () => {
     expect(await data(client, 'get_project', { projectId: project.id })).toMatchObject({ id: project.id, progress: { overall: expect.any(Number) } });
 
     expect((await data(client, 'list_kits', { orgId, limit: 200 })).kits.map((kit: { kitId: string }) => kit.kitId)).toContain('openapi-api');
+    const kit = await data(client, 'get_kit', { orgId, kitId: 'openapi-api' });
+    expect(kit.manifest.inputs.required).toContain('discoveryAnswers.entities');
     const example = JSON.parse(await readFile('kits/openapi-api/examples/acme-rockets.json', 'utf8'));
     const started = await data(client, 'execute_kit', { orgId, kitId: 'openapi-api', projectId: project.id, businessProfile: example.businessProfile, discoveryAnswers: example.discoveryAnswers, dryRun: true });
     expect(started).toMatchObject({ status: 'pending' });
@@ -136,9 +140,16 @@ describe('specwright tool-server', () => {
     expect(execution, execution.errorMessage).toMatchObject({ status: 'completed', options: { dryRun: true } });
     const document = execution.outputs.find((output: { filename: string }) => output.filename.endsWith('openapi.yaml'));
     expect(document, JSON.stringify(execution.outputs.map((o: { filename: string }) => o.filename))).toBeDefined();
-    const file = await data(client, 'get_output', { orgId, executionId: started.executionId, outputId: document.outputId });
-    expect(file).toMatchObject({ filename: document.filename, status: 'valid' });
-    expect(file.content).toMatch(/^openapi: ["']?3\.1/m);
+    expect((await data(client, 'list_executions', { orgId, projectId: project.id, kitId: 'openapi-api' })).executions.map((run: { id: string }) => run.id)).toEqual([started.executionId]);
+
+    // The file comes as it is, after its metadata: a YAML document reads as YAML, not as one escaped string.
+    const read = await callTool(client, 'get_output', { orgId, executionId: started.executionId, outputId: document.outputId });
+    expect(read.isError, textOf(read)).toBeFalsy();
+    const [about, content] = read.content.map((part) => (part.type === 'text' ? part.text : ''));
+    expect(JSON.parse(about!)).toMatchObject({ filename: document.filename, status: 'valid', validationErrors: [] });
+    expect(JSON.parse(about!)).not.toHaveProperty('content');
+    expect(content).toMatch(/^openapi: ["']?3\.1/m);
+    expect(read.structuredContent).toMatchObject({ filename: document.filename, content });
     expect(stderr()).toBe('');
   }, 60_000);
 
