@@ -202,6 +202,8 @@ export interface KitExecutionsTable {
   /** Why the bundle could not be built, when no retry would help (bundleStatus "failed"). */
   bundle_error: ColumnType<string | null, string | null | undefined, string | null>;
   created_by: string | null;
+  /** The API key the execution was started with; null when with a session token. Revoked, it stops the run. */
+  started_with_api_key_id: string | null;
   created_at: CreatedAt;
 }
 

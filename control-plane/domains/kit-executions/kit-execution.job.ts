@@ -6,10 +6,10 @@ import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
 import { CredentialUnopenableError } from '../kit-credentials/credential-vault.ts';
 import { KITS_FEATURE_FLAG, kitsEnabledFor } from '../kits/kit-access.ts';
-import { holdsOrganizationRole } from '../organizations/organization-access.ts';
 import { getsBundle } from './kit-bundle.job.ts';
 import { claimExecution, executionExists, finishExecution, findComponentVersion, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
 import { bundleJobKey } from './execution-job-keys.ts';
+import { stoppedBeforeRunning, withdrawnAuthority, withdrawnBeforeRunning, withdrawnWhileRunning, type StarterWithdrawn } from './execution-starter-authority.ts';
 
 /** Kits that publish to a platform may push to git; a kit that only makes files has no need to reach the network. */
 const KIT_TYPES_LENT_GIT: ReadonlySet<string> = new Set(['platform', 'hybrid']);
@@ -82,10 +82,11 @@ export const executeKitJob = defineJob({
         log.info('kits are disabled for this tenant; the execution ends failed without running');
         return;
       }
-      // And so does removing the member who started it.
-      if (!(await starterMayRun(ownerDb, tenantId, claimed))) {
-        await failExecution(deps, { executionId, tenantId }, starterGoneMessage(helpers.job.attempts));
-        log.info('whoever started the execution is no longer a member of its organization; it ends failed without running');
+      // And so does withdrawing the authority it was started on: the member removed, the key revoked.
+      const withdrawn = await withdrawnAuthority(ownerDb, tenantId, claimed);
+      if (withdrawn) {
+        await failExecution(deps, { executionId, tenantId }, withdrawnBeforeRunning(withdrawn, helpers.job.attempts));
+        log.info({ withdrawn }, 'whoever started the execution may no longer run it; it ends failed without running');
         return;
       }
       await runClaimedExecution(claimed, { executionId, tenantId }, deps, ran, helpers.abortSignal);
@@ -131,15 +132,13 @@ async function runClaimedExecution(
   // The kit sees "could not be opened" whatever went wrong; a failure of the database or the key
   // ring, not of the stored credential, is kept here, so the job tries again instead.
   let openingFault: unknown;
-  // Opened only while whoever started the run may still run kits in the organization: removed
-  // meanwhile, the run gets no further credential, and ends failed once the kit is done.
-  let starterGone = false;
+  // Opened only while whoever started the run may still run it: their authority withdrawn
+  // meanwhile (removed, the key revoked), the run gets no further credential, and ends failed.
+  let withdrawn: StarterWithdrawn | null = null;
   const openCredential = async (credentialId: string) => {
     if (!declared.has(credentialId)) return null;
-    if (starterGone || !(await starterMayRun(ownerDb, tenantId, claimed))) {
-      starterGone = true;
-      return null;
-    }
+    withdrawn ??= await withdrawnAuthority(ownerDb, tenantId, claimed);
+    if (withdrawn) return null;
     try {
       return await deps.credentials.openForExecution({ tenantId, organizationId: claimed.organization_id, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId });
     } catch (error) {
@@ -164,10 +163,10 @@ async function runClaimedExecution(
     throw openingFault;
   }
   const outcome = outcomeOf(result);
-  if (starterGone) {
+  if (withdrawn) {
     ran.outcome = outcome;
-    await failExecution(deps, { executionId, tenantId }, STARTER_LEFT_WHILE_RUNNING, outcome);
-    log.info('whoever started the execution stopped being a member of its organization while it ran; it ends failed');
+    await failExecution(deps, { executionId, tenantId }, withdrawnWhileRunning(withdrawn), outcome);
+    log.info({ withdrawn }, 'whoever started the execution lost the authority to run it while it ran; it ends failed');
     return;
   }
   // Cancelled by the job's signal: the worker shut down under it. Its user cancelled nothing.
@@ -211,33 +210,9 @@ export function whyNotToRetry(error: unknown, job: Pick<Job, 'attempts' | 'max_a
   return null;
 }
 
-/** Why a run ends before it runs. On a retry an earlier attempt may have run some of it (APPLY included). */
-function stoppedBeforeRunning(why: string, attempt: number, next: string): string {
-  const what = attempt > 1 ? 'was stopped before its retry: an earlier attempt may have run part of it, and none of its outputs were kept' : 'did not run';
-  return `${why}, so this execution ${what}. ${next}`;
-}
-
+/** Why a run ends when kits are off. */
 function kitsDisabledMessage(attempt: number): string {
   return stoppedBeforeRunning(`Kits are disabled for this tenant (the feature flag ${KITS_FEATURE_FLAG} is off)`, attempt, 'Start a new execution once kits are enabled again.');
-}
-
-const STARTER_GONE = 'Whoever started this execution is no longer a member of its organization';
-
-function starterGoneMessage(attempt: number): string {
-  return stoppedBeforeRunning(STARTER_GONE, attempt, 'A member can start a new execution.');
-}
-
-const STARTER_LEFT_WHILE_RUNNING =
-  'Whoever started this execution stopped being a member of its organization while it ran, so no credential was opened for it after that and none of its outputs were kept. A member can start a new execution.';
-
-/**
- * Whether whoever started the execution may still run kits in its organization, as they had to
- * when they started it (requireKitAccess: a member or above). Removing the member takes back what
- * the membership granted at once: the runs they left queued, and the credentials their running
- * one has yet to open.
- */
-async function starterMayRun(db: JobDeps['ownerDb'], tenantId: string, claimed: Pick<ClaimedExecution, 'organization_id' | 'created_by'>): Promise<boolean> {
-  return claimed.created_by !== null && holdsOrganizationRole(db, { tenantId, userId: claimed.created_by }, claimed.organization_id, 'member');
 }
 
 /** Why a run the worker's shutdown cut off failed. APPLY may have done part of its work (a push its server received). */

@@ -77,7 +77,7 @@ export async function countWaitingExecutions(db: Kysely<Database>, tenantId: str
 
 export async function insertExecution(
   db: Kysely<Database>,
-  values: { tenantId: string; organizationId: string; projectId: string; kitRowId: string; kitVersionId: string; input: Record<string, unknown>; options: Record<string, boolean>; createdBy: string },
+  values: { tenantId: string; organizationId: string; projectId: string; kitRowId: string; kitVersionId: string; input: Record<string, unknown>; options: Record<string, boolean>; createdBy: string; startedWithApiKeyId: string | null },
 ) {
   return db
     .insertInto('kit_executions')
@@ -90,6 +90,7 @@ export async function insertExecution(
       input: JSON.stringify(values.input),
       options: JSON.stringify(values.options),
       created_by: values.createdBy,
+      started_with_api_key_id: values.startedWithApiKeyId,
     })
     .returning(['id', 'created_at'])
     .executeTakeFirstOrThrow();

@@ -98,6 +98,7 @@ export async function startKitExecution(db: Kysely<Database>, principal: Princip
     },
     options: input.options,
     createdBy: principal.userId,
+    startedWithApiKeyId: principal.apiKeyId ?? null,
   });
   // Fair turns between tenants: a tenant's k-th waiting execution runs at priority k (lowest first),
   // so another tenant's first one goes ahead of the rest of a backlog instead of behind all of it.

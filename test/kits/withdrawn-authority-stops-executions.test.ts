@@ -7,10 +7,10 @@ import { createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
- * Removing a member takes back what the membership granted at once, their kit runs included: an
- * execution a member left queued, or whose APPLY had yet to open its credential, does not run on
- * the organization's credentials once they are removed. It ends failed,
- * saying why. Runs of those still members go on as before.
+ * An execution runs on the authority of whoever started it. Removing the member, or revoking the
+ * API key they started it with, takes that back at once: an execution left queued, or whose APPLY
+ * had yet to open its credential, does not run on the organization's credentials. It ends failed,
+ * saying why. Runs of members who stay, started with keys still in use, go on as before.
  */
 let api: TestApp;
 let worker: TestApp | undefined;
@@ -31,6 +31,17 @@ async function execute(apiKey: string, kitId: string, projectId: string): Promis
   const started = await call(api.url, `/api/${orgId}/kits/${kitId}/execute`, { apiKey, body: sampleExecutionBody(projectId) });
   expect(started.status, started.text).toBe(201);
   return started.body.data.executionId;
+}
+
+/** A second API key of `user`'s, and a way to revoke it (with their first). */
+async function secondKeyOf(user: Actor) {
+  const created = await call(api.url, '/api/developer/api-keys', { apiKey: user.apiKey, body: { name: 'second' } });
+  expect(created.status, created.text).toBe(201);
+  const revoke = async () => {
+    const revoked = await call(api.url, `/api/developer/api-keys/${created.body.data.id}`, { method: 'DELETE', apiKey: user.apiKey });
+    expect(revoked.status, revoked.text).toBe(200);
+  };
+  return { key: created.body.data.key as string, revoke };
 }
 
 async function removeMember(userId: string) {
@@ -74,8 +85,10 @@ afterAll(async () => {
   await api?.stop();
 });
 
-describe('executions a member left queued', () => {
-  it('end failed without running or opening a credential once the member is removed', async () => {
+let keyRevoker: Actor;
+
+describe('executions left queued', () => {
+  it('end failed without running or opening a credential once the member is removed, or the key they were started with revoked', async () => {
     const removed = await member('Removed');
     const byRemoved = await execute(removed.apiKey, 'deployer', deployer.projectId);
     // The other is waiting for its retry: an earlier attempt claimed it and could not record its outcome.
@@ -83,6 +96,10 @@ describe('executions a member left queued', () => {
     await sqlAsOwner(`update kit_executions set status = 'running', started_at = now() where id = $1`, [retrying]);
     await sqlAsOwner(`update graphile_worker._private_jobs set attempts = 1 where id = (select worker_run_id::bigint from kit_executions where id = $1)`, [retrying]);
     await removeMember(removed.userId);
+    keyRevoker = await member('Key revoker');
+    const revokedKey = await secondKeyOf(keyRevoker);
+    const byRevokedKey = await execute(revokedKey.key, 'deployer', deployer.projectId);
+    await revokedKey.revoke();
 
     worker = await startTestApp({ mode: 'worker', database: api.database, env: { WORKER_HEARTBEAT_MS: '500' } });
     const said = {
@@ -95,39 +112,63 @@ describe('executions a member left queued', () => {
       expect(execution.errorMessage).toBe(`Whoever started this execution is no longer a member of its organization, so this execution ${said[executionId]}. A member can start a new execution.`);
       expect(finishedRuns(executionId)).toEqual([]);
     }
+    const byKey = await waitForExecution(api.url, ownerKey, orgId, byRevokedKey);
+    expect(byKey).toMatchObject({ status: 'failed', outputCount: 0, phases: [], logs: [], bundleStatus: 'none' });
+    expect(byKey.errorMessage).toBe('The API key this execution was started with has been revoked, so this execution did not run. Start a new execution with a key in use.');
+    expect(finishedRuns(byRevokedKey)).toEqual([]);
     // Ended, not left to retry.
-    expect(await sqlAsOwner(`select id from graphile_worker.jobs where key = any($1)`, [[`kit-execution:${byRemoved}`, `kit-execution:${retrying}`]])).toEqual([]);
+    expect(await sqlAsOwner(`select id from graphile_worker.jobs where key = any($1)`, [[byRemoved, retrying, byRevokedKey].map((id) => `kit-execution:${id}`)])).toEqual([]);
     expect(await credentialLastOpened('deployer', deployer.projectId)).toBeNull();
   });
 
-  it('of a member still in the organization run as before, opening the credential', async () => {
-    const kept = await member('Kept');
-    const executionId = await execute(kept.apiKey, 'deployer', deployer.projectId);
+  it('of a member still in the organization, with a key still in use, run as before, opening the credential', async () => {
+    // The member whose other key was revoked: this one still works, and so do its runs.
+    const executionId = await execute(keyRevoker.apiKey, 'deployer', deployer.projectId);
     expect((await waitForExecution(api.url, ownerKey, orgId, executionId)).status).toBe('completed');
     expect(await credentialLastOpened('deployer', deployer.projectId)).toEqual(expect.any(String));
   });
 });
 
-describe('an execution whose member is removed while it runs', () => {
-  it('opens no credential after that: APPLY gets none, and the run ends failed keeping no outputs', async () => {
-    const leaving = await member('Leaving');
-    const executionId = await execute(leaving.apiKey, 'slow-deployer', deployer.projectId);
-    const deadline = Date.now() + 10_000;
-    while ((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status === 'pending' && Date.now() < deadline) await sleep(20);
-    await removeMember(leaving.userId);
+/** Starts a run of the slow deployer with `apiKey`, and answers its id once a worker has claimed it. */
+async function slowRunClaimed(apiKey: string): Promise<string> {
+  const executionId = await execute(apiKey, 'slow-deployer', deployer.projectId);
+  const deadline = Date.now() + 10_000;
+  while ((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status === 'pending' && Date.now() < deadline) await sleep(20);
+  return executionId;
+}
 
-    const execution = await waitForExecution(api.url, ownerKey, orgId, executionId);
-    expect(execution).toMatchObject({ status: 'failed', outputCount: 0 });
-    expect(execution.errorMessage).toBe(
+/** The run ended failed, saying `why`, at APPLY (which got no credential), with no outputs kept and the credential never opened. */
+async function expectStoppedAtApply(executionId: string, why: string) {
+  const execution = await waitForExecution(api.url, ownerKey, orgId, executionId);
+  expect(execution).toMatchObject({ status: 'failed', outputCount: 0 });
+  expect(execution.errorMessage).toBe(why);
+  expect(execution.phases.map((phase: { phase: string; status: string }) => `${phase.phase} ${phase.status}`)).toContain('APPLY failed');
+  expect(await credentialLastOpened('slow-deployer', deployer.projectId)).toBeNull();
+  expect(await sqlAsOwner('select count(*)::int as n from kit_outputs where execution_id = $1', [executionId])).toEqual([{ n: 0 }]);
+}
+
+describe('an execution whose authority is withdrawn while it runs', () => {
+  it('opens no credential once the member is removed: APPLY gets none, and the run ends failed keeping no outputs', async () => {
+    const leaving = await member('Leaving');
+    const executionId = await slowRunClaimed(leaving.apiKey);
+    await removeMember(leaving.userId);
+    await expectStoppedAtApply(
+      executionId,
       'Whoever started this execution stopped being a member of its organization while it ran, so no credential was opened for it after that and none of its outputs were kept. A member can start a new execution.',
     );
-    // It ran up to APPLY, which failed without the credential.
-    expect(execution.phases.map((phase: { phase: string; status: string }) => `${phase.phase} ${phase.status}`)).toContain('APPLY failed');
-    expect(await credentialLastOpened('slow-deployer', deployer.projectId)).toBeNull();
-    expect(await sqlAsOwner('select count(*)::int as n from kit_outputs where execution_id = $1', [executionId])).toEqual([{ n: 0 }]);
   });
 
-  it('of a member who stays goes through APPLY with the credential', async () => {
+  it('opens no credential once the key it was started with is revoked', async () => {
+    const secondKey = await secondKeyOf(await member('Revoking while running'));
+    const executionId = await slowRunClaimed(secondKey.key);
+    await secondKey.revoke();
+    await expectStoppedAtApply(
+      executionId,
+      'The API key this execution was started with was revoked while it ran, so no credential was opened for it after that and none of its outputs were kept. Start a new execution with a key in use.',
+    );
+  });
+
+  it('of a member who stays, with a key still in use, goes through APPLY with the credential', async () => {
     const executionId = await execute(ownerKey, 'slow-deployer', deployer.projectId);
     expect((await waitForExecution(api.url, ownerKey, orgId, executionId)).status).toBe('completed');
     expect(await credentialLastOpened('slow-deployer', deployer.projectId)).toEqual(expect.any(String));

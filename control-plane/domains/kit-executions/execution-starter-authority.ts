@@ -1,0 +1,55 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/database.ts';
+import { apiKeyIsActive } from '../api-keys/api-keys.service.ts';
+import { holdsOrganizationRole } from '../organizations/organization-access.ts';
+
+/**
+ * An execution runs on the authority of whoever started it, to the end: it was authorized when its
+ * request started it, and a worker may run it much later (a queue, a retry). Removing the member
+ * (or their leaving) and revoking the API key they started it with take that authority back at
+ * once: the run they left queued does not run, and the one running opens no further credential.
+ */
+export type StarterWithdrawn = 'memberLeft' | 'keyRevoked';
+
+/** Why whoever started the execution may no longer run it, or null while they may. */
+export async function withdrawnAuthority(
+  db: Kysely<Database>,
+  tenantId: string,
+  execution: { organization_id: string; created_by: string | null; started_with_api_key_id: string | null },
+): Promise<StarterWithdrawn | null> {
+  const starter = execution.created_by;
+  // As requireKitAccess asked of them when they started it: a member or above.
+  if (starter === null || !(await holdsOrganizationRole(db, { tenantId, userId: starter }, execution.organization_id, 'member'))) return 'memberLeft';
+  // A key that no longer exists has been revoked as surely.
+  if (execution.started_with_api_key_id !== null && !(await apiKeyIsActive(db, { tenantId, userId: starter }, execution.started_with_api_key_id))) return 'keyRevoked';
+  return null;
+}
+
+const SAID: Record<StarterWithdrawn, { before: string; during: string; next: string }> = {
+  memberLeft: {
+    before: 'Whoever started this execution is no longer a member of its organization',
+    during: 'Whoever started this execution stopped being a member of its organization while it ran',
+    next: 'A member can start a new execution.',
+  },
+  keyRevoked: {
+    before: 'The API key this execution was started with has been revoked',
+    during: 'The API key this execution was started with was revoked while it ran',
+    next: 'Start a new execution with a key in use.',
+  },
+};
+
+/** Why a run ends before it runs. On a retry an earlier attempt may have run some of it (APPLY included). */
+export function stoppedBeforeRunning(why: string, attempt: number, next: string): string {
+  const what = attempt > 1 ? 'was stopped before its retry: an earlier attempt may have run part of it, and none of its outputs were kept' : 'did not run';
+  return `${why}, so this execution ${what}. ${next}`;
+}
+
+/** The error of a run whose starter's authority was withdrawn before a worker started it. */
+export function withdrawnBeforeRunning(why: StarterWithdrawn, attempt: number): string {
+  return stoppedBeforeRunning(SAID[why].before, attempt, SAID[why].next);
+}
+
+/** The error of a run whose starter's authority was withdrawn while it ran. */
+export function withdrawnWhileRunning(why: StarterWithdrawn): string {
+  return `${SAID[why].during}, so no credential was opened for it after that and none of its outputs were kept. ${SAID[why].next}`;
+}
