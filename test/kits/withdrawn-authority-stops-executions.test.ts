@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
 import { publishDeployerWithCredential, sampleExecutionBody, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
@@ -172,5 +173,109 @@ describe('an execution whose authority is withdrawn while it runs', () => {
     const executionId = await execute(ownerKey, 'slow-deployer', deployer.projectId);
     expect((await waitForExecution(api.url, ownerKey, orgId, executionId)).status).toBe('completed');
     expect(await credentialLastOpened('slow-deployer', deployer.projectId)).toEqual(expect.any(String));
+  });
+});
+
+const LEFT_WHILE_RUNNING =
+  'Whoever started this execution stopped being a member of its organization while it ran, so no credential was opened for it after that and none of its outputs were kept. A member can start a new execution.';
+
+/** A connection of the owner's with a transaction open, for holding locks the worker runs into. */
+async function lockHolder() {
+  const client = new pg.Client({ connectionString: api.database.ownerUrl });
+  await client.connect();
+  await client.query('begin');
+  return {
+    query: (text: string, values: unknown[] = []) => client.query(text, values),
+    release: async () => {
+      await client.query('rollback');
+      await client.end();
+    },
+  };
+}
+
+/** The process id of the one backend waiting for a lock in a statement starting with `statement`. */
+async function backendWaitingIn(statement: string): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const waiting = await sqlAsOwner(`select pid from pg_stat_activity where wait_event_type = 'Lock' and query like $1`, [`${statement}%`]);
+    if (waiting.length === 1) return waiting[0].pid;
+    if (Date.now() > deadline) throw new Error(`no backend waits in ${statement} (${waiting.length} found)`);
+    await sleep(20);
+  }
+}
+
+describe('an execution whose authority is withdrawn at the edges of a credential open', () => {
+  it('gets no credential whose opening the removal overtook: it ends failed, having been handed none', async () => {
+    const leaving = await member('Removed while the credential opens');
+    // The credential's open waits, as it records its check, for this lock: the member is removed meanwhile.
+    const holder = await lockHolder();
+    try {
+      await holder.query(`select id from kit_credentials where kit_id = 'slow-deployer' for update`);
+      const executionId = await execute(leaving.apiKey, 'slow-deployer', deployer.projectId);
+      await backendWaitingIn('update "kit_credentials"');
+      await removeMember(leaving.userId);
+      await holder.release();
+      const execution = await waitForExecution(api.url, ownerKey, orgId, executionId);
+      expect(execution).toMatchObject({ status: 'failed', outputCount: 0, applyResult: null });
+      expect(execution.errorMessage).toBe(LEFT_WHILE_RUNNING);
+      expect(execution.phases.map((phase: { phase: string; status: string }) => `${phase.phase} ${phase.status}`)).toContain('APPLY failed');
+    } finally {
+      await holder.release().catch(() => {});
+    }
+  });
+
+  it('is run again when the database fails the authority check, as when it fails the open itself', async () => {
+    const staying = await member('Checked as the database fails');
+    const executionId = await slowRunClaimed(staying.apiKey);
+    // The check at claim is done; the one APPLY's credential asks for is cancelled.
+    await sleep(300);
+    const holder = await lockHolder();
+    try {
+      await holder.query('lock table organization_members in access exclusive mode');
+      // Cancelled, as a statement past DATABASE_STATEMENT_TIMEOUT_MS is: passing trouble (57014).
+      await sqlAsOwner('select pg_cancel_backend($1)', [await backendWaitingIn('select * from "organization_members"')]);
+    } finally {
+      await holder.release();
+    }
+    const execution = await waitForExecution(api.url, ownerKey, orgId, executionId, 30_000);
+    expect(execution.errorMessage).toBeNull();
+    expect(execution.status).toBe('completed');
+    expect(worker!.logLines.some((line) => line.executionId === executionId && String(line.msg).startsWith('a credential could not be opened for a reason of the server'))).toBe(true);
+  });
+
+  it('ends failed keeping no outputs when the member is removed while it runs with no credential left to open', async () => {
+    const slowMaker = sampleKit({ id: 'slow-maker' });
+    slowMaker.files['hooks/spec.js'] = slowDeployer.files['hooks/spec.js']!;
+    expect((await call(api.url, `/api/${orgId}/kits`, { apiKey: ownerKey, body: slowMaker })).status).toBe(201);
+    const leaving = await member('Leaving a run that needs no credential');
+    const executionId = await execute(leaving.apiKey, 'slow-maker', deployer.projectId);
+    const deadline = Date.now() + 10_000;
+    while ((await sqlAsOwner('select status from kit_executions where id = $1', [executionId]))[0].status === 'pending' && Date.now() < deadline) await sleep(20);
+    await removeMember(leaving.userId);
+    const execution = await waitForExecution(api.url, ownerKey, orgId, executionId);
+    expect(execution).toMatchObject({ status: 'failed', outputCount: 0, bundleStatus: 'none' });
+    expect(execution.errorMessage).toBe(LEFT_WHILE_RUNNING);
+    expect(await sqlAsOwner('select count(*)::int as n from kit_outputs where execution_id = $1', [executionId])).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('a member removed and added again', () => {
+  it('does not get back the runs the removal stopped: one left queued ends failed without running', async () => {
+    await worker!.stop();
+    worker = undefined;
+    const rejoining = await member('Rejoining');
+    const executionId = await execute(rejoining.apiKey, 'deployer', deployer.projectId);
+    await removeMember(rejoining.userId);
+    const added = await call(api.url, `/api/organizations/${orgId}/members`, { apiKey: ownerKey, body: { userId: rejoining.userId, role: 'member' } });
+    expect(added.status, added.text).toBe(201);
+
+    worker = await startTestApp({ mode: 'worker', database: api.database, env: { WORKER_HEARTBEAT_MS: '500' } });
+    const execution = await waitForExecution(api.url, ownerKey, orgId, executionId);
+    expect(execution).toMatchObject({ status: 'failed', outputCount: 0, phases: [] });
+    expect(execution.errorMessage).toBe('Whoever started this execution is no longer a member of its organization, so this execution did not run. A member can start a new execution.');
+    expect(finishedRuns(executionId)).toEqual([]);
+    // What they start as a member again runs.
+    const again = await execute(rejoining.apiKey, 'deployer', deployer.projectId);
+    expect((await waitForExecution(api.url, ownerKey, orgId, again)).status).toBe('completed');
   });
 });

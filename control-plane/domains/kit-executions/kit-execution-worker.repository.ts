@@ -23,7 +23,7 @@ export async function claimExecution(db: Kysely<Database>, claim: { executionId:
     .where('id', '=', claim.executionId)
     .where('tenant_id', '=', claim.tenantId)
     .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'running'), eb('worker_run_id', '=', claim.jobId)])]))
-    .returning(['id', 'tenant_id', 'organization_id', 'project_id', 'kit_version_id', 'input', 'options', 'created_by', 'started_with_api_key_id'])
+    .returning(['id', 'tenant_id', 'organization_id', 'project_id', 'kit_version_id', 'input', 'options', 'created_by', 'started_with_api_key_id', 'created_at'])
     .executeTakeFirst();
 }
 

@@ -135,12 +135,16 @@ async function runClaimedExecution(
   // Opened only while whoever started the run may still run it: their authority withdrawn
   // meanwhile (removed, the key revoked), the run gets no further credential, and ends failed.
   let withdrawn: StarterWithdrawn | null = null;
+  const withdrawnNow = async () => (withdrawn ??= await withdrawnAuthority(ownerDb, tenantId, claimed));
   const openCredential = async (credentialId: string) => {
     if (!declared.has(credentialId)) return null;
-    withdrawn ??= await withdrawnAuthority(ownerDb, tenantId, claimed);
-    if (withdrawn) return null;
+    // Inside the try: the database failing the authority check is the server's trouble too.
     try {
-      return await deps.credentials.openForExecution({ tenantId, organizationId: claimed.organization_id, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId });
+      if (await withdrawnNow()) return null;
+      const secret = await deps.credentials.openForExecution({ tenantId, organizationId: claimed.organization_id, projectId: claimed.project_id, kitId: kit.manifest.metadata.id, credentialId });
+      // Asked again once it is open: a removal that committed while it was being opened is seen
+      // here, and the secret is not handed over after it.
+      return secret !== null && (await withdrawnNow()) ? null : secret;
     } catch (error) {
       if (!(error instanceof CredentialUnopenableError)) openingFault ??= error;
       throw error;
@@ -163,10 +167,13 @@ async function runClaimedExecution(
     throw openingFault;
   }
   const outcome = outcomeOf(result);
-  if (withdrawn) {
+  // Withdrawn while the run had no credential left to open, it is withdrawn all the same: the run
+  // was theirs to the end, and its outcome is not kept.
+  const withdrawnBy = await withdrawnNow();
+  if (withdrawnBy) {
     ran.outcome = outcome;
-    await failExecution(deps, { executionId, tenantId }, withdrawnWhileRunning(withdrawn), outcome);
-    log.info({ withdrawn }, 'whoever started the execution lost the authority to run it while it ran; it ends failed');
+    await failExecution(deps, { executionId, tenantId }, withdrawnWhileRunning(withdrawnBy), outcome);
+    log.info({ withdrawn: withdrawnBy }, 'whoever started the execution lost the authority to run it while it ran; it ends failed');
     return;
   }
   // Cancelled by the job's signal: the worker shut down under it. Its user cancelled nothing.
