@@ -288,7 +288,9 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
     });
     child.once('error', failed);
     void exited.then(() => {
-      const said = recentLog.join(' ') || 'PostgreSQL exited before it was ready';
+      // Why it failed may lie further back than the window (past debug lines a raised
+      // log_min_messages adds after the FATAL): the start's error quotes all it said.
+      const said = (startupLog === undefined ? recentLog : startupLog.trim().split('\n')).join(' ') || 'PostgreSQL exited before it was ready';
       failed(startupLog !== undefined && isPortTaken(startupLog) ? new PortTaken(said) : new Error(said));
     });
   });

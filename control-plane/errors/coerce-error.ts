@@ -3,7 +3,7 @@ import { ZodError } from 'zod';
 import { isDatabaseUnavailable, isStatementTimeout, isTransactionConflict, isUnstorableText } from '../db/postgres-errors.ts';
 import { AppError } from './app-error.ts';
 import type { ErrorCode } from './error-catalog.ts';
-import { cutForAnswer } from './quoted-input.ts';
+import { cutForAnswer, quotedPath } from './quoted-input.ts';
 
 export interface WireError {
   code: ErrorCode;
@@ -114,10 +114,16 @@ export function toWireError(thrown: unknown): WireError {
   }
   if (error instanceof TRPCError) {
     const code = trpcCodeToErrorCode[error.code];
-    if (code) return { code, message: error.message };
+    if (code) return { code, message: trpcMessage(error.message) };
   }
   return { code: 'INTERNAL_ERROR', message: genericMessage };
 }
+
+/**
+ * tRPC's own words end quoting the procedure path the caller sent (`No procedure found on path
+ * "…"`), which may be kilobytes long: it is quoted as a path no route takes is.
+ */
+const trpcMessage = (message: string) => message.replace(/( path ")(.*)"$/s, (_whole, before: string, path: string) => `${before}${quotedPath(path)}"`);
 
 function unwrapTrpc(error: TRPCError): unknown {
   const cause = error.cause;

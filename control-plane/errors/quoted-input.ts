@@ -20,3 +20,12 @@ export const MAX_QUOTED_ID_LENGTH = 128;
 
 /** An id the caller named, as a NOT_FOUND or VALIDATION_ERROR message may quote it. */
 export const quotedId = (id: string) => cutForAnswer(id, MAX_QUOTED_ID_LENGTH);
+
+/** How many characters of a path an answer quotes: enough to see which, not 16 KiB of it back. */
+export const MAX_QUOTED_PATH_LENGTH = 200;
+
+/**
+ * A path the caller sent (`/api/…` no route takes, a tRPC procedure path), as an answer quotes it:
+ * in a message, and in a tRPC error's `data.path`.
+ */
+export const quotedPath = (path: string) => cutForAnswer(path, MAX_QUOTED_PATH_LENGTH);

@@ -15,7 +15,7 @@ import type { CredentialKeyMaker } from '../domains/kit-credentials/credential-k
 import type { LoginThrottle } from '../domains/users/login-throttle.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import { retryAfterFor } from '../errors/error-catalog.ts';
-import { cutForAnswer } from '../errors/quoted-input.ts';
+import { quotedPath } from '../errors/quoted-input.ts';
 import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
@@ -234,20 +234,17 @@ function refuseUndecodablePath(req: Request, res: Response, next: () => void): v
   next();
 }
 
+/** The NOT_FOUND of a path no route takes, naming the method and (the start of) the path. */
+function noRouteFor(req: Request) {
+  return { code: 'NOT_FOUND' as const, message: `No route for ${req.method} ${quotedPath(`${req.baseUrl}${req.path}`)}` };
+}
+
 /**
  * tRPC takes queries by GET and mutations by POST. Any other method is a route that does not exist,
  * NOT_FOUND (a procedure is not a resource with methods, as an /api path is: no 405 here) — tRPC
  * itself would answer 415 in text/plain for one without a JSON body, and 204 to any HEAD. A HEAD
  * answers what GET would, as on /api.
  */
-/** How many characters of a path a NOT_FOUND quotes: enough to see which, not 16 KiB of it back. */
-const QUOTED_PATH_LENGTH = 200;
-
-/** The NOT_FOUND of a path no route takes, naming the method and (the start of) the path. */
-function noRouteFor(req: Request) {
-  return { code: 'NOT_FOUND' as const, message: `No route for ${req.method} ${cutForAnswer(`${req.baseUrl}${req.path}`, QUOTED_PATH_LENGTH)}` };
-}
-
 function refuseOtherMethods(limitBytes: number) {
   return (req: Request, res: Response, next: () => void): void => {
     // As the REST handler does: the call runs as a GET, and Node sends no body for a response to a

@@ -3,6 +3,7 @@ import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import { AppError } from '../errors/app-error.ts';
 import type { WireError } from '../errors/coerce-error.ts';
 import { httpStatusFor, type ErrorCode } from '../errors/error-catalog.ts';
+import { quotedPath } from '../errors/quoted-input.ts';
 
 type TrpcCode = TRPCError['code'];
 
@@ -31,13 +32,15 @@ export function trpcCodeFor(code: ErrorCode): TrpcCode {
 /**
  * tRPC's error shape for a wire error, whoever raised it (a procedure, tRPC, or the service's own
  * middleware): the JSON-RPC code of the status the caller gets, and the catalog's code in `data`.
+ * The path is the one the caller sent, quoted as a message quotes one (a procedure no router has
+ * can be 16 KiB of it).
  */
 export function trpcErrorShape(wire: WireError, path: string | undefined, requestId: string | undefined) {
   const httpStatus = httpStatusFor(wire.code);
   return {
     message: wire.message,
     code: TRPC_ERROR_CODES_BY_KEY[trpcCodeFor(wire.code)],
-    data: { code: wire.code, httpStatus, path, details: wire.details, requestId },
+    data: { code: wire.code, httpStatus, path: path === undefined ? undefined : quotedPath(path), details: wire.details, requestId },
   };
 }
 

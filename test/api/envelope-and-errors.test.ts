@@ -47,6 +47,18 @@ describe('the /api envelope', () => {
     }
   });
 
+  it('quotes the start of a long procedure path tRPC has no procedure for, in its message and data.path alike', async () => {
+    const long = `x${'y'.repeat(15_000)}`;
+    // A procedure name tRPC itself looks up (alone and batched), and a path the service refuses before it.
+    for (const [path, named] of [[`/trpc/${long}`, long], [`/trpc/me.get,${long}?batch=1&input=%7B%7D`, long], [`/trpc/a/${long}`, `a/${long}`]] as const) {
+      const response = await call(app.url, path, { apiKey: key });
+      const error = Array.isArray(response.body) ? response.body[1].error : response.body.error;
+      expect([path.slice(0, 12), error.data.code, error.data.path]).toEqual([path.slice(0, 12), 'NOT_FOUND', `${named.slice(0, 200)}…`]);
+      expect(error.message).toMatch(named === long ? new RegExp(`^No procedure found on path "${long.slice(0, 200)}…"$`) : /^No route for GET \/trpc\/a\/xy+…$/);
+      expect(response.text.length, path.slice(0, 12)).toBeLessThan(1_500);
+    }
+  });
+
   it('names the field of an invalid uuid', async () => {
     const response = await call(app.url, '/api/developer/api-keys/not-a-uuid', { method: 'DELETE', apiKey: key });
     expect(response.status).toBe(400);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -80,6 +80,21 @@ describe('the embedded cluster when the free port it chose is taken before Postg
     expect(portChooser.answered).toBe(5);
     expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(false);
     expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  }, 60_000);
+
+  it('names the taken port whatever PostgreSQL logs after it (log_min_messages raised to debug a start)', async () => {
+    const dataDir = await scratchDir('port-taken-debug-log');
+    await (await startEmbeddedPostgres(dataDir)).stop();
+    // Its exit then logs a dozen DEBUG lines after the FATAL: the last five say nothing of the port.
+    await appendFile(join(dataDir, 'postgres', 'postgresql.conf'), '\nlog_min_messages = debug3\n');
+    const taken = await holdPort();
+    portChooser.nextAnswers = [taken, taken, taken, taken, taken];
+
+    await expect(startEmbeddedPostgres(dataDir)).rejects.toThrow(
+      new RegExp(`each of 5 free loopback ports was taken .*could not bind IPv4 address "127\\.0\\.0\\.1": Address already in use.*port ${taken}.*FATAL: +could not create any TCP/IP sockets`),
+    );
+    expect(portChooser.answered).toBe(5);
+    expect(existsSync(join(dataDir, 'postgres.owner'))).toBe(false);
   }, 60_000);
 
   it('tries no other port when PostgreSQL fails for another reason', async () => {
