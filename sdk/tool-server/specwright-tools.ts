@@ -123,7 +123,7 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
           .looseObject({ company: z.looseObject({ name: z.string(), industry: z.string() }) })
           .describe('Who the product is for: at least company.name and company.industry'),
         discoveryAnswers: z.record(z.string(), z.unknown()).optional().describe("Answers the kit reads, e.g. {\"entities\": [\"Customer\", \"Order\"]} (get_kit shows which it requires)"),
-        dryRun: z.boolean().optional().describe('Generate and validate only; APPLY does not run'),
+        dryRun: z.boolean().optional().describe("Skip APPLY (nothing is pushed or deployed); every other phase, the kit's VERIFY included, runs"),
         version: z.string().optional().describe('A published version of the kit; the latest when absent'),
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -136,7 +136,7 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
     'list_executions',
     {
       title: 'List kit executions',
-      description: "An organization's kit runs, oldest first, with their status and output counts; narrow them to a project, a kit or a status.",
+      description: "An organization's kit runs, oldest first (the latest are on the last page: offset = total − limit), with their status and output counts; narrow them to a project, a kit or a status.",
       inputSchema: z.strictObject({
         orgId,
         projectId: projectId.optional(),

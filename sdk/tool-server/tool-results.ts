@@ -16,11 +16,17 @@ const isJsonObject = (value: unknown): value is Record<string, unknown> => typeo
 
 /**
  * A generated file as a tool result: its metadata as JSON, then its content as it is (escaped inside
- * JSON, a YAML or SQL file reads as one long string), and the whole answer as structured content.
+ * JSON, a YAML or SQL file reads as one long string). Text only, the content once: as structured
+ * content too, a client that hands the model the structured content in place of the text (Claude
+ * Code does) showed the file as one escaped string again, and the content went twice over the wire:
+ * an output of control characters near the service's 1 MiB made a 12 MB message, over the 10 MiB an
+ * MCP client reads, and the assistant lost its connection. An answer that is not a file (something
+ * other than the service at the URL) is answered as any other.
  */
-export function answeredFile(file: { content: string } & Record<string, unknown>): CallToolResult {
+export function answeredFile(file: unknown): CallToolResult {
+  if (!isJsonObject(file) || typeof file.content !== 'string') return answered(file);
   const { content, ...about } = file;
-  return { content: [{ type: 'text', text: JSON.stringify(about, null, 2) }, { type: 'text', text: content }], structuredContent: file };
+  return { content: [{ type: 'text', text: JSON.stringify(about, null, 2) }, { type: 'text', text: content }] };
 }
 
 /**
@@ -31,8 +37,19 @@ export function answeredFile(file: { content: string } & Record<string, unknown>
  * whatever answers at the URL in its place might.
  */
 export function failed(error: unknown, secret: string): CallToolResult {
-  const why = whyItFailed(error);
-  return { isError: true, content: [{ type: 'text', text: secret === '' ? why : why.replaceAll(secret, '[redacted]') }] };
+  return { isError: true, content: [{ type: 'text', text: blanked(whyItFailed(error), secret) }] };
+}
+
+/**
+ * `text` with `secret` blanked. A key of the service's (60 characters) is blanked wherever it
+ * appears; one of a few characters, which no service takes, only where it stands on its own: blanked
+ * anywhere, `e` made `Th[redacted] API k[redacted]y…` of the refusal and garbled its request id.
+ */
+function blanked(text: string, secret: string): string {
+  if (secret === '') return text;
+  if (secret.length >= 16) return text.replaceAll(secret, '[redacted]');
+  const escaped = secret.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+  return text.replace(new RegExp(`(?<![A-Za-z0-9_-])${escaped}(?![A-Za-z0-9_-])`, 'g'), '[redacted]');
 }
 
 function whyItFailed(error: unknown): string {

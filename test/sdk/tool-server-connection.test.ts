@@ -105,6 +105,22 @@ describe('specwright tool-server, its calls and its connection', () => {
     expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(['not', 'an', 'object']);
   });
 
+  it('answers a file that is not one (something other than the service at the URL) as text, not a result the client refuses', async () => {
+    const service = await standIn((req, res) => {
+      const answer = { result: { data: req.url!.includes('kitExecutions.output') ? ['not', 'a', 'file'] : {} } };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.url!.includes('batch=1') ? [answer] : answer));
+    });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: service.url, SPECWRIGHT_API_KEY: KEY }, stderr: 'pipe' });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(transport);
+    cleanups.push(() => void client.close());
+    const args = { orgId: 'o', executionId: 'e', outputId: 'x' };
+    const result = (await client.callTool({ name: 'get_output', arguments: args })) as CallToolResult;
+    expect(result.structuredContent).toBeUndefined();
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(['not', 'a', 'file']);
+  });
+
   it('blanks the API key from a refusal that quotes it (something other than the service answering at the URL)', async () => {
     const service = await standIn((req, res) => {
       const answer = { error: { message: `key ${req.headers['x-api-key']} is not valid here`, code: -32001, data: { code: 'UNAUTHORIZED', httpStatus: 401 } } };
@@ -118,6 +134,21 @@ describe('specwright tool-server, its calls and its connection', () => {
     const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect((result.content[0] as { text: string }).text).toBe('UNAUTHORIZED: key [redacted] is not valid here');
+  });
+
+  it('blanks a key of a few characters only where it stands alone, not inside the words and the request id of a refusal', async () => {
+    const requestId = 'e0c4be1e-5e7a-4e2e-9e0e-0e1e2e3e4e5e';
+    const service = await standIn((req, res) => {
+      const answer = { error: { message: `The API key is not valid (got ${req.headers['x-api-key']})`, code: -32001, data: { code: 'UNAUTHORIZED', httpStatus: 401, requestId } } };
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.url!.includes('batch=1') ? [answer] : answer));
+    });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: service.url, SPECWRIGHT_API_KEY: 'e' }, stderr: 'pipe' });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(transport);
+    cleanups.push(() => void client.close());
+    const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
+    expect((result.content[0] as { text: string }).text).toBe(`UNAUTHORIZED: The API key is not valid (got [redacted])\nRequest id: ${requestId}`);
   });
 
   it('says on stderr what it could not read, and exits 1 when that ended the connection', async () => {

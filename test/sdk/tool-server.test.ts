@@ -149,8 +149,52 @@ describe('specwright tool-server', () => {
     expect(JSON.parse(about!)).toMatchObject({ filename: document.filename, status: 'valid', validationErrors: [] });
     expect(JSON.parse(about!)).not.toHaveProperty('content');
     expect(content).toMatch(/^openapi: ["']?3\.1/m);
-    expect(read.structuredContent).toMatchObject({ filename: document.filename, content });
+    // Text only: a client that hands the model the structured content instead (Claude Code does) would show the file as one escaped string.
+    expect(read.structuredContent).toBeUndefined();
     expect(stderr()).toBe('');
+  }, 60_000);
+
+  it("reads a file near the service's 1 MiB limit whatever its characters, and an empty one, keeping the connection", async () => {
+    // Control characters are six bytes each in JSON: with the content also in structured content, the
+    // answer was 12 MB, over the 10 MiB an MCP client reads in a message, and the connection closed.
+    const kit = {
+      manifest: {
+        metadata: { id: 'raw-bytes', displayName: 'Raw bytes', version: '1.0.0', description: 'A file of control characters', author: 'test', kitType: 'file' },
+        platform: { name: 'none', category: 'test' },
+        phases: ['PLAN'],
+        outputs: [
+          { id: 'raw', filename: 'raw.txt', template: 't/raw.hbs', outputType: 'text' },
+          { id: 'empty', filename: 'empty.txt', template: 't/empty.hbs', outputType: 'text' },
+        ],
+        discovery: { pools: [] },
+        hooks: { PLAN: 'h/plan.js' },
+      },
+      files: {
+        't/raw.hbs': '{{{@plan.raw}}}',
+        't/empty.hbs': '',
+        'h/plan.js': "function plan() { var raw = '\\u0001'; while (raw.length < 1000000) raw += raw; return { data: { raw: raw.slice(0, 1000000) } }; }",
+      },
+    };
+    expect((await call(app.url, `/api/${orgId}/kits`, { apiKey: key, body: kit })).status).toBe(201);
+    const { client } = await connect({ SPECWRIGHT_URL: app.url, SPECWRIGHT_API_KEY: key });
+    const project = await data(client, 'create_project', { name: 'Raw bytes' });
+    const started = await data(client, 'execute_kit', { orgId, kitId: 'raw-bytes', projectId: project.id, businessProfile: { company: { name: 'A', industry: 'B' } }, dryRun: true });
+    let execution = await data(client, 'get_execution', { orgId, executionId: started.executionId });
+    for (const deadline = Date.now() + 30_000; ['pending', 'running'].includes(execution.status) && Date.now() < deadline; ) {
+      await sleep(100);
+      execution = await data(client, 'get_execution', { orgId, executionId: started.executionId });
+    }
+    expect(execution.outputs.map((output: { outputId: string; contentSizeBytes: number }) => [output.outputId, output.contentSizeBytes])).toEqual([['empty', 0], ['raw', 1_000_000]]);
+
+    const raw = await callTool(client, 'get_output', { orgId, executionId: started.executionId, outputId: 'raw' });
+    expect(raw.isError, textOf(raw)).toBeFalsy();
+    expect(JSON.parse((raw.content[0] as { text: string }).text)).toMatchObject({ filename: 'raw.txt', contentSizeBytes: 1_000_000 });
+    expect((raw.content[1] as { text: string }).text).toBe('\u0001'.repeat(1_000_000));
+
+    const empty = await callTool(client, 'get_output', { orgId, executionId: started.executionId, outputId: 'empty' });
+    expect(empty.content.map((part) => (part.type === 'text' ? part.text : ''))).toEqual([expect.stringContaining('"filename": "empty.txt"'), '']);
+    // Still connected.
+    expect(await data(client, 'whoami')).toMatchObject({ userId: app.bootstrap.userId });
   }, 60_000);
 
   it("answers the service's refusals as tool errors the assistant can act on, changing nothing", async () => {
