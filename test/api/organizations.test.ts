@@ -157,6 +157,24 @@ describe('organizations', () => {
     expect([created.status, created.body.data?.settings], created.text).toEqual([201, { branding: { logo: encoded } }]);
   });
 
+  it('take a logo of up to 2048 characters, as the document says, and tell a longer http(s) URL its length, not that it is no URL', async () => {
+    const logoOf = (length: number) => `https://cdn.example/${'l'.repeat(length - 'https://cdn.example/'.length)}`;
+    const [row] = await sqlAsOwner('select settings, updated_at from organizations where id = $1', [orgId]);
+    const tooLong = [400, [{ field: 'settings.branding.logo', issue: 'must be at most 2048 characters' }]];
+    const created = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Long Logo', slug: 'long-logo', settings: { branding: { logo: logoOf(2049) } } } });
+    expect([created.status, created.body.error?.details?.issues]).toEqual(tooLong);
+    const updated = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: owner.apiKey, body: { settings: { branding: { logo: logoOf(2049) } } } });
+    expect([updated.status, updated.body.error?.details?.issues]).toEqual(tooLong);
+    const trpc = await call(app.url, '/trpc/organizations.create', { apiKey: owner.apiKey, body: { name: 'Long Logo', slug: 'long-logo', settings: { branding: { logo: logoOf(2049) } } } });
+    expect([trpc.status, trpc.body.error?.data?.details?.issues]).toEqual(tooLong);
+    expect(await sqlAsOwner('select settings, updated_at from organizations where id = $1', [orgId])).toEqual([row]);
+    expect(await countRows(app.database.ownerUrl, `organizations where slug = 'long-logo'`)).toBe(0);
+    // At the bound it is taken and kept as sent.
+    const atBound = await call(app.url, '/api/organizations', { apiKey: owner.apiKey, body: { name: 'Long Logo', slug: 'long-logo', settings: { branding: { logo: logoOf(2048) } } } });
+    expect([atBound.status, atBound.body.data?.settings], atBound.text).toEqual([201, { branding: { logo: logoOf(2048) } }]);
+    expect((await sqlAsOwner(`select settings from organizations where slug = 'long-logo'`))[0].settings).toEqual({ branding: { logo: logoOf(2048) } });
+  });
+
   it('are changed by owners and admins only', async () => {
     const byMember = await call(app.url, `/api/organizations/${orgId}`, { method: 'PUT', apiKey: member.apiKey, body: { name: 'Hijacked' } });
     expect(byMember.status).toBe(403);

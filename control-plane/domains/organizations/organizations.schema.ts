@@ -17,6 +17,9 @@ const onlyIfValid = (payload: { issues: readonly unknown[] }) => payload.issues.
 /** NUL and unpaired surrogates are named by refuseUnstorableText, as in every other field: one message is enough. */
 const isUnstorable = (text: string) => text.includes('\u0000') || !text.isWellFormed();
 
+/** The longest logo address taken (the OpenAPI document's maxLength). */
+const MAX_LOGO_LENGTH = 2048;
+
 /**
  * A logo is shown in browsers, to everyone who sees the organization (customers too): only a web
  * address, never `javascript:` or `data:`; none of the raw characters that end an HTML attribute
@@ -25,7 +28,9 @@ const isUnstorable = (text: string) => text.includes('\u0000') || !text.isWellFo
  */
 const logoSchema = z
   .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-  .max(2048)
+  // Its own message: the error given to z.url() above is the schema's, so every check without one
+  // said it (a 2,049-character https address was told "must be an http(s) URL").
+  .max(MAX_LOGO_LENGTH, { error: `must be at most ${MAX_LOGO_LENGTH} characters` })
   // Checked only on an http(s) URL, so a bad one is told once.
   .refine((logo) => URI_CHARACTERS.test(logo) || isUnstorable(logo), { error: 'must have every character RFC 3986 does not allow in a URL percent-encoded (quotes, <, >, spaces, non-ASCII)', when: onlyIfValid })
   .refine((logo) => !URL.parse(logo)?.username && !URL.parse(logo)?.password, { error: 'must not carry a user name or password', when: onlyIfValid });
