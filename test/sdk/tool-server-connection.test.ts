@@ -37,6 +37,21 @@ async function standIn(answer: (req: IncomingMessage, res: ServerResponse) => vo
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, nextRequest };
 }
 
+/** `answer` in tRPC's shape, inside an array when the call came in a batch. */
+function answerAsTrpc(req: IncomingMessage, res: ServerResponse, status: number, answer: object) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(req.url!.includes('batch=1') ? [answer] : answer));
+}
+
+/** The SDK's client, connected to a tool server it started against `url` with `apiKey`. */
+async function connectedClient(url: string, apiKey = KEY): Promise<Client> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: url, SPECWRIGHT_API_KEY: apiKey }, stderr: 'pipe' });
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(transport);
+  cleanups.push(() => void client.close());
+  return client;
+}
+
 /** The tool server as a process spoken to line by line, as an assistant does. */
 function toolServer(url: string) {
   const child = spawn(process.execPath, [BIN, 'tool-server'], { env: { PATH: process.env.PATH!, SPECWRIGHT_URL: url, SPECWRIGHT_API_KEY: KEY }, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -75,10 +90,7 @@ describe('specwright tool-server, its calls and its connection', () => {
 
   it('aborts the request of a call the assistant cancels', async () => {
     const service = await standIn(() => {});
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: service.url, SPECWRIGHT_API_KEY: KEY }, stderr: 'pipe' });
-    const client = new Client({ name: 'test', version: '1' });
-    await client.connect(transport);
-    cleanups.push(() => void client.close());
+    const client = await connectedClient(service.url);
     const cancel = new AbortController();
     const arrived = service.nextRequest();
     const called = client.callTool({ name: 'list_projects', arguments: {} }, undefined, { signal: cancel.signal }).catch((error: Error) => error);
@@ -93,13 +105,9 @@ describe('specwright tool-server, its calls and its connection', () => {
     // Something at the URL answering tRPC's shape with an array: as structured content, the client refused the whole result.
     const service = await standIn((req, res) => {
       const answer = { result: { data: ['not', 'an', 'object'] } };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(req.url!.includes('batch=1') ? [answer] : answer));
+      answerAsTrpc(req, res, 200, answer);
     });
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: service.url, SPECWRIGHT_API_KEY: KEY }, stderr: 'pipe' });
-    const client = new Client({ name: 'test', version: '1' });
-    await client.connect(transport);
-    cleanups.push(() => void client.close());
+    const client = await connectedClient(service.url);
     const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
     expect(result.structuredContent).toBeUndefined();
     expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(['not', 'an', 'object']);
@@ -108,13 +116,9 @@ describe('specwright tool-server, its calls and its connection', () => {
   it('answers a file that is not one (something other than the service at the URL) as text, not a result the client refuses', async () => {
     const service = await standIn((req, res) => {
       const answer = { result: { data: req.url!.includes('kitExecutions.output') ? ['not', 'a', 'file'] : {} } };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(req.url!.includes('batch=1') ? [answer] : answer));
+      answerAsTrpc(req, res, 200, answer);
     });
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: service.url, SPECWRIGHT_API_KEY: KEY }, stderr: 'pipe' });
-    const client = new Client({ name: 'test', version: '1' });
-    await client.connect(transport);
-    cleanups.push(() => void client.close());
+    const client = await connectedClient(service.url);
     const args = { orgId: 'o', executionId: 'e', outputId: 'x' };
     const result = (await client.callTool({ name: 'get_output', arguments: args })) as CallToolResult;
     expect(result.structuredContent).toBeUndefined();
@@ -124,13 +128,9 @@ describe('specwright tool-server, its calls and its connection', () => {
   it('blanks the API key from a refusal that quotes it (something other than the service answering at the URL)', async () => {
     const service = await standIn((req, res) => {
       const answer = { error: { message: `key ${req.headers['x-api-key']} is not valid here`, code: -32001, data: { code: 'UNAUTHORIZED', httpStatus: 401 } } };
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(req.url!.includes('batch=1') ? [answer] : answer));
+      answerAsTrpc(req, res, 401, answer);
     });
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: service.url, SPECWRIGHT_API_KEY: ` ${KEY} ` }, stderr: 'pipe' });
-    const client = new Client({ name: 'test', version: '1' });
-    await client.connect(transport);
-    cleanups.push(() => void client.close());
+    const client = await connectedClient(service.url, ` ${KEY} `);
     const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect((result.content[0] as { text: string }).text).toBe('UNAUTHORIZED: key [redacted] is not valid here');
@@ -140,13 +140,9 @@ describe('specwright tool-server, its calls and its connection', () => {
     const requestId = 'e0c4be1e-5e7a-4e2e-9e0e-0e1e2e3e4e5e';
     const service = await standIn((req, res) => {
       const answer = { error: { message: `The API key is not valid (got ${req.headers['x-api-key']})`, code: -32001, data: { code: 'UNAUTHORIZED', httpStatus: 401, requestId } } };
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(req.url!.includes('batch=1') ? [answer] : answer));
+      answerAsTrpc(req, res, 401, answer);
     });
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'tool-server'], env: { PATH: process.env.PATH!, SPECWRIGHT_URL: service.url, SPECWRIGHT_API_KEY: 'e' }, stderr: 'pipe' });
-    const client = new Client({ name: 'test', version: '1' });
-    await client.connect(transport);
-    cleanups.push(() => void client.close());
+    const client = await connectedClient(service.url, 'e');
     const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
     expect((result.content[0] as { text: string }).text).toBe(`UNAUTHORIZED: The API key is not valid (got [redacted])\nRequest id: ${requestId}`);
   });
