@@ -278,10 +278,12 @@ async function startPostmaster(databaseDir: string, port: number, user: OsUser):
   await new Promise<void>((ready, failed) => {
     child.stderr!.on('data', (chunk: Buffer) => {
       // Kept reading for the life of the process, or PostgreSQL would block on a full pipe.
-      recentLog.push(...chunk.toString('utf8').trim().split('\n'));
+      const text = chunk.toString('utf8');
+      recentLog.push(...text.trim().split('\n'));
       recentLog.splice(0, Math.max(0, recentLog.length - 5));
-      if (startupLog !== undefined) startupLog += chunk.toString('utf8');
-      if (chunk.toString('utf8').includes('database system is ready to accept connections')) {
+      if (startupLog === undefined) return;
+      startupLog += text;
+      if (text.includes('database system is ready to accept connections')) {
         startupLog = undefined;
         ready();
       }

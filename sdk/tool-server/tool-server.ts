@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import type { Readable, Writable } from 'node:stream';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createSpecwrightClient, type SpecwrightClientOptions } from '../client.ts';
@@ -32,7 +31,8 @@ export function toolServerMisconfiguration(env: NodeJS.ProcessEnv): string | nul
  * key that cannot travel in a header, throws a TypeError saying so (without the key). Resolves true
  * when the assistant closed stdin, false when the connection failed first.
  */
-export async function serveToolsOverStdio(env: NodeJS.ProcessEnv, stdin: Readable = process.stdin, stdout: Writable = process.stdout, stderr: Writable = process.stderr): Promise<boolean> {
+export async function serveToolsOverStdio(env: NodeJS.ProcessEnv): Promise<boolean> {
+  const { stdin, stdout, stderr } = process;
   const server = createToolServer({ url: env.SPECWRIGHT_URL!.trim(), apiKey: env.SPECWRIGHT_API_KEY! });
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = resolve;
