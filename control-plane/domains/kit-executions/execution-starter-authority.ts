@@ -38,32 +38,3 @@ async function membershipStartedIt(db: Kysely<Database>, tenantId: string, userI
   const membership = await findMembership(db, tenantId, execution.organization_id, userId);
   return membership !== undefined && atLeast(membership.role, 'member') && membership.joined_at.getTime() <= execution.created_at.getTime();
 }
-
-const SAID: Record<StarterWithdrawn, { before: string; during: string; next: string }> = {
-  memberLeft: {
-    before: 'Whoever started this execution is no longer a member of its organization',
-    during: 'Whoever started this execution stopped being a member of its organization while it ran',
-    next: 'A member can start a new execution.',
-  },
-  keyRevoked: {
-    before: 'The API key this execution was started with has been revoked',
-    during: 'The API key this execution was started with was revoked while it ran',
-    next: 'Start a new execution with a key in use.',
-  },
-};
-
-/** Why a run ends before it runs. On a retry an earlier attempt may have run some of it (APPLY included). */
-export function stoppedBeforeRunning(why: string, attempt: number, next: string): string {
-  const what = attempt > 1 ? 'was stopped before its retry: an earlier attempt may have run part of it, and none of its outputs were kept' : 'did not run';
-  return `${why}, so this execution ${what}. ${next}`;
-}
-
-/** The error of a run whose starter's authority was withdrawn before a worker started it. */
-export function withdrawnBeforeRunning(why: StarterWithdrawn, attempt: number): string {
-  return stoppedBeforeRunning(SAID[why].before, attempt, SAID[why].next);
-}
-
-/** The error of a run whose starter's authority was withdrawn while it ran. */
-export function withdrawnWhileRunning(why: StarterWithdrawn): string {
-  return `${SAID[why].during}, so no credential was opened for it after that and none of its outputs were kept. ${SAID[why].next}`;
-}

@@ -5,11 +5,12 @@ import { permanentRefusalOf } from '../../db/postgres-errors.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { defineJob, type JobDeps } from '../../jobs/job-definition.ts';
 import { CredentialUnopenableError } from '../kit-credentials/credential-vault.ts';
-import { KITS_FEATURE_FLAG, kitsEnabledFor } from '../kits/kit-access.ts';
+import { kitsEnabledFor } from '../kits/kit-access.ts';
 import { getsBundle } from './kit-bundle.job.ts';
 import { claimExecution, executionExists, finishExecution, findComponentVersion, findKitVersionForRun, replaceOutputs, type ExecutionOutcome } from './kit-execution-worker.repository.ts';
 import { bundleJobKey } from './execution-job-keys.ts';
-import { stoppedBeforeRunning, withdrawnAuthority, withdrawnBeforeRunning, withdrawnWhileRunning, type StarterWithdrawn } from './execution-starter-authority.ts';
+import { withdrawnAuthority, type StarterWithdrawn } from './execution-starter-authority.ts';
+import { cutByShutdownMessage, kitsDisabledMessage, withdrawnBeforeRunning, withdrawnWhileRunning } from './execution-stop-messages.ts';
 
 /** Kits that publish to a platform may push to git; a kit that only makes files has no need to reach the network. */
 const KIT_TYPES_LENT_GIT: ReadonlySet<string> = new Set(['platform', 'hybrid']);
@@ -215,18 +216,6 @@ export function whyNotToRetry(error: unknown, job: Pick<Job, 'attempts' | 'max_a
   }
   if (job.attempts >= job.max_attempts) return `recording it failed on each of ${job.attempts} attempts`;
   return null;
-}
-
-/** Why a run ends when kits are off. */
-function kitsDisabledMessage(attempt: number): string {
-  return stoppedBeforeRunning(`Kits are disabled for this tenant (the feature flag ${KITS_FEATURE_FLAG} is off)`, attempt, 'Start a new execution once kits are enabled again.');
-}
-
-/** Why a run the worker's shutdown cut off failed. APPLY may have done part of its work (a push its server received). */
-function cutByShutdownMessage(phase: string | null): string {
-  const where = phase === null ? '' : ` at ${phase}`;
-  const partly = phase === 'APPLY' ? ' What APPLY had already sent (a git push its server received) may have been applied.' : '';
-  return `The worker running this execution shut down, so the run was stopped${where}.${partly} Start a new execution.`;
 }
 
 /**
