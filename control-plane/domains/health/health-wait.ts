@@ -1,5 +1,3 @@
-import { trpcProceduresOf } from '../../http/trpc-path.ts';
-
 /**
  * How long health waits on the database, for its own check and for the request's authentication and
  * rate count before it. One that stopped answering (paused, a network path that drops packets, a
@@ -23,13 +21,4 @@ export async function withinHealthWait<T>(work: Promise<T>, waitMs = HEALTH_DATA
   } finally {
     clearTimeout(timer);
   }
-}
-
-/**
- * Whether a request path is the public health check, spelt any way the routers take it: express
- * ignores letter case in its mounts, and `/api/health/` routes as `/api/health` does. A probe
- * configured with any of these must get the same bounded answer ("database: down"), not a 503.
- */
-export function isHealthCheckPath(path: string): boolean {
-  return /^\/api\/health\/?$/i.test(path) || trpcProceduresOf(path) === 'health.check';
 }
