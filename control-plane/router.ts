@@ -1,5 +1,6 @@
 import { agencyProjectsRouter } from './domains/agency-projects/agency-projects.router.ts';
 import { apiKeysRouter } from './domains/api-keys/api-keys.router.ts';
+import { flowRouter } from './domains/flow/flow.router.ts';
 import { healthRouter } from './domains/health/health.router.ts';
 import { customerInvitationsRouter } from './domains/invitations/invitations.router.ts';
 import { meRouter } from './domains/me/me.router.ts';
@@ -23,6 +24,7 @@ export const appRouter = router({
   customerInvitations: customerInvitationsRouter,
   agencyProjects: agencyProjectsRouter,
   projects: projectsRouter,
+  flow: flowRouter,
   // REST matches routes in this order: the static /{orgId}/kits/credentials and /executions paths
   // must come before /{orgId}/kits/{kitId}.
   kitCredentials: kitCredentialsRouter,

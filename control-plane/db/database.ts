@@ -96,6 +96,40 @@ export interface ProjectsTable {
   updated_at: Timestamp;
 }
 
+export interface FlowQuestionsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  project_id: string;
+  phase: Exclude<ProjectPhase, 'CREATED'>;
+  key: string;
+  position: number;
+  text: string;
+  description: string;
+  variants: ColumnType<Array<{ type: 'original' | 'simplified'; text: string }>, string, string>;
+  answer_type: 'text' | 'select' | 'multiselect' | 'boolean' | 'number';
+  options: JsonWithDefault<Array<{ value: string; label: string }>>;
+  bounds: ColumnType<{ min: number; max: number; integer: boolean } | null, string | null, string | null>;
+  required: boolean;
+  weight: number;
+  prefill: ColumnType<{ value: string | string[] | boolean | number; confidence: number; source: string; explanation: string } | null, string | null, string | null>;
+  suppressed: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: CreatedAt;
+}
+
+export interface FlowAnswersTable {
+  id: Generated<string>;
+  tenant_id: string;
+  project_id: string;
+  question_id: string;
+  value: ColumnType<string | string[] | boolean | number, string, string>;
+  selected_variant: 'original' | 'simplified' | null;
+  confidence: number | null;
+  notes: string | null;
+  answered_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked';
 
 export interface CustomerInvitationsTable {
@@ -262,6 +296,8 @@ export interface Database {
   api_keys: ApiKeysTable;
   worker_heartbeats: WorkerHeartbeatsTable;
   projects: ProjectsTable;
+  flow_questions: FlowQuestionsTable;
+  flow_answers: FlowAnswersTable;
   customer_invitations: CustomerInvitationsTable;
   agency_project_assignments: AgencyProjectAssignmentsTable;
   kits: KitsTable;
@@ -277,6 +313,8 @@ export type OrganizationRow = Selectable<OrganizationsTable>;
 export type OrganizationUpdate = Updateable<OrganizationsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
+export type FlowQuestionRow = Selectable<FlowQuestionsTable>;
+export type FlowAnswerRow = Selectable<FlowAnswersTable>;
 export type CustomerInvitationRow = Selectable<CustomerInvitationsTable>;
 export type AgencyProjectAssignmentRow = Selectable<AgencyProjectAssignmentsTable>;
 export type KitRow = Selectable<KitsTable>;

@@ -141,6 +141,24 @@ describe('every documented operation, called for real', () => {
     const doomed = (await conform('POST', '/projects', '/projects', { body: { name: 'Doomed' } })).body.data;
     await conform('DELETE', '/projects/{projectId}', `/projects/${doomed.id}`);
 
+    // The flow: not started, started, answered, refused, forced on.
+    const flowProject = (await conform('POST', '/projects', '/projects', { body: { name: 'Flow', description: 'asks questions', organizationId: orgId } })).body.data;
+    const flowBody = (extra: Record<string, unknown> = {}) => ({ body: { projectId: flowProject.id, ...extra } });
+    expect((await conform('GET', '/flow/readiness/{projectId}', `/flow/readiness/${flowProject.id}`)).body.data.currentPhase).toBe('CREATED');
+    expect((await conform('POST', '/flow/get-next-question', '/flow/get-next-question', flowBody())).status).toBe(409);
+    const firstQuestion = (await conform('POST', '/flow/start', '/flow/start', flowBody())).body.data.firstQuestion;
+    expect((await conform('POST', '/flow/start', '/flow/start', flowBody())).status).toBe(409);
+    await conform('POST', '/flow/start', '/flow/start', { body: { projectId: '00000000-0000-4000-8000-000000000000' } });
+    await conform('POST', '/flow/get-next-question', '/flow/get-next-question', flowBody({ sessionId: 'a-session' }));
+    expect((await conform('POST', '/flow/answer-question', '/flow/answer-question', flowBody({ questionId: firstQuestion.id, answer: { value: 'Clinics lose bookings after hours', confidence: 0.4 } }))).status).toBe(200);
+    expect((await conform('POST', '/flow/answer-question', '/flow/answer-question', flowBody({ questionId: firstQuestion.id, answer: { value: 42 } }))).status).toBe(400);
+    expect((await conform('POST', '/flow/answer-question', '/flow/answer-question', flowBody({ questionId: '00000000-0000-4000-8000-000000000000', answer: { value: 'x' } }))).status).toBe(404);
+    expect((await conform('GET', '/flow/readiness/{projectId}', `/flow/readiness/${flowProject.id}`)).body.data.blockers.length).toBeGreaterThan(0);
+    await conform('GET', '/flow/readiness/{projectId}', '/flow/readiness/00000000-0000-4000-8000-000000000000');
+    expect((await conform('POST', '/flow/transition', '/flow/transition', flowBody({ targetPhase: 'FEATURE_SELECTION' }))).body.error.code).toBe('READINESS_FAILED');
+    expect((await conform('POST', '/flow/transition', '/flow/transition', flowBody({ targetPhase: 'PLANNING' }))).body.error.code).toBe('PHASE_INVALID');
+    expect((await conform('POST', '/flow/transition', '/flow/transition', flowBody({ targetPhase: 'FEATURE_SELECTION', force: true }))).status).toBe(200);
+
     // Customer invitations and sign-in.
     const email = `invitee-${Date.now()}@example.test`;
     const invitation = (await conform('POST', '/customer-invitations', '/customer-invitations', { body: { organizationId: orgId, email, message: 'Welcome' } })).body.data;

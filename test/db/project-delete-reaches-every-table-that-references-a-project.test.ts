@@ -56,6 +56,16 @@ const fill: Record<string, (ids: { tenantId: string; organizationId: string; pro
       [tenantId, projectId],
     );
   },
+  flow_questions: async ({ tenantId, projectId }) => {
+    await sql(
+      `insert into flow_questions (tenant_id, project_id, phase, key, position, text, description, variants, answer_type, required, weight)
+       values ($1, $2, 'DISCOVERY', 'problem', 0, 'What?', 'Why', '[]', 'text', true, 1)`,
+      [tenantId, projectId],
+    );
+  },
+  flow_answers: async ({ tenantId, projectId }) => {
+    await sql(`insert into flow_answers (tenant_id, project_id, question_id, value) select $1, $2, id, '"x"' from flow_questions where project_id = $2`, [tenantId, projectId]);
+  },
 };
 
 describe('deleting a project', () => {
@@ -72,7 +82,7 @@ describe('deleting a project', () => {
     expect(created.status, created.text).toBe(201);
     const projectId = created.body.data.id as string;
     // In the order the catalog gives, a parent before what cascades from it.
-    for (const table of new Set(['projects', 'agency_project_assignments', 'kit_credentials', 'kit_executions', 'kit_outputs', ...belonging])) {
+    for (const table of new Set(['projects', 'agency_project_assignments', 'kit_credentials', 'kit_executions', 'kit_outputs', 'flow_questions', 'flow_answers', ...belonging])) {
       await fill[table]?.({ tenantId, organizationId, projectId, customerId: customer.userId }, kit);
     }
     const blobs = (await sql('select bundle_blob_id from kit_executions where project_id = $1', [projectId])).map((row) => row.bundle_blob_id);

@@ -4,6 +4,7 @@ import type { Database, ProjectRow } from '../../db/database.ts';
 import { forbidden, invalid, notFound } from '../../errors/app-error.ts';
 import type { Paging } from '../../http/paging.ts';
 import { deleteBlobs } from '../blobs/blobs.repository.ts';
+import { deleteFlowOfProject } from '../flow/flow.repository.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
 import { defaultOrganizationOfUser } from '../organizations/organizations.repository.ts';
 import { projectScopeFor } from './project-scope.ts';
@@ -115,7 +116,8 @@ export async function updateProjectForCaller(db: Kysely<Database>, principal: Pr
 
 /**
  * Deletes a project and every row that belongs to it, children first, in the request's transaction:
- * its kit executions with their outputs and bundle blobs, its kit credentials and its assignments.
+ * its kit executions with their outputs and bundle blobs, its kit credentials, its assignments,
+ * and its flow's answers and questions.
  * Each table is deleted explicitly (not left to ON DELETE CASCADE) so the answer counts every row;
  * blobs have no foreign key to cascade along and would otherwise outlive the project.
  */
@@ -131,6 +133,8 @@ export async function deleteProjectForCaller(db: Kysely<Database>, principal: Pr
   removed.push(['kit_executions', executions.count]);
   removed.push(['blobs', await deleteBlobs(db, tenantId, executions.bundleBlobIds)]);
   for (const table of ['kit_credentials', 'agency_project_assignments'] as const) removed.push([table, await deleteProjectRows(db, table, tenantId, projectId)]);
+  const flow = await deleteFlowOfProject(db, tenantId, projectId);
+  removed.push(['flow_answers', flow.answers], ['flow_questions', flow.questions]);
   removed.push(['projects', await deleteProjectRow(db, tenantId, projectId)]);
   return {
     projectId: project.id,

@@ -1,0 +1,51 @@
+import type { FlowQuestionRow } from '../../db/database.ts';
+import { invalid } from '../../errors/app-error.ts';
+import type { AnswerValue } from './flow-catalogue.ts';
+
+const field = 'answer.value';
+
+/** The option a multiselect takes only on its own ("None" of the regulations). */
+const EXCLUSIVE_OPTION = 'none';
+
+function refuse(question: FlowQuestionRow, issue: string): never {
+  throw invalid(`The answer to "${question.key}" ${issue}`, { issues: [{ field, issue }] });
+}
+
+/**
+ * Checks an answer against its question's type and options, and returns it as stored: text
+ * trimmed, a multiselect's values as given (distinct). Throws VALIDATION_ERROR naming the field.
+ */
+export function answerFitsQuestion(question: FlowQuestionRow, value: AnswerValue): AnswerValue {
+  const allowed = question.options.map((option) => option.value);
+  switch (question.answer_type) {
+    case 'text': {
+      if (typeof value !== 'string') refuse(question, 'must be a string');
+      const text = value.trim();
+      if (text === '') refuse(question, 'must not be empty');
+      return text;
+    }
+    case 'select':
+      if (typeof value !== 'string') refuse(question, 'must be one option value, as a string');
+      if (!allowed.includes(value)) refuse(question, `must be one of: ${allowed.join(', ')}`);
+      return value;
+    case 'multiselect': {
+      if (!Array.isArray(value)) refuse(question, 'must be an array of option values');
+      if (value.length === 0) refuse(question, 'must name at least one option');
+      const unknown = value.filter((choice) => !allowed.includes(choice));
+      if (unknown.length > 0) refuse(question, `names values that are not options (${unknown.slice(0, 5).join(', ')}); the options are: ${allowed.join(', ')}`);
+      if (new Set(value).size !== value.length) refuse(question, 'names an option more than once');
+      if (value.includes(EXCLUSIVE_OPTION) && value.length > 1) refuse(question, `cannot name "${EXCLUSIVE_OPTION}" beside other options`);
+      return value;
+    }
+    case 'boolean':
+      if (typeof value !== 'boolean') refuse(question, 'must be true or false');
+      return value;
+    case 'number': {
+      if (typeof value !== 'number' || !Number.isFinite(value)) refuse(question, 'must be a number');
+      const bounds = question.bounds;
+      if (bounds?.integer && !Number.isInteger(value)) refuse(question, 'must be a whole number');
+      if (bounds && (value < bounds.min || value > bounds.max)) refuse(question, `must be from ${bounds.min} to ${bounds.max}`);
+      return value;
+    }
+  }
+}

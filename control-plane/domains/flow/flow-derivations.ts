@@ -1,0 +1,226 @@
+import { capabilityOptions, type AnswerValue, type Prefill, type QuestionDefinition, type QuestionOption } from './flow-catalogue.ts';
+
+/**
+ * What the flow derives from a project's answers: feature candidates, matched patterns, prefills,
+ * which questions are moot, the ontology and suggestions. Pure and deterministic: the same answers
+ * always give the same result, so a project's flow can be replayed and tested exactly.
+ */
+
+/** A project's answers so far, by question key, with the confidence each was given with. */
+export type AnswersByKey = ReadonlyMap<string, { value: AnswerValue; confidence: number | null }>;
+
+export interface OntologyItem {
+  type: 'goal' | 'actor' | 'platform' | 'capability' | 'entity' | 'integration' | 'constraint';
+  name: string;
+  confidence: number;
+}
+
+const list = (answers: AnswersByKey, key: string): string[] => {
+  const value = answers.get(key)?.value;
+  return Array.isArray(value) ? value : [];
+};
+const labelOf = (options: readonly QuestionOption[] | undefined, value: string) => options?.find((option) => option.value === value)?.label ?? value;
+
+/** Names in a comma-, semicolon- or line-separated text answer: trimmed, distinct (ignoring case), at most 50. */
+export function namesIn(text: string): string[] {
+  const seen = new Set<string>();
+  const names: string[] = [];
+  for (const part of text.split(/[,;\n]/)) {
+    const name = part.trim().replace(/\s+/g, ' ').slice(0, 100);
+    if (name === '' || seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    names.push(name);
+    if (names.length === 50) break;
+  }
+  return names;
+}
+
+/** A feature key for a name: ASCII letters and digits in lower case, joined by hyphens. */
+const slug = (name: string) =>
+  name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60);
+
+const capabilityFeatures: Record<string, QuestionOption[]> = {
+  accounts: [{ value: 'sign-in', label: 'Sign-in and user profiles' }],
+  payments: [
+    { value: 'checkout', label: 'Checkout and payments' },
+    { value: 'invoices', label: 'Invoices and billing history' },
+  ],
+  messaging: [{ value: 'notifications', label: 'Email and push notifications' }],
+  search: [{ value: 'search', label: 'Search with filters' }],
+  content: [{ value: 'content-editor', label: 'Content editing and publishing' }],
+  scheduling: [{ value: 'bookings', label: 'Calendar and bookings' }],
+  reporting: [{ value: 'dashboards', label: 'Dashboards and exports' }],
+  files: [{ value: 'file-uploads', label: 'File uploads and previews' }],
+  collaboration: [{ value: 'shared-workspaces', label: 'Shared workspaces and comments' }],
+  integrations: [{ value: 'integration-hub', label: 'Webhooks and connections to other systems' }],
+};
+
+/**
+ * The features offered in feature selection: those of each capability chosen in discovery, a
+ * mobile app, a public API, organizations for a multi-tenant product, an audit log for regulated
+ * data, and one "manage" feature per entity named (at most 20). Capability order, then the rest.
+ */
+export function featureCandidates(answers: AnswersByKey): QuestionOption[] {
+  const candidates = new Map<string, string>();
+  const add = (option: QuestionOption) => {
+    if (option.value !== '' && !candidates.has(option.value)) candidates.set(option.value, option.label);
+  };
+  const capabilities = list(answers, 'capabilities');
+  for (const { value } of capabilityOptions) if (capabilities.includes(value)) capabilityFeatures[value]!.forEach(add);
+  const platforms = list(answers, 'platforms');
+  if (platforms.includes('ios') || platforms.includes('android')) add({ value: 'mobile-app', label: 'Mobile app' });
+  if (platforms.includes('api')) add({ value: 'public-api', label: 'Public API with keys' });
+  if (answers.get('multiTenant')?.value === true) add({ value: 'organizations', label: 'Organizations and member roles' });
+  if (list(answers, 'compliance').some((rule) => rule !== 'none')) add({ value: 'audit-log', label: 'Audit log' });
+  const entities = answers.get('entities')?.value;
+  if (typeof entities === 'string') for (const name of namesIn(entities).slice(0, 20)) add({ value: `manage-${slug(name)}`.replace(/-$/, ''), label: `Manage ${name}` });
+  return [...candidates].filter(([value]) => value !== 'manage').map(([value, label]) => ({ value, label }));
+}
+
+/** The architecture patterns the answers match, by name, in a fixed order. */
+export function matchedPatterns(answers: AnswersByKey): string[] {
+  const platforms = list(answers, 'platforms');
+  const features = list(answers, 'features');
+  const checks: Array<[name: string, matches: boolean]> = [
+    ['multi-tenant-saas', answers.get('multiTenant')?.value === true],
+    ['mobile-backend', platforms.includes('ios') || platforms.includes('android')],
+    ['public-api', platforms.includes('api') || list(answers, 'audience').includes('developers')],
+    ['payments', features.includes('checkout') || features.includes('invoices')],
+    ['event-driven-notifications', features.includes('notifications')],
+    ['regulated-data', list(answers, 'compliance').some((rule) => rule !== 'none')],
+    ['high-scale', answers.get('scale')?.value === 'large'],
+  ];
+  return checks.filter(([, matches]) => matches).map(([name]) => name);
+}
+
+function architectureFor(patterns: string[]): AnswerValue {
+  if (patterns.includes('high-scale') && patterns.length >= 3) return 'microservices';
+  return patterns.length >= 2 ? 'modular_monolith' : 'monolith';
+}
+
+/** The project's own text a prefill may come from. */
+export interface ProjectFacts {
+  description: string | null;
+}
+
+/**
+ * What the service guesses for a question when its phase is entered, from the project and the
+ * answers of earlier phases; null when it has no guess.
+ */
+export function prefillOnEntry(question: QuestionDefinition, project: ProjectFacts, answers: AnswersByKey, candidates: QuestionOption[]): Prefill | null {
+  switch (question.key) {
+    case 'problem':
+      return project.description?.trim()
+        ? { value: project.description.trim().slice(0, 10_000), confidence: 0.6, source: 'project.description', explanation: "Taken from the project's description" }
+        : null;
+    case 'features':
+      return candidates.length > 0
+        ? { value: candidates.map((option) => option.value), confidence: 0.5, source: 'discovery', explanation: 'Every candidate the discovery answers suggest' }
+        : null;
+    case 'architecture': {
+      const patterns = matchedPatterns(answers);
+      return {
+        value: architectureFor(patterns),
+        confidence: Math.min(0.9, 0.5 + 0.1 * patterns.length),
+        source: 'patterns',
+        explanation: patterns.length > 0 ? `Matched patterns: ${patterns.join(', ')}` : 'No pattern matched; the simplest architecture',
+      };
+    }
+    case 'milestones': {
+      const features = list(answers, 'features');
+      const first = answers.get('firstFeature')?.value;
+      const ordered = typeof first === 'string' && features.includes(first) ? [first, ...features.filter((feature) => feature !== first)] : features;
+      if (ordered.length === 0) return null;
+      const labels = new Map(featureCandidates(answers).map((option) => [option.value, option.label]));
+      return { value: ordered.map((feature) => labels.get(feature) ?? feature).join('\n'), confidence: 0.4, source: 'featureSelection', explanation: 'One milestone per selected feature, the most important first' };
+    }
+    case 'accessibility':
+      return { value: 'wcag_aa', confidence: 0.5, source: 'default', explanation: 'The level most public services are held to' };
+    case 'specFormat':
+      return { value: 'v2', confidence: 0.5, source: 'default', explanation: 'The current format' };
+    case 'includeTestPlan':
+      return { value: true, confidence: 0.6, source: 'default', explanation: 'Test cases follow from the selected features' };
+    default:
+      return null;
+  }
+}
+
+/** Whether earlier answers make a question moot when its phase is entered. */
+export function suppressedOnEntry(question: QuestionDefinition, answers: AnswersByKey, candidates: QuestionOption[]): boolean {
+  const platforms = list(answers, 'platforms');
+  if (question.phase === 'VISUAL_DISCOVERY') return platforms.length > 0 && platforms.every((platform) => platform === 'api');
+  if (question.key === 'firstFeature') return candidates.length < 2;
+  return false;
+}
+
+/**
+ * Prefills an answer raises on questions not answered yet, by their key: businesses as users
+ * suggest a multi-tenant product, payments suggest PCI DSS, a feature selection suggests its
+ * first feature as the one that matters most.
+ */
+export function cascadesOf(key: string, value: AnswerValue): Array<{ key: string; prefill: Prefill }> {
+  const values = Array.isArray(value) ? value : [];
+  if (key === 'audience' && values.includes('businesses')) {
+    return [{ key: 'multiTenant', prefill: { value: true, confidence: 0.6, source: 'discovery.audience', explanation: 'Business customers usually each want their own space' } }];
+  }
+  if (key === 'capabilities' && values.includes('payments')) {
+    return [{ key: 'compliance', prefill: { value: ['pci'], confidence: 0.7, source: 'discovery.capabilities', explanation: 'Taking payments falls under PCI DSS' } }];
+  }
+  if (key === 'features' && values.length > 0) {
+    return [{ key: 'firstFeature', prefill: { value: values[0]!, confidence: 0.5, source: 'featureSelection.features', explanation: 'The first feature selected' } }];
+  }
+  return [];
+}
+
+/** The ontology items one discovery answer contributes. */
+export function ontologyOf(question: Pick<QuestionDefinition, 'key'> & { options: readonly QuestionOption[] }, value: AnswerValue, confidence: number): OntologyItem[] {
+  const item = (type: OntologyItem['type']) => (name: string): OntologyItem => ({ type, name, confidence });
+  const labels = (values: string[]) => values.map((option) => labelOf(question.options, option));
+  switch (question.key) {
+    case 'problem':
+      return typeof value === 'string' ? [item('goal')(value.trim().replace(/\s+/g, ' ').slice(0, 120))] : [];
+    case 'audience':
+      return Array.isArray(value) ? labels(value).map(item('actor')) : [];
+    case 'platforms':
+      return Array.isArray(value) ? labels(value).map(item('platform')) : [];
+    case 'capabilities':
+      return Array.isArray(value) ? labels(value).map(item('capability')) : [];
+    case 'entities':
+      return typeof value === 'string' ? namesIn(value).map(item('entity')) : [];
+    case 'integrations':
+      return typeof value === 'string' ? namesIn(value).map(item('integration')) : [];
+    case 'compliance':
+      return Array.isArray(value) ? labels(value.filter((rule) => rule !== 'none')).map(item('constraint')) : [];
+    default:
+      return [];
+  }
+}
+
+/** The kinds of ontology item a specification needs; coverage is the share of them with at least one item. */
+const coveredKinds: ReadonlyArray<OntologyItem['type']> = ['goal', 'actor', 'platform', 'capability', 'entity'];
+
+export function ontologyCoverage(items: readonly OntologyItem[]): number {
+  const kinds = new Set(items.map((item) => item.type));
+  return Math.round((coveredKinds.filter((kind) => kinds.has(kind)).length / coveredKinds.length) * 1000) / 1000;
+}
+
+/** Advice on an answer, in the light of the answers so far (this one included). */
+export function suggestionsFor(key: string, answers: AnswersByKey): string[] {
+  const suggestions: string[] = [];
+  const value = answers.get(key)?.value;
+  if (key === 'problem' && typeof value === 'string' && value.trim().length < 20) {
+    suggestions.push('Say more about the problem: every later phase builds on this answer.');
+  }
+  if (key === 'entities' && typeof value === 'string' && namesIn(value).length < 2) {
+    suggestions.push('Most products keep track of several kinds of record; name each one the product stores.');
+  }
+  if ((key === 'capabilities' || key === 'compliance') && list(answers, 'capabilities').includes('payments') && answers.has('compliance') && !list(answers, 'compliance').includes('pci')) {
+    suggestions.push('Taking payments usually falls under PCI DSS; consider adding it under compliance.');
+  }
+  return suggestions;
+}

@@ -1,0 +1,123 @@
+import type { Kysely } from 'kysely';
+import { databaseNow } from '../../db/database-clock.ts';
+import type { Database, FlowAnswerRow, FlowQuestionRow, ProjectRow } from '../../db/database.ts';
+import type { AnswerValue, Prefill } from './flow-catalogue.ts';
+import type { FlowPhase } from './flow-phases.ts';
+
+/** A question of a project with its answer, if it has one. */
+export type QuestionWithAnswer = FlowQuestionRow & { answer: Pick<FlowAnswerRow, 'id' | 'value' | 'confidence'> | null };
+
+export type NewQuestion = Omit<FlowQuestionRow, 'id' | 'tenant_id' | 'project_id' | 'created_at'>;
+
+export async function insertQuestions(db: Kysely<Database>, tenantId: string, projectId: string, questions: NewQuestion[]): Promise<void> {
+  if (questions.length === 0) return;
+  await db
+    .insertInto('flow_questions')
+    .values(
+      questions.map((question) => ({
+        ...question,
+        tenant_id: tenantId,
+        project_id: projectId,
+        variants: JSON.stringify(question.variants),
+        options: JSON.stringify(question.options),
+        bounds: question.bounds === null ? null : JSON.stringify(question.bounds),
+        prefill: question.prefill === null ? null : JSON.stringify(question.prefill),
+      })),
+    )
+    .execute();
+}
+
+function questionsWithAnswers(db: Kysely<Database>, tenantId: string, projectId: string) {
+  return db
+    .selectFrom('flow_questions as q')
+    .leftJoin('flow_answers as a', 'a.question_id', 'q.id')
+    .selectAll('q')
+    .select(['a.id as answer_id', 'a.value as answer_value', 'a.confidence as answer_confidence'])
+    .where('q.tenant_id', '=', tenantId)
+    .where('q.project_id', '=', projectId);
+}
+
+type JoinedRow = FlowQuestionRow & { answer_id: string | null; answer_value: AnswerValue | null; answer_confidence: number | null };
+
+const withAnswer = ({ answer_id, answer_value, answer_confidence, ...question }: JoinedRow): QuestionWithAnswer => ({
+  ...question,
+  answer: answer_id === null ? null : { id: answer_id, value: answer_value!, confidence: answer_confidence },
+});
+
+/** The questions a phase put on the project, in the order they are asked. */
+export async function listQuestionsOfPhase(db: Kysely<Database>, tenantId: string, projectId: string, phase: FlowPhase): Promise<QuestionWithAnswer[]> {
+  const rows = await questionsWithAnswers(db, tenantId, projectId).where('q.phase', '=', phase).orderBy('q.position').execute();
+  return rows.map(withAnswer);
+}
+
+/** Every question of the project (every phase entered so far), with its answer. */
+export async function listQuestionsOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<QuestionWithAnswer[]> {
+  const rows = await questionsWithAnswers(db, tenantId, projectId).orderBy('q.position').execute();
+  return rows.map(withAnswer);
+}
+
+export async function findQuestion(db: Kysely<Database>, tenantId: string, projectId: string, questionId: string): Promise<QuestionWithAnswer | undefined> {
+  const row = await questionsWithAnswers(db, tenantId, projectId).where('q.id', '=', questionId).executeTakeFirst();
+  return row && withAnswer(row);
+}
+
+/** Stores the question's answer, replacing the one it had; returns the answer's id (kept across replacements). */
+export async function saveAnswer(
+  db: Kysely<Database>,
+  values: { tenantId: string; projectId: string; questionId: string; value: AnswerValue; selectedVariant: 'original' | 'simplified' | null; confidence: number | null; notes: string | null; answeredBy: string },
+): Promise<string> {
+  const row = {
+    value: JSON.stringify(values.value),
+    selected_variant: values.selectedVariant,
+    confidence: values.confidence,
+    notes: values.notes,
+    answered_by: values.answeredBy,
+  };
+  const { id } = await db
+    .insertInto('flow_answers')
+    .values({ ...row, tenant_id: values.tenantId, project_id: values.projectId, question_id: values.questionId })
+    .onConflict((conflict) => conflict.columns(['question_id', 'tenant_id']).doUpdateSet({ ...row, updated_at: databaseNow }))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return id;
+}
+
+export async function setPrefill(db: Kysely<Database>, tenantId: string, questionId: string, prefill: Prefill): Promise<void> {
+  await db.updateTable('flow_questions').set({ prefill: JSON.stringify(prefill) }).where('tenant_id', '=', tenantId).where('id', '=', questionId).execute();
+}
+
+/** What the flow writes on the project itself. */
+export type ProjectFlowChanges = Partial<
+  Pick<ProjectRow, 'phase' | 'progress' | 'discovery_output' | 'selected_features' | 'ontology_coverage'> & {
+    started: 'discovery_started_at' | 'feature_selection_started_at' | 'plan_generation_started_at';
+    completed: 'discovery_completed_at' | 'feature_selection_completed_at';
+  }
+>;
+
+/** Writes the flow's changes on the project and answers when they were made (the database's clock). */
+export async function updateProjectFlow(db: Kysely<Database>, tenantId: string, projectId: string, changes: ProjectFlowChanges): Promise<Date> {
+  const { started, completed, progress, discovery_output, selected_features, ...rest } = changes;
+  const { updated_at } = await db
+    .updateTable('projects')
+    .set({
+      ...rest,
+      ...(progress !== undefined ? { progress: JSON.stringify(progress) } : {}),
+      ...(discovery_output !== undefined ? { discovery_output: JSON.stringify(discovery_output) } : {}),
+      ...(selected_features !== undefined ? { selected_features: JSON.stringify(selected_features) } : {}),
+      ...(started ? { [started]: databaseNow } : {}),
+      ...(completed ? { [completed]: databaseNow } : {}),
+      updated_at: databaseNow,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', projectId)
+    .returning('updated_at')
+    .executeTakeFirstOrThrow();
+  return updated_at;
+}
+
+/** Deletes the project's answers, then its questions; returns how many of each went. */
+export async function deleteFlowOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<{ answers: number; questions: number }> {
+  const answers = await db.deleteFrom('flow_answers').where('tenant_id', '=', tenantId).where('project_id', '=', projectId).executeTakeFirst();
+  const questions = await db.deleteFrom('flow_questions').where('tenant_id', '=', tenantId).where('project_id', '=', projectId).executeTakeFirst();
+  return { answers: Number(answers.numDeletedRows), questions: Number(questions.numDeletedRows) };
+}

@@ -1,0 +1,182 @@
+import type { Kysely } from 'kysely';
+import type { Principal } from '../../auth/principal.ts';
+import type { Database, ProjectRow } from '../../db/database.ts';
+import { AppError, conflict, forbidden, notFound } from '../../errors/app-error.ts';
+import { atLeast, requireOrganizationRole } from '../organizations/organization-access.ts';
+import { projectScopeFor } from '../projects/project-scope.ts';
+import { findProject } from '../projects/projects.repository.ts';
+import { answerFitsQuestion } from './answer-fits-question.ts';
+import { cascadesOf, ontologyCoverage, ontologyOf, suggestionsFor } from './flow-derivations.ts';
+import { phaseAfter, progressKeyOf, type FlowPhase } from './flow-phases.ts';
+import { answersByKey, enterPhase, firstUnanswered, questionToOutput } from './flow-questions.ts';
+import { phaseProgress, readinessOf } from './flow-readiness.ts';
+import { findQuestion, listQuestionsOfPhase, listQuestionsOfProject, saveAnswer, setPrefill, updateProjectFlow, type QuestionWithAnswer } from './flow.repository.ts';
+import type { AnswerQuestionInput, TransitionInput } from './flow.schema.ts';
+
+/**
+ * The project, if the caller sees it (NOT_FOUND otherwise, as every project route answers). A
+ * write locks it, so answers and transitions of one project take turns.
+ */
+async function requireProject(db: Kysely<Database>, principal: Principal, projectId: string, lock?: 'update'): Promise<ProjectRow> {
+  const project = await findProject(db, projectScopeFor(principal), projectId, lock ? { lock } : {});
+  if (!project) throw notFound('The project');
+  return project;
+}
+
+/** Whether the flow of an archived or completed project may move: it may not. */
+function requireActive(project: ProjectRow): void {
+  if (project.status !== 'active') throw conflict(`The project is ${project.status}; set its status to active to continue its flow`);
+}
+
+/**
+ * Starting and moving a flow is for the organization's members, admins and owners (and a platform
+ * admin acting in the tenant); a customer answers questions but does not move phases. Answers
+ * whether the caller may also force a move (admins and owners).
+ */
+async function requireFlowMover(db: Kysely<Database>, principal: Principal, project: ProjectRow): Promise<{ mayForce: boolean }> {
+  if (!projectScopeFor(principal).userId || !project.organization_id) return { mayForce: true };
+  const { role } = await requireOrganizationRole(db, principal, project.organization_id, 'member');
+  return { mayForce: atLeast(role, 'admin') };
+}
+
+function currentFlowPhase(project: ProjectRow): FlowPhase {
+  if (project.phase === 'CREATED') throw conflict('The flow has not started: POST /flow/start begins discovery');
+  return project.phase;
+}
+
+const progressWith = (project: ProjectRow, phase: FlowPhase, share: number) => ({ ...project.progress, [progressKeyOf[phase]]: Math.round(share * 1000) / 1000 });
+
+export async function startFlow(db: Kysely<Database>, principal: Principal, projectId: string) {
+  const project = await requireProject(db, principal, projectId, 'update');
+  await requireFlowMover(db, principal, project);
+  requireActive(project);
+  if (project.phase !== 'CREATED') throw conflict(`The flow has started already: the project is in phase ${project.phase}`);
+  const { questions } = await enterPhase(db, project, 'DISCOVERY');
+  const progress = phaseProgress(questions);
+  await updateProjectFlow(db, project.tenant_id, project.id, { phase: 'DISCOVERY', started: 'discovery_started_at', progress: progressWith(project, 'DISCOVERY', progress.share) });
+  const first = firstUnanswered(questions);
+  return { projectId: project.id, phase: 'DISCOVERY' as const, firstQuestion: first ? questionToOutput(first) : null, totalQuestions: progress.total };
+}
+
+function nextOf(questions: QuestionWithAnswer[]) {
+  const progress = phaseProgress(questions);
+  const next = firstUnanswered(questions);
+  return {
+    question: next ? questionToOutput(next) : null,
+    progress: { answered: progress.answered, total: progress.total, percent: Math.floor(progress.share * 100) },
+    isLastQuestion: next !== undefined && progress.total - progress.answered === 1,
+  };
+}
+
+export async function nextQuestion(db: Kysely<Database>, principal: Principal, projectId: string) {
+  const project = await requireProject(db, principal, projectId);
+  const phase = currentFlowPhase(project);
+  return nextOf(await listQuestionsOfPhase(db, project.tenant_id, project.id, phase));
+}
+
+export async function readiness(db: Kysely<Database>, principal: Principal, projectId: string) {
+  const project = await requireProject(db, principal, projectId);
+  if (project.phase === 'CREATED') return readinessOf('CREATED', []);
+  return readinessOf(project.phase, await listQuestionsOfPhase(db, project.tenant_id, project.id, project.phase));
+}
+
+/**
+ * Stores an answer to a question of the current phase (answering again replaces it) and applies
+ * what follows from it: prefills it raises on unanswered questions, the project's progress, and in
+ * discovery its discovery output and ontology coverage, in feature selection its selected features.
+ */
+export async function answerQuestion(db: Kysely<Database>, principal: Principal, input: AnswerQuestionInput) {
+  const project = await requireProject(db, principal, input.projectId, 'update');
+  requireActive(project);
+  const phase = currentFlowPhase(project);
+  const question = await findQuestion(db, project.tenant_id, project.id, input.questionId);
+  if (!question) throw notFound('The question');
+  if (question.phase !== phase) throw conflict(`The question belongs to phase ${question.phase} and the project is in phase ${phase}: only the current phase's questions are answered`);
+  if (question.suppressed) throw conflict(`The question "${question.key}" is not asked: earlier answers made it moot`);
+  const value = answerFitsQuestion(question, input.answer.value);
+  const confidence = input.answer.confidence ?? null;
+  const answerId = await saveAnswer(db, {
+    tenantId: project.tenant_id,
+    projectId: project.id,
+    questionId: question.id,
+    value,
+    selectedVariant: input.answer.selectedVariant ?? null,
+    confidence,
+    notes: input.answer.notes ?? null,
+    answeredBy: principal.userId,
+  });
+
+  const prefillCascades: Array<{ questionId: string; newConfidence: number }> = [];
+  const phaseQuestions = await listQuestionsOfPhase(db, project.tenant_id, project.id, phase);
+  for (const { key, prefill } of cascadesOf(question.key, value)) {
+    const target = phaseQuestions.find((candidate) => candidate.key === key && !candidate.suppressed && candidate.answer === null);
+    if (!target || JSON.stringify(target.prefill) === JSON.stringify(prefill)) continue;
+    await setPrefill(db, project.tenant_id, target.id, prefill);
+    target.prefill = prefill;
+    prefillCascades.push({ questionId: target.id, newConfidence: prefill.confidence });
+  }
+
+  const allQuestions = await listQuestionsOfProject(db, project.tenant_id, project.id);
+  const answers = answersByKey(allQuestions);
+  const progress = phaseProgress(phaseQuestions);
+  const ontologyUpdates = ontologyOf(question, value, confidence ?? 1);
+  await updateProjectFlow(db, project.tenant_id, project.id, {
+    progress: progressWith(project, phase, progress.share),
+    ...(phase === 'DISCOVERY' ? discoveryOutputOf(allQuestions.filter((candidate) => candidate.phase === 'DISCOVERY')) : {}),
+    ...(question.key === 'features' && Array.isArray(value) ? { selected_features: value.map((key) => ({ key, name: question.options.find((option) => option.value === key)!.label })) } : {}),
+  });
+  const next = firstUnanswered(phaseQuestions);
+  return {
+    answerId,
+    processed: true as const,
+    effects: { ontologyUpdates, suggestions: suggestionsFor(question.key, answers), prefillCascades, tasksCreated: [] },
+    nextQuestion: next ? questionToOutput(next) : null,
+  };
+}
+
+/** The discovery answers by key with the ontology they give, and that ontology's coverage. */
+function discoveryOutputOf(questions: readonly QuestionWithAnswer[]) {
+  const answered = questions.filter((question) => question.answer !== null);
+  const ontology = answered.flatMap((question) => ontologyOf(question, question.answer!.value, question.answer!.confidence ?? 1));
+  return {
+    discovery_output: { answers: Object.fromEntries(answered.map((question) => [question.key, question.answer!.value])), ontology },
+    ontology_coverage: ontologyCoverage(ontology),
+  };
+}
+
+/** When leaving a phase completes a timing the project shows, and entering one starts one. */
+const completedTiming = { DISCOVERY: 'discovery_completed_at', FEATURE_SELECTION: 'feature_selection_completed_at' } as const;
+const startedTiming = { FEATURE_SELECTION: 'feature_selection_started_at', PLAN_GENERATION: 'plan_generation_started_at' } as const;
+
+/**
+ * Moves the flow one phase forward when the current phase is ready (or an admin forces it): the
+ * phase left counts as done, and the phase entered gets its questions (see enterPhase).
+ */
+export async function transitionFlow(db: Kysely<Database>, principal: Principal, input: TransitionInput) {
+  const project = await requireProject(db, principal, input.projectId, 'update');
+  const { mayForce } = await requireFlowMover(db, principal, project);
+  if (input.force && !mayForce) throw forbidden("Forcing a transition is for the organization's admins and owners");
+  requireActive(project);
+  const from = currentFlowPhase(project);
+  const next = phaseAfter(from);
+  if (input.targetPhase !== next) {
+    throw new AppError('PHASE_INVALID', next ? `From ${from} the flow moves to ${next} only` : `${from} is the flow's last phase`, { currentPhase: from, allowedTargetPhase: next ?? null });
+  }
+  const ready = readinessOf(from, await listQuestionsOfPhase(db, project.tenant_id, project.id, from));
+  if (!ready.isReady && !input.force) {
+    throw new AppError('READINESS_FAILED', `Phase ${from} is not ready to move on (readiness ${ready.readinessScore}, threshold ${ready.threshold}, ${ready.blockers.length} blocker(s))`, {
+      readinessScore: ready.readinessScore,
+      threshold: ready.threshold,
+      blockers: ready.blockers,
+    });
+  }
+  const { questions, entryActions } = await enterPhase(db, project, next);
+  const progress = { ...progressWith(project, from, 1), [progressKeyOf[next]]: Math.round(phaseProgress(questions).share * 1000) / 1000 };
+  const transitionedAt = await updateProjectFlow(db, project.tenant_id, project.id, {
+    phase: next,
+    progress,
+    ...(from in completedTiming ? { completed: completedTiming[from as keyof typeof completedTiming] } : {}),
+    ...(next in startedTiming ? { started: startedTiming[next as keyof typeof startedTiming] } : {}),
+  });
+  return { previousPhase: from, currentPhase: next, transitionedAt: transitionedAt.toISOString(), entryActions };
+}
