@@ -2,6 +2,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { SpecwrightClient } from '../client.ts';
+import { registerFlowTools } from './flow-tools.ts';
+import { projectId, reads, type ToolRequest } from './tool-shapes.ts';
 import { answered, answeredFile, failed } from './tool-results.ts';
 
 /**
@@ -13,7 +15,6 @@ import { answered, answeredFile, failed } from './tool-results.ts';
  * execute_kit ran the kit's APPLY, answering success.
  */
 const orgId = z.string().describe('An organization id (list_organizations)');
-const projectId = z.string().describe('A project id (list_projects)');
 const executionId = z.string().describe('An execution id (execute_kit answers it; list_executions lists them)');
 const kitId = z.string().describe('A kit id (list_kits), e.g. openapi-api');
 // The service's bounds, also in the schema the assistant reads (unbounded, it said any integer went).
@@ -22,10 +23,6 @@ const paging = {
   offset: z.number().int().min(0).optional().describe('Skip this many (default 0)'),
 };
 
-const reads = { readOnlyHint: true, openWorldHint: false } as const;
-
-/** What a tool's call is given: the request's signal, aborted when the assistant cancels it or the connection closes. */
-type ToolRequest = { signal: AbortSignal };
 
 /**
  * Runs one call of the client and answers its data, or why it failed. The call is aborted with the
@@ -85,6 +82,8 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
     },
     (input, request) => calling(request, (options) => client.projects.create.mutate(input, options)),
   );
+
+  registerFlowTools(server, client, calling);
 
   server.registerTool(
     'list_kits',

@@ -76,6 +76,11 @@ describe('specwright tool-server', () => {
       list_projects: true,
       get_project: true,
       create_project: false,
+      start_flow: false,
+      next_question: true,
+      answer_question: false,
+      check_readiness: true,
+      move_flow: false,
       list_kits: true,
       get_kit: true,
       execute_kit: false,
@@ -153,6 +158,31 @@ describe('specwright tool-server', () => {
     expect(read.structuredContent).toBeUndefined();
     expect(stderr()).toBe('');
   }, 60_000);
+
+  it("walks a project's discovery: starts it, answers each question it is asked, and moves it on when ready", async () => {
+    const { client, stderr } = await connect({ SPECWRIGHT_URL: app.url, SPECWRIGHT_API_KEY: key });
+    const project = await data(client, 'create_project', { name: 'Booking site', description: 'Online bookings for clinics' });
+    const started = await data(client, 'start_flow', { projectId: project.id });
+    expect(started).toMatchObject({ phase: 'DISCOVERY', firstQuestion: { key: 'problem', prefill: { value: 'Online bookings for clinics' } } });
+    const early = await callTool(client, 'move_flow', { projectId: project.id, targetPhase: 'FEATURE_SELECTION' });
+    expect(early.isError).toBe(true);
+    expect(textOf(early)).toMatch(/^READINESS_FAILED: /);
+
+    const answers: Record<string, unknown> = { audience: ['businesses'], platforms: ['web'], capabilities: ['scheduling'], entities: 'clinic, booking', integrations: 'Google Calendar', compliance: ['gdpr'], scale: 'small' };
+    const refused = await callTool(client, 'answer_question', { projectId: project.id, questionId: started.firstQuestion.id, value: ['not', 'text'] });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^VALIDATION_ERROR: .+\n- answer\.value: must be a string/);
+    for (let next = await data(client, 'next_question', { projectId: project.id }); next.question; next = await data(client, 'next_question', { projectId: project.id })) {
+      const { question } = next;
+      await data(client, 'answer_question', { projectId: project.id, questionId: question.id, value: answers[question.key] ?? question.prefill.value, confidence: 0.9 });
+    }
+    expect(await data(client, 'check_readiness', { projectId: project.id })).toMatchObject({ currentPhase: 'DISCOVERY', isReady: true, blockers: [] });
+    // bookings, organizations (multi-tenant, as business users suggested), audit-log (GDPR), manage-clinic, manage-booking.
+    expect(await data(client, 'move_flow', { projectId: project.id, targetPhase: 'FEATURE_SELECTION' })).toMatchObject({ currentPhase: 'FEATURE_SELECTION', entryActions: { featureCandidatesGenerated: 5 } });
+    // The service holds what the assistant did.
+    expect((await call(app.url, `/api/projects/${project.id}`, { apiKey: key })).body.data).toMatchObject({ phase: 'FEATURE_SELECTION', ontologyCoverage: 1 });
+    expect(stderr()).toBe('');
+  });
 
   it("reads a file near the service's 1 MiB limit whatever its characters, and an empty one, keeping the connection", async () => {
     // Control characters are six bytes each in JSON: with the content also in structured content, the
