@@ -107,7 +107,7 @@ export interface FlowQuestionsTable {
   description: string;
   variants: ColumnType<Array<{ type: 'original' | 'simplified'; text: string }>, string, string>;
   answer_type: 'text' | 'select' | 'multiselect' | 'boolean' | 'number';
-  options: JsonWithDefault<Array<{ value: string; label: string }>>;
+  options: JsonWithDefault<Array<{ value: string; label: string; exclusive?: true }>>;
   bounds: ColumnType<{ min: number; max: number; integer: boolean } | null, string | null, string | null>;
   required: boolean;
   weight: number;

@@ -58,7 +58,7 @@ export function registerFlowTools(server: McpServer, client: SpecwrightClient, c
     'check_readiness',
     {
       title: 'Is the phase ready?',
-      description: 'Whether the current phase may move on: its readiness score against the threshold, the required questions still unanswered (blockers) and warnings.',
+      description: 'Whether the current phase may move on: its readiness score against the threshold, what blocks it (required questions still unanswered, or a score below the threshold) and warnings.',
       inputSchema: z.strictObject({ projectId }),
       annotations: reads,
     },

@@ -216,6 +216,50 @@ describe('answers', () => {
     expect(readiness.isReady).toBe(false);
   });
 
+  it('withdraw the guess an earlier answer of theirs raised, and only that one', async () => {
+    const projectId = await newProject('Withdrawn guesses');
+    await post('/flow/start', { projectId });
+    const questions = await sqlAsOwner('select id, key from flow_questions where project_id = $1', [projectId]);
+    const question = (key: string): Question => ({ id: questions.find((row: { key: string }) => row.key === key).id, key, answerType: '', options: [], prefill: null });
+    const prefillOf = async (key: string) => (await sqlAsOwner('select prefill from flow_questions where id = $1', [question(key).id]))[0].prefill;
+
+    const businesses = await answer(projectId, question('audience'), ['businesses']);
+    expect(businesses.effects.prefillCascades).toEqual([{ questionId: question('multiTenant').id, newConfidence: 0.6 }]);
+    expect(await prefillOf('multiTenant')).toMatchObject({ value: true, source: 'discovery.audience' });
+    const consumers = await answer(projectId, question('audience'), ['consumers']);
+    expect(consumers.effects.prefillCascades).toEqual([{ questionId: question('multiTenant').id, newConfidence: 0 }]);
+    expect(await prefillOf('multiTenant')).toBeNull();
+    // Nothing left to withdraw: the answer says no cascade.
+    expect((await answer(projectId, question('audience'), ['staff'])).effects.prefillCascades).toEqual([]);
+  });
+
+  it('name the most important feature among those selected', async () => {
+    const projectId = await newProject('First among the selected');
+    await post('/flow/start', { projectId });
+    await answerPhase(projectId, discoveryAnswers);
+    await post('/flow/transition', { projectId, targetPhase: 'FEATURE_SELECTION' });
+    const features: Question = (await post('/flow/get-next-question', { projectId })).body.data.question;
+    const first: Question = (await answer(projectId, features, ['bookings', 'sign-in'])).nextQuestion;
+    expect(first.options.map((option) => option.value)).toContain('checkout');
+    const refused = await post('/flow/answer-question', { projectId, questionId: first.id, answer: { value: 'checkout' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details.issues).toEqual([{ field: 'answer.value', issue: 'must be one of the selected features: bookings, sign-in' }]);
+    expect(await countRows(app.database.ownerUrl, 'flow_answers where question_id = $1', [first.id])).toBe(0);
+    expect((await answer(projectId, first, 'sign-in')).nextQuestion).toBeNull();
+  });
+
+  it('name "API only" alone, and a phase is ready once its required questions are answered', async () => {
+    const projectId = await newProject('Only what is required');
+    await post('/flow/start', { projectId });
+    const questions = await sqlAsOwner('select id, key, required from flow_questions where project_id = $1', [projectId]);
+    const platforms = questions.find((row: { key: string }) => row.key === 'platforms');
+    const both = await post('/flow/answer-question', { projectId, questionId: platforms.id, answer: { value: ['web', 'api'] } });
+    expect(both.status).toBe(400);
+    expect(both.body.error.message).toContain('cannot name "api" beside other options');
+    for (const { id, key, required } of questions) if (required) await answer(projectId, { id, key } as Question, key === 'platforms' ? ['api'] : discoveryAnswers[key]);
+    expect((await get(`/flow/readiness/${projectId}`)).body.data).toMatchObject({ isReady: true, blockers: [] });
+  });
+
   it('of an earlier phase are settled', async () => {
     const projectId = await newProject('Settled answers');
     const question: Question = (await post('/flow/start', { projectId })).body.data.firstQuestion;

@@ -67,6 +67,9 @@ beforeAll(async () => {
   });
   const invitation = await call(app.url, '/api/customer-invitations', { apiKey: owner.apiKey, body: { organizationId: owner.organizationId, email: 'pending@victim.test' } });
   expect(invitation.status).toBe(201);
+  // The project's flow is under way, so its questions have ids to aim at.
+  const flow = await call(app.url, '/api/flow/start', { apiKey: owner.apiKey, body: { projectId: project.body.data.id } });
+  expect(flow.status, flow.text).toBe(200);
   victim = {
     tenantId: owner.tenantId,
     organizationId: owner.organizationId,
@@ -84,6 +87,7 @@ beforeAll(async () => {
       credentialId: credential.body.data.credentialId,
       invitationId: invitation.body.data.id,
       customerUserId: customer.userId,
+      questionId: flow.body.data.firstQuestion.id,
     },
   };
   foreigner = await createTenant(app, 'Foreign');
@@ -112,6 +116,18 @@ function callsWithIdsOutsideThePath(): Array<{ label: string; path: string; meth
   ];
 }
 
+/** The flow's routes that take the victim's project (and question) in the body. */
+function flowCallsWithIdsInTheBody(): Array<{ label: string; body: Record<string, unknown> }> {
+  const { projectId, questionId } = victim.ids;
+  return [
+    { label: 'POST /flow/start', body: { projectId } },
+    { label: 'POST /flow/get-next-question', body: { projectId } },
+    { label: 'POST /flow/answer-question', body: { projectId, questionId, answer: { value: 'Planted answer' } } },
+    { label: 'POST /flow/transition', body: { projectId, targetPhase: 'FEATURE_SELECTION' } },
+    { label: 'POST /flow/transition', body: { projectId, targetPhase: 'FEATURE_SELECTION', force: true } },
+  ];
+}
+
 describe('tenant and organization isolation', () => {
   it('answers ids outside the path the same way: NOT_FOUND to another tenant, ORG_NOT_MEMBER to a non-member, and changes nothing', async () => {
     const before = await snapshot();
@@ -121,6 +137,20 @@ describe('tenant and organization isolation', () => {
         const response = await call(app.url, path, { method, apiKey: caller.apiKey, ...(body ? { body } : {}) });
         const got = `${response.status} ${response.body?.error?.code ?? ''}`;
         if (got !== expected) outcomes.push(`${caller === foreigner ? 'foreigner' : 'non-member'} ${label} → ${got}, expected ${expected}`);
+      }
+    }
+    expect(outcomes).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("answers the flow's routes NOT_FOUND, as the project's own, to another tenant and to a non-member, and changes nothing", async () => {
+    const before = await snapshot();
+    const outcomes: string[] = [];
+    for (const caller of [foreigner, nonMember]) {
+      for (const { label, body } of flowCallsWithIdsInTheBody()) {
+        const response = await call(app.url, `/api${label.slice('POST '.length)}`, { apiKey: caller.apiKey, body });
+        const got = `${response.status} ${response.body?.error?.code ?? ''}`;
+        if (got !== '404 NOT_FOUND') outcomes.push(`${caller === foreigner ? 'foreigner' : 'non-member'} ${label} ${JSON.stringify(body)} → ${got}, expected 404 NOT_FOUND`);
       }
     }
     expect(outcomes).toEqual([]);
@@ -154,7 +184,7 @@ describe('tenant and organization isolation', () => {
         path.startsWith('/organizations/') || path.startsWith('/{orgId}/')
           ? '403 ORG_NOT_MEMBER'
           : // A path naming only the row would otherwise tell a non-member that the id exists.
-            path.startsWith('/developer/') || path.startsWith('/projects/') || path.startsWith('/agency-projects/') || path.startsWith('/customer-invitations/')
+            path.startsWith('/developer/') || path.startsWith('/projects/') || path.startsWith('/flow/') || path.startsWith('/agency-projects/') || path.startsWith('/customer-invitations/')
             ? '404 NOT_FOUND'
             : path.startsWith('/admin/')
               ? '403 FORBIDDEN'

@@ -3,7 +3,7 @@ import { ownerQuery } from './owner-sql.ts';
 /** The tables that hold tenants' data. */
 export const tenantTables = [
   'tenants', 'users', 'organizations', 'organization_members', 'api_keys', 'projects', 'customer_invitations', 'agency_project_assignments',
-  'kits', 'kit_versions', 'kit_executions', 'kit_outputs', 'kit_credentials', 'blobs',
+  'kits', 'kit_versions', 'kit_executions', 'kit_outputs', 'kit_credentials', 'blobs', 'flow_questions', 'flow_answers',
 ];
 
 /** A digest of every row of every tenant table: equal before and after means nothing was written. */

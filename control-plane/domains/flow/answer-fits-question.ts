@@ -1,11 +1,12 @@
 import type { FlowQuestionRow } from '../../db/database.ts';
 import { invalid } from '../../errors/app-error.ts';
 import type { AnswerValue } from './flow-catalogue.ts';
+import { namesIn } from './flow-derivations.ts';
 
 const field = 'answer.value';
 
-/** The option a multiselect takes only on its own ("None" of the regulations). */
-const EXCLUSIVE_OPTION = 'none';
+/** The text questions whose answer is a list of names (each an entity or an integration of the ontology). */
+const NAME_LIST_KEYS = new Set(['entities', 'integrations']);
 
 function refuse(question: FlowQuestionRow, issue: string): never {
   throw invalid(`The answer to "${question.key}" ${issue}`, { issues: [{ field, issue }] });
@@ -22,6 +23,8 @@ export function answerFitsQuestion(question: FlowQuestionRow, value: AnswerValue
       if (typeof value !== 'string') refuse(question, 'must be a string');
       const text = value.trim();
       if (text === '') refuse(question, 'must not be empty');
+      // ", ;" is not empty, yet names nothing: the question would count as answered with no entity.
+      if (NAME_LIST_KEYS.has(question.key) && namesIn(text).length === 0) refuse(question, 'must name at least one thing (names separated by commas, semicolons or lines)');
       return text;
     }
     case 'select':
@@ -34,7 +37,8 @@ export function answerFitsQuestion(question: FlowQuestionRow, value: AnswerValue
       const unknown = value.filter((choice) => !allowed.includes(choice));
       if (unknown.length > 0) refuse(question, `names values that are not options (${unknown.slice(0, 5).join(', ')}); the options are: ${allowed.join(', ')}`);
       if (new Set(value).size !== value.length) refuse(question, 'names an option more than once');
-      if (value.includes(EXCLUSIVE_OPTION) && value.length > 1) refuse(question, `cannot name "${EXCLUSIVE_OPTION}" beside other options`);
+      const exclusive = question.options.find((option) => option.exclusive && value.includes(option.value));
+      if (exclusive && value.length > 1) refuse(question, `cannot name "${exclusive.value}" beside other options`);
       return value;
     }
     case 'boolean':

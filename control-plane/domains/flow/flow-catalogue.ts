@@ -5,6 +5,8 @@ export type AnswerValue = string | string[] | boolean | number;
 export interface QuestionOption {
   value: string;
   label: string;
+  /** A multiselect answer naming this option names no other ("None", "API only"). */
+  exclusive?: true;
 }
 
 /** What the service guesses before anyone answers: the value, how sure it is, and why. */
@@ -30,11 +32,16 @@ export interface QuestionDefinition {
   /** Inclusive bounds of a number answer (integers only when `integer`). */
   bounds?: { min: number; max: number; integer: boolean };
   required: boolean;
-  /** How much the question counts toward its phase's readiness score. */
+  /**
+   * How much the question counts toward its phase's readiness score. A phase's required questions
+   * alone weigh at least the readiness threshold (a test holds this): optional ones raise the
+   * score, and leaving them out never blocks a phase.
+   */
   weight: number;
 }
 
-const options = (pairs: Array<[value: string, label: string]>): QuestionOption[] => pairs.map(([value, label]) => ({ value, label }));
+const options = (pairs: Array<[value: string, label: string, exclusive?: 'exclusive']>): QuestionOption[] =>
+  pairs.map(([value, label, exclusive]) => (exclusive ? { value, label, exclusive: true } : { value, label }));
 
 export const capabilityOptions = options([
   ['accounts', 'User accounts and sign-in'],
@@ -63,7 +70,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     description: 'The goal every later phase is measured against.',
     answerType: 'text',
     required: true,
-    weight: 3,
+    weight: 4,
   },
   {
     key: 'audience',
@@ -80,7 +87,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
       ['partners', 'Partners and resellers'],
     ]),
     required: true,
-    weight: 2,
+    weight: 3,
   },
   {
     key: 'platforms',
@@ -94,10 +101,10 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
       ['ios', 'iOS'],
       ['android', 'Android'],
       ['desktop', 'Desktop'],
-      ['api', 'API only'],
+      ['api', 'API only', 'exclusive'],
     ]),
     required: true,
-    weight: 2,
+    weight: 3,
   },
   {
     key: 'capabilities',
@@ -108,7 +115,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     answerType: 'multiselect',
     options: capabilityOptions,
     required: true,
-    weight: 3,
+    weight: 4,
   },
   {
     key: 'entities',
@@ -118,7 +125,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     description: 'Comma-separated names, such as "customer, order, invoice"; each becomes an entity of the specification.',
     answerType: 'text',
     required: true,
-    weight: 2,
+    weight: 3,
   },
   {
     key: 'multiTenant',
@@ -152,7 +159,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
       ['hipaa', 'HIPAA'],
       ['pci', 'PCI DSS'],
       ['soc2', 'SOC 2'],
-      ['none', 'None'],
+      ['none', 'None', 'exclusive'],
     ]),
     required: false,
     weight: 1,
@@ -180,7 +187,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     description: 'The candidates come from the discovery answers; the selection becomes the project\'s selected features.',
     answerType: 'multiselect',
     required: true,
-    weight: 3,
+    weight: 4,
   },
   {
     key: 'firstFeature',
@@ -274,7 +281,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
       ['dense', 'Data-dense'],
     ]),
     required: true,
-    weight: 2,
+    weight: 3,
   },
   {
     key: 'brandColors',
@@ -313,7 +320,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
       ['v2', 'Version 2'],
     ]),
     required: true,
-    weight: 1,
+    weight: 4,
   },
   {
     key: 'includeTestPlan',

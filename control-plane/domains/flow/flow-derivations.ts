@@ -21,12 +21,25 @@ const list = (answers: AnswersByKey, key: string): string[] => {
 };
 const labelOf = (options: readonly QuestionOption[] | undefined, value: string) => options?.find((option) => option.value === value)?.label ?? value;
 
-/** Names in a comma-, semicolon- or line-separated text answer: trimmed, distinct (ignoring case), at most 50. */
+/**
+ * The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair: a
+ * lone surrogate is no character, and PostgreSQL's jsonb refuses it (the write would fail).
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
+/**
+ * Names in a comma-, semicolon- or line-separated text answer: trimmed, in Unicode's composed form
+ * (so "é" typed either way is one name), distinct (ignoring case), each at most 100 characters, at most 50.
+ */
 export function namesIn(text: string): string[] {
   const seen = new Set<string>();
   const names: string[] = [];
-  for (const part of text.split(/[,;\n]/)) {
-    const name = part.trim().replace(/\s+/g, ' ').slice(0, 100);
+  for (const part of text.normalize('NFC').split(/[,;\n]/)) {
+    const name = clip(part.trim().replace(/\s+/g, ' '), 100);
     if (name === '' || seen.has(name.toLowerCase())) continue;
     seen.add(name.toLowerCase());
     names.push(name);
@@ -35,14 +48,31 @@ export function namesIn(text: string): string[] {
   return names;
 }
 
-/** A feature key for a name: ASCII letters and digits in lower case, joined by hyphens. */
-const slug = (name: string) =>
-  name
+/**
+ * A feature key for a name: ASCII letters and digits in lower case, joined by hyphens. Accents go
+ * ("Ünïcödé" is "unicode", not "u-ni-co-de"); a name with no such letter or digit ("顧客") is
+ * spelled by its code points ("u9867-u5ba2"), so it still gets a key of its own.
+ */
+export function slug(name: string): string {
+  const ascii = name
     .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
     .toLowerCase()
+    .replace(/ß/g, 'ss')
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
-    .slice(0, 60);
+    .slice(0, 60)
+    .replace(/-+$/, '');
+  if (ascii !== '') return ascii;
+  let key = '';
+  for (const char of name) {
+    if (!/[\p{L}\p{N}]/u.test(char)) continue;
+    const next = `${key === '' ? '' : `${key}-`}u${char.codePointAt(0)!.toString(16)}`;
+    if (next.length > 60) break;
+    key = next;
+  }
+  return key;
+}
 
 const capabilityFeatures: Record<string, QuestionOption[]> = {
   accounts: [{ value: 'sign-in', label: 'Sign-in and user profiles' }],
@@ -78,8 +108,17 @@ export function featureCandidates(answers: AnswersByKey): QuestionOption[] {
   if (answers.get('multiTenant')?.value === true) add({ value: 'organizations', label: 'Organizations and member roles' });
   if (list(answers, 'compliance').some((rule) => rule !== 'none')) add({ value: 'audit-log', label: 'Audit log' });
   const entities = answers.get('entities')?.value;
-  if (typeof entities === 'string') for (const name of namesIn(entities).slice(0, 20)) add({ value: `manage-${slug(name)}`.replace(/-$/, ''), label: `Manage ${name}` });
-  return [...candidates].filter(([value]) => value !== 'manage').map(([value, label]) => ({ value, label }));
+  if (typeof entities === 'string') {
+    for (const name of namesIn(entities).slice(0, 20)) {
+      const key = slug(name);
+      if (key === '') continue; // no letter or digit at all ("---"): nothing to manage
+      // Two names may share a key ("C++" and "C#"): the later one gets "-2", "-3", … rather than vanish.
+      let value = `manage-${key}`;
+      for (let suffix = 2; candidates.has(value); suffix += 1) value = `manage-${key}-${suffix}`;
+      add({ value, label: `Manage ${name}` });
+    }
+  }
+  return [...candidates].map(([value, label]) => ({ value, label }));
 }
 
 /** The architecture patterns the answers match, by name, in a fixed order. */
@@ -116,7 +155,7 @@ export function prefillOnEntry(question: QuestionDefinition, project: ProjectFac
   switch (question.key) {
     case 'problem':
       return project.description?.trim()
-        ? { value: project.description.trim().slice(0, 10_000), confidence: 0.6, source: 'project.description', explanation: "Taken from the project's description" }
+        ? { value: clip(project.description.trim(), 10_000), confidence: 0.6, source: 'project.description', explanation: "Taken from the project's description" }
         : null;
     case 'features':
       return candidates.length > 0
@@ -155,26 +194,54 @@ export function suppressedOnEntry(question: QuestionDefinition, answers: Answers
   const platforms = list(answers, 'platforms');
   if (question.phase === 'VISUAL_DISCOVERY') return platforms.length > 0 && platforms.every((platform) => platform === 'api');
   if (question.key === 'firstFeature') return candidates.length < 2;
+  // A flow forced past discovery may have no candidate: a feature question with no option to pick is moot.
+  if (question.key === 'features') return candidates.length === 0;
   return false;
 }
 
+/** A prefill one answer may raise on another question of its phase. */
+interface CascadeRule {
+  from: string;
+  to: string;
+  source: string;
+  raise: (values: string[]) => Omit<Prefill, 'source'> | null;
+}
+
+const cascadeRules: readonly CascadeRule[] = [
+  {
+    from: 'audience',
+    to: 'multiTenant',
+    source: 'discovery.audience',
+    raise: (values) => (values.includes('businesses') ? { value: true, confidence: 0.6, explanation: 'Business customers usually each want their own space' } : null),
+  },
+  {
+    from: 'capabilities',
+    to: 'compliance',
+    source: 'discovery.capabilities',
+    raise: (values) => (values.includes('payments') ? { value: ['pci'], confidence: 0.7, explanation: 'Taking payments falls under PCI DSS' } : null),
+  },
+  {
+    from: 'features',
+    to: 'firstFeature',
+    source: 'featureSelection.features',
+    raise: (values) => (values.length > 0 ? { value: values[0]!, confidence: 0.5, explanation: 'The first feature selected' } : null),
+  },
+];
+
 /**
- * Prefills an answer raises on questions not answered yet, by their key: businesses as users
- * suggest a multi-tenant product, payments suggest PCI DSS, a feature selection suggests its
- * first feature as the one that matters most.
+ * What an answer does to the prefills of other questions, by their key: businesses as users
+ * suggest a multi-tenant product, payments suggest PCI DSS, a feature selection suggests its first
+ * feature as the one that matters most. `prefill: null` withdraws the guess `source` made, should
+ * the question still carry it: an answer replaced by one that no longer suggests it.
  */
-export function cascadesOf(key: string, value: AnswerValue): Array<{ key: string; prefill: Prefill }> {
+export function cascadesOf(key: string, value: AnswerValue): Array<{ key: string; source: string; prefill: Prefill | null }> {
   const values = Array.isArray(value) ? value : [];
-  if (key === 'audience' && values.includes('businesses')) {
-    return [{ key: 'multiTenant', prefill: { value: true, confidence: 0.6, source: 'discovery.audience', explanation: 'Business customers usually each want their own space' } }];
-  }
-  if (key === 'capabilities' && values.includes('payments')) {
-    return [{ key: 'compliance', prefill: { value: ['pci'], confidence: 0.7, source: 'discovery.capabilities', explanation: 'Taking payments falls under PCI DSS' } }];
-  }
-  if (key === 'features' && values.length > 0) {
-    return [{ key: 'firstFeature', prefill: { value: values[0]!, confidence: 0.5, source: 'featureSelection.features', explanation: 'The first feature selected' } }];
-  }
-  return [];
+  return cascadeRules
+    .filter((rule) => rule.from === key)
+    .map((rule) => {
+      const raised = rule.raise(values);
+      return { key: rule.to, source: rule.source, prefill: raised && { ...raised, source: rule.source } };
+    });
 }
 
 /** The ontology items one discovery answer contributes. */
@@ -183,7 +250,7 @@ export function ontologyOf(question: Pick<QuestionDefinition, 'key'> & { options
   const labels = (values: string[]) => values.map((option) => labelOf(question.options, option));
   switch (question.key) {
     case 'problem':
-      return typeof value === 'string' ? [item('goal')(value.trim().replace(/\s+/g, ' ').slice(0, 120))] : [];
+      return typeof value === 'string' ? [item('goal')(clip(value.trim().replace(/\s+/g, ' '), 120))] : [];
     case 'audience':
       return Array.isArray(value) ? labels(value).map(item('actor')) : [];
     case 'platforms':

@@ -41,9 +41,19 @@ export function readinessOf(phase: ProjectPhase, questions: readonly QuestionWit
   const totalWeight = asked.reduce((sum, question) => sum + question.weight, 0);
   const answeredWeight = asked.reduce((sum, question) => sum + (question.answer ? question.weight : 0), 0);
   const readinessScore = totalWeight === 0 ? 1 : round(answeredWeight / totalWeight);
-  const blockers = asked
+  const blockers: ReadinessOutput['blockers'] = asked
     .filter((question) => question.required && question.answer === null)
     .map((question) => ({ type: 'unanswered_question' as const, questionId: question.id, message: `Required question "${question.key}" is not answered` }));
+  if (blockers.length === 0 && readinessScore < READINESS_THRESHOLD) {
+    // Every required question is answered, yet the optional ones left out weigh too much: say which
+    // ones would lift the score, rather than refuse with no blocker to act on.
+    const optional = asked.filter((question) => question.answer === null).map((question) => `"${question.key}"`);
+    blockers.push({
+      type: 'below_threshold',
+      questionId: null,
+      message: `The readiness score ${readinessScore} is below the threshold ${READINESS_THRESHOLD}: answer more of the optional questions (${optional.join(', ')})`,
+    });
+  }
   const lowPrefills = asked.filter((question) => question.answer === null && question.prefill !== null && question.prefill.confidence < LOW_PREFILL_CONFIDENCE).length;
   const lowAnswers = asked.filter((question) => question.answer?.confidence != null && question.answer.confidence < LOW_ANSWER_CONFIDENCE).length;
   const warnings: ReadinessOutput['warnings'] = [];

@@ -64,7 +64,7 @@ export async function findQuestion(db: Kysely<Database>, tenantId: string, proje
 /** Stores the question's answer, replacing the one it had; returns the answer's id (kept across replacements). */
 export async function saveAnswer(
   db: Kysely<Database>,
-  values: { tenantId: string; projectId: string; questionId: string; value: AnswerValue; selectedVariant: 'original' | 'simplified' | null; confidence: number | null; notes: string | null; answeredBy: string },
+  values: { tenantId: string; projectId: string; questionId: string; value: AnswerValue; selectedVariant: 'original' | 'simplified' | null; confidence: number | null; notes: string | null; answeredBy: string | null },
 ): Promise<string> {
   const row = {
     value: JSON.stringify(values.value),
@@ -82,8 +82,8 @@ export async function saveAnswer(
   return id;
 }
 
-export async function setPrefill(db: Kysely<Database>, tenantId: string, questionId: string, prefill: Prefill): Promise<void> {
-  await db.updateTable('flow_questions').set({ prefill: JSON.stringify(prefill) }).where('tenant_id', '=', tenantId).where('id', '=', questionId).execute();
+export async function setPrefill(db: Kysely<Database>, tenantId: string, questionId: string, prefill: Prefill | null): Promise<void> {
+  await db.updateTable('flow_questions').set({ prefill: prefill === null ? null : JSON.stringify(prefill) }).where('tenant_id', '=', tenantId).where('id', '=', questionId).execute();
 }
 
 /** What the flow writes on the project itself. */
@@ -113,6 +113,37 @@ export async function updateProjectFlow(db: Kysely<Database>, tenantId: string, 
     .returning('updated_at')
     .executeTakeFirstOrThrow();
   return updated_at;
+}
+
+/**
+ * Share-locks what lets the user reach the project, read afresh: their membership of its
+ * organization as an owner, admin or member, else their assignment to it as a customer; answers
+ * whether either is there. Removing the member, changing their role or removing the assignment
+ * waits for the caller's transaction, and one made before it is waited for and then seen: a flow
+ * write never lands for a caller whose access was taken away before it did.
+ */
+export async function lockAccessToProject(db: Kysely<Database>, tenantId: string, project: Pick<ProjectRow, 'id' | 'organization_id'>, userId: string): Promise<boolean> {
+  if (project.organization_id) {
+    const membership = await db
+      .selectFrom('organization_members')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('organization_id', '=', project.organization_id)
+      .where('user_id', '=', userId)
+      .where('role', 'in', ['owner', 'admin', 'member'])
+      .forShare()
+      .executeTakeFirst();
+    if (membership) return true;
+  }
+  const assignment = await db
+    .selectFrom('agency_project_assignments')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('project_id', '=', project.id)
+    .where('customer_user_id', '=', userId)
+    .forShare()
+    .executeTakeFirst();
+  return assignment !== undefined;
 }
 
 /** Deletes the project's answers, then its questions; returns how many of each went. */

@@ -25,7 +25,9 @@ export const questionOutput = z.object({
   description: z.string(),
   variants: z.array(z.object({ type: z.enum(['original', 'simplified']), text: z.string() })),
   answerType: z.enum(answerTypes),
-  options: z.array(z.object({ value: z.string(), label: z.string() })).describe('The values a select or multiselect answer may take'),
+  options: z
+    .array(z.object({ value: z.string(), label: z.string(), exclusive: z.literal(true).optional().describe('A multiselect answer naming it names no other option') }))
+    .describe('The values a select or multiselect answer may take'),
   bounds: z.object({ min: z.number(), max: z.number(), integer: z.boolean() }).nullable().describe('The range of a number answer'),
   required: z.boolean(),
   prefill: prefillOutput.nullable().describe("The service's guess, how sure it is and why; null when it has none"),
@@ -43,7 +45,7 @@ export const startFlowOutput = z.object({
 
 export const nextQuestionInput = z.strictObject({
   projectId: projectIdField,
-  sessionId: z.string().max(200).optional().describe('Accepted and not used: questions belong to the project, whoever asks and from whichever session'),
+  sessionId: z.string().max(200).superRefine(refuseUnstorableText).optional().describe('Accepted and not used: questions belong to the project, whoever asks and from whichever session'),
 });
 const questionProgress = z.object({ answered: z.number().int(), total: z.number().int(), percent: z.number().int() });
 export const nextQuestionOutput = z.object({
@@ -57,13 +59,13 @@ export const answerQuestionInput = z
     projectId: projectIdField,
     questionId: uuidInput(),
     answer: z.strictObject({
-      value: answerValue.describe("A string (text, select), an array of option values (multiselect), a boolean or a number, as the question's answerType says"),
+      // Refused text is named field by field, each whatever its siblings: a missing value must not hide bad notes.
+      value: answerValue.superRefine(refuseUnstorableText).describe("A string (text, select), an array of option values (multiselect), a boolean or a number, as the question's answerType says"),
       selectedVariant: z.enum(['original', 'simplified']).optional().describe('Which wording of the question was answered'),
       confidence: fraction.optional().describe('How sure the answer is, from 0 to 1; below 0.5 readiness warns about it'),
-      notes: z.string().max(2000).optional(),
+      notes: z.string().max(2000).superRefine(refuseUnstorableText).optional(),
     }),
-  })
-  .superRefine(refuseUnstorableText);
+  });
 
 const ontologyUpdate = z.object({ type: z.string(), name: z.string(), confidence: fraction });
 export const answerQuestionOutput = z.object({
@@ -84,7 +86,9 @@ export const readinessOutput = z.object({
   readinessScore: fraction,
   threshold: fraction,
   isReady: z.boolean(),
-  blockers: z.array(z.object({ type: z.enum(['unanswered_question', 'flow_not_started']), questionId: z.uuid().nullable(), message: z.string() })),
+  blockers: z
+    .array(z.object({ type: z.enum(['unanswered_question', 'below_threshold', 'flow_not_started']), questionId: z.uuid().nullable(), message: z.string() }))
+    .describe('Each reason the phase is not ready: a required question unanswered, or (every required one answered) a score below the threshold; empty when ready'),
   warnings: z.array(z.object({ type: z.enum(['low_confidence_prefill', 'low_confidence_answer']), count: z.number().int(), message: z.string() })),
 });
 

@@ -1,25 +1,31 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, ProjectRow } from '../../db/database.ts';
-import { AppError, conflict, forbidden, notFound } from '../../errors/app-error.ts';
+import { AppError, conflict, forbidden, invalid, notFound } from '../../errors/app-error.ts';
 import { atLeast, requireOrganizationRole } from '../organizations/organization-access.ts';
 import { projectScopeFor } from '../projects/project-scope.ts';
 import { findProject } from '../projects/projects.repository.ts';
 import { answerFitsQuestion } from './answer-fits-question.ts';
+import type { AnswerValue } from './flow-catalogue.ts';
 import { cascadesOf, ontologyCoverage, ontologyOf, suggestionsFor } from './flow-derivations.ts';
 import { phaseAfter, progressKeyOf, type FlowPhase } from './flow-phases.ts';
 import { answersByKey, enterPhase, firstUnanswered, questionToOutput } from './flow-questions.ts';
 import { phaseProgress, readinessOf } from './flow-readiness.ts';
-import { findQuestion, listQuestionsOfPhase, listQuestionsOfProject, saveAnswer, setPrefill, updateProjectFlow, type QuestionWithAnswer } from './flow.repository.ts';
+import { findQuestion, listQuestionsOfPhase, listQuestionsOfProject, lockAccessToProject, saveAnswer, setPrefill, updateProjectFlow, type QuestionWithAnswer } from './flow.repository.ts';
 import type { AnswerQuestionInput, TransitionInput } from './flow.schema.ts';
 
 /**
  * The project, if the caller sees it (NOT_FOUND otherwise, as every project route answers). A
- * write locks it, so answers and transitions of one project take turns.
+ * write locks it, so answers and transitions of one project take turns; and it share-locks the
+ * caller's membership or assignment, read again once the project is theirs: a removal that
+ * answered while the write waited (for the project, or on its way) leaves it NOT_FOUND, and one
+ * that comes later waits for the write.
  */
 async function requireProject(db: Kysely<Database>, principal: Principal, projectId: string, lock?: 'update'): Promise<ProjectRow> {
-  const project = await findProject(db, projectScopeFor(principal), projectId, lock ? { lock } : {});
+  const scope = projectScopeFor(principal);
+  const project = await findProject(db, scope, projectId, lock ? { lock } : {});
   if (!project) throw notFound('The project');
+  if (lock && scope.userId && !(await lockAccessToProject(db, project.tenant_id, project, scope.userId))) throw notFound('The project');
   return project;
 }
 
@@ -34,7 +40,9 @@ function requireActive(project: ProjectRow): void {
  * whether the caller may also force a move (admins and owners).
  */
 async function requireFlowMover(db: Kysely<Database>, principal: Principal, project: ProjectRow): Promise<{ mayForce: boolean }> {
-  if (!projectScopeFor(principal).userId || !project.organization_id) return { mayForce: true };
+  if (!projectScopeFor(principal).userId) return { mayForce: true };
+  // Only an organization's deletion leaves a project without one (and takes its assignments along).
+  if (!project.organization_id) throw forbidden('The project belongs to no organization: only a platform admin moves its flow');
   const { role } = await requireOrganizationRole(db, principal, project.organization_id, 'member');
   return { mayForce: atLeast(role, 'admin') };
 }
@@ -94,6 +102,7 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
   if (question.phase !== phase) throw conflict(`The question belongs to phase ${question.phase} and the project is in phase ${phase}: only the current phase's questions are answered`);
   if (question.suppressed) throw conflict(`The question "${question.key}" is not asked: earlier answers made it moot`);
   const value = answerFitsQuestion(question, input.answer.value);
+  if (question.key === 'firstFeature') await requireSelectedFeature(db, project, value);
   const confidence = input.answer.confidence ?? null;
   const answerId = await saveAnswer(db, {
     tenantId: project.tenant_id,
@@ -103,17 +112,20 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
     selectedVariant: input.answer.selectedVariant ?? null,
     confidence,
     notes: input.answer.notes ?? null,
-    answeredBy: principal.userId,
+    // A platform admin acting in another tenant is no user of it: the answer names no one.
+    answeredBy: principal.tenantId === principal.homeTenantId ? principal.userId : null,
   });
 
   const prefillCascades: Array<{ questionId: string; newConfidence: number }> = [];
   const phaseQuestions = await listQuestionsOfPhase(db, project.tenant_id, project.id, phase);
-  for (const { key, prefill } of cascadesOf(question.key, value)) {
+  for (const { key, source, prefill } of cascadesOf(question.key, value)) {
     const target = phaseQuestions.find((candidate) => candidate.key === key && !candidate.suppressed && candidate.answer === null);
     if (!target || JSON.stringify(target.prefill) === JSON.stringify(prefill)) continue;
+    // Withdrawn only if this answer's earlier self raised it: a guess from elsewhere stays.
+    if (prefill === null && target.prefill?.source !== source) continue;
     await setPrefill(db, project.tenant_id, target.id, prefill);
     target.prefill = prefill;
-    prefillCascades.push({ questionId: target.id, newConfidence: prefill.confidence });
+    prefillCascades.push({ questionId: target.id, newConfidence: prefill?.confidence ?? 0 });
   }
 
   const allQuestions = await listQuestionsOfProject(db, project.tenant_id, project.id);
@@ -132,6 +144,15 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
     effects: { ontologyUpdates, suggestions: suggestionsFor(question.key, answers), prefillCascades, tasksCreated: [] },
     nextQuestion: next ? questionToOutput(next) : null,
   };
+}
+
+/** The most important feature is one of those selected, once the selection is made. */
+async function requireSelectedFeature(db: Kysely<Database>, project: ProjectRow, value: AnswerValue): Promise<void> {
+  const selected = answersByKey(await listQuestionsOfPhase(db, project.tenant_id, project.id, 'FEATURE_SELECTION')).get('features')?.value;
+  if (Array.isArray(selected) && !selected.includes(value as string)) {
+    const issue = `must be one of the selected features: ${selected.join(', ')}`;
+    throw invalid(`The answer to "firstFeature" ${issue}`, { issues: [{ field: 'answer.value', issue }] });
+  }
 }
 
 /** The discovery answers by key with the ontology they give, and that ontology's coverage. */
