@@ -55,6 +55,20 @@ export function registerFlowTools(server: McpServer, client: SpecwrightClient, c
   );
 
   server.registerTool(
+    'list_flow_questions',
+    {
+      title: 'What the project was asked',
+      description: "Every question the project's flow has asked so far (or one phase's), in order, each with its answer (value, confidence, notes, who answered and when) or null.",
+      inputSchema: z.strictObject({
+        projectId,
+        phase: z.enum(['DISCOVERY', 'FEATURE_SELECTION', 'PLAN_GENERATION', 'PLANNING', 'VISUAL_DISCOVERY', 'SPECIFICATION']).optional().describe("Only this phase's questions"),
+      }),
+      annotations: reads,
+    },
+    (input, request) => calling(request, (options) => client.flow.questions.query(input, options)),
+  );
+
+  server.registerTool(
     'check_readiness',
     {
       title: 'Is the phase ready?',

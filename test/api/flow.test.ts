@@ -167,6 +167,42 @@ describe('a project walks its flow', () => {
   });
 });
 
+describe('what a project was asked', () => {
+  it('lists every question of every phase entered, in order, with its whole answer; a phase narrows it', async () => {
+    const projectId = await newProject('Asked and told');
+    expect((await get(`/flow/questions/${projectId}`)).body.data).toEqual({ projectId, currentPhase: 'CREATED', questions: [] });
+    const first: Question = (await post('/flow/start', { projectId })).body.data.firstQuestion;
+    await answer(projectId, first, 'Clinics lose bookings after hours', { confidence: 0.7, notes: 'From the kickoff call', selectedVariant: 'simplified' });
+    await post('/flow/transition', { projectId, targetPhase: 'FEATURE_SELECTION', force: true });
+
+    const all = await get(`/flow/questions/${projectId}`);
+    expect(all.status, all.text).toBe(200);
+    expect(all.body.data.currentPhase).toBe('FEATURE_SELECTION');
+    expect(all.body.data.questions.map((question: { key: string }) => question.key)).toEqual([
+      'problem', 'audience', 'platforms', 'capabilities', 'entities', 'multiTenant', 'integrations', 'compliance', 'scale', 'features', 'firstFeature',
+    ]);
+    const [problem] = all.body.data.questions;
+    expect(problem.answer).toEqual({
+      id: expect.any(String),
+      value: 'Clinics lose bookings after hours',
+      selectedVariant: 'simplified',
+      confidence: 0.7,
+      notes: 'From the kickoff call',
+      answeredBy: app.bootstrap.userId,
+      answeredAt: expect.stringMatching(/Z$/),
+      updatedAt: expect.stringMatching(/Z$/),
+    });
+    // Forced past discovery with no answer to derive candidates from: the feature questions are not asked.
+    expect(all.body.data.questions.slice(-2).map((question: { suppressed: boolean; answer: unknown }) => [question.suppressed, question.answer])).toEqual([[true, null], [true, null]]);
+
+    const discovery = await get(`/flow/questions/${projectId}?phase=DISCOVERY`);
+    expect(discovery.body.data.questions).toHaveLength(9);
+    const wrong = await get(`/flow/questions/${projectId}?phase=LATER`);
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.details.issues[0].field).toBe('phase');
+  });
+});
+
 describe('answers', () => {
   it('are checked against their question, and a refused one changes nothing', async () => {
     const projectId = await newProject('Checked answers');

@@ -155,6 +155,9 @@ describe('every documented operation, called for real', () => {
     expect((await conform('POST', '/flow/answer-question', '/flow/answer-question', flowBody({ questionId: '00000000-0000-4000-8000-000000000000', answer: { value: 'x' } }))).status).toBe(404);
     expect((await conform('GET', '/flow/readiness/{projectId}', `/flow/readiness/${flowProject.id}`)).body.data.blockers.length).toBeGreaterThan(0);
     await conform('GET', '/flow/readiness/{projectId}', '/flow/readiness/00000000-0000-4000-8000-000000000000');
+    await conform('GET', '/flow/questions/{projectId}', `/flow/questions/${flowProject.id}?phase=DISCOVERY`);
+    await conform('GET', '/flow/questions/{projectId}', '/flow/questions/00000000-0000-4000-8000-000000000000');
+    await conform('GET', '/flow/questions/{projectId}', `/flow/questions/${flowProject.id}?phase=NEVER`);
     expect((await conform('POST', '/flow/transition', '/flow/transition', flowBody({ targetPhase: 'FEATURE_SELECTION' }))).body.error.code).toBe('READINESS_FAILED');
     expect((await conform('POST', '/flow/transition', '/flow/transition', flowBody({ targetPhase: 'PLANNING' }))).body.error.code).toBe('PHASE_INVALID');
     expect((await conform('POST', '/flow/transition', '/flow/transition', flowBody({ targetPhase: 'FEATURE_SELECTION', force: true }))).status).toBe(200);

@@ -79,6 +79,7 @@ describe('specwright tool-server', () => {
       start_flow: false,
       next_question: true,
       answer_question: false,
+      list_flow_questions: true,
       check_readiness: true,
       move_flow: false,
       list_kits: true,
@@ -177,6 +178,8 @@ describe('specwright tool-server', () => {
       await data(client, 'answer_question', { projectId: project.id, questionId: question.id, value: answers[question.key] ?? question.prefill.value, confidence: 0.9 });
     }
     expect(await data(client, 'check_readiness', { projectId: project.id })).toMatchObject({ currentPhase: 'DISCOVERY', isReady: true, blockers: [] });
+    const asked = await data(client, 'list_flow_questions', { projectId: project.id, phase: 'DISCOVERY' });
+    expect(asked.questions.find((question: { key: string }) => question.key === 'entities').answer).toMatchObject({ value: 'clinic, booking', confidence: 0.9 });
     // bookings, organizations (multi-tenant, as business users suggested), audit-log (GDPR), manage-clinic, manage-booking.
     expect(await data(client, 'move_flow', { projectId: project.id, targetPhase: 'FEATURE_SELECTION' })).toMatchObject({ currentPhase: 'FEATURE_SELECTION', entryActions: { featureCandidatesGenerated: 5 } });
     // The service holds what the assistant did.

@@ -56,6 +56,49 @@ export async function listQuestionsOfProject(db: Kysely<Database>, tenantId: str
   return rows.map(withAnswer);
 }
 
+/** A question of the project with the whole of its answer, as the questions route shows it. */
+export type QuestionWithFullAnswer = FlowQuestionRow & {
+  answer: Pick<FlowAnswerRow, 'id' | 'value' | 'selected_variant' | 'confidence' | 'notes' | 'answered_by' | 'created_at' | 'updated_at'> | null;
+};
+
+/** Every question the flow put on the project (of one phase, if named), with its answer, in the order they are asked. */
+export async function listQuestionsWithFullAnswers(db: Kysely<Database>, tenantId: string, projectId: string, phase?: FlowPhase): Promise<QuestionWithFullAnswer[]> {
+  let query = db
+    .selectFrom('flow_questions as q')
+    .leftJoin('flow_answers as a', 'a.question_id', 'q.id')
+    .selectAll('q')
+    .select([
+      'a.id as answer_id',
+      'a.value as answer_value',
+      'a.selected_variant as answer_selected_variant',
+      'a.confidence as answer_confidence',
+      'a.notes as answer_notes',
+      'a.answered_by as answer_answered_by',
+      'a.created_at as answer_created_at',
+      'a.updated_at as answer_updated_at',
+    ])
+    .where('q.tenant_id', '=', tenantId)
+    .where('q.project_id', '=', projectId);
+  if (phase) query = query.where('q.phase', '=', phase);
+  const rows = await query.orderBy('q.position').execute();
+  return rows.map(({ answer_id, answer_value, answer_selected_variant, answer_confidence, answer_notes, answer_answered_by, answer_created_at, answer_updated_at, ...question }) => ({
+    ...question,
+    answer:
+      answer_id === null
+        ? null
+        : {
+            id: answer_id,
+            value: answer_value!,
+            selected_variant: answer_selected_variant,
+            confidence: answer_confidence,
+            notes: answer_notes,
+            answered_by: answer_answered_by,
+            created_at: answer_created_at!,
+            updated_at: answer_updated_at!,
+          },
+  }));
+}
+
 export async function findQuestion(db: Kysely<Database>, tenantId: string, projectId: string, questionId: string): Promise<QuestionWithAnswer | undefined> {
   const row = await questionsWithAnswers(db, tenantId, projectId).where('q.id', '=', questionId).executeTakeFirst();
   return row && withAnswer(row);

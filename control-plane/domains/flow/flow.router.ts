@@ -5,6 +5,8 @@ import {
   answerQuestionOutput,
   nextQuestionInput,
   nextQuestionOutput,
+  projectQuestionsInput,
+  projectQuestionsOutput,
   readinessInput,
   readinessOutput,
   startFlowInput,
@@ -12,7 +14,7 @@ import {
   transitionInput,
   transitionOutput,
 } from './flow.schema.ts';
-import { answerQuestion, nextQuestion, readiness, startFlow, transitionFlow } from './flow.service.ts';
+import { answerQuestion, nextQuestion, projectQuestions, readiness, startFlow, transitionFlow } from './flow.service.ts';
 
 const tags = ['flow'];
 
@@ -62,6 +64,20 @@ export const flowRouter = router({
     .input(answerQuestionInput)
     .output(answerQuestionOutput)
     .mutation(({ ctx, input }) => answerQuestion(ctx.db, ctx.principal, input)),
+
+  questions: authedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/flow/questions/{projectId}',
+        tags,
+        summary: "Every question the project's flow has asked (or one phase's), in order, each with its answer",
+        errorResponses: { 404: 'NOT_FOUND: no such project' },
+      },
+    })
+    .input(projectQuestionsInput)
+    .output(projectQuestionsOutput)
+    .query(({ ctx, input }) => projectQuestions(ctx.db, ctx.principal, input.projectId, input.phase)),
 
   readiness: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/flow/readiness/{projectId}', tags, summary: 'Whether the current phase is ready to move on, with what blocks it', errorResponses: { 404: 'NOT_FOUND: no such project' } } })

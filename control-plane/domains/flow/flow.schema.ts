@@ -108,6 +108,32 @@ export const transitionOutput = z.object({
   }),
 });
 
+export const projectQuestionsInput = z.object({
+  projectId: projectIdField,
+  phase: z.enum(flowPhases).optional().describe("Only this phase's questions; every phase entered so far when absent"),
+});
+export const projectQuestionsOutput = z.object({
+  projectId: z.uuid(),
+  currentPhase: z.enum(projectPhases),
+  questions: z.array(
+    questionOutput.extend({
+      suppressed: z.boolean().describe('Not asked: earlier answers made it moot'),
+      answer: z
+        .object({
+          id: z.uuid(),
+          value: answerValue,
+          selectedVariant: z.enum(['original', 'simplified']).nullable(),
+          confidence: fraction.nullable(),
+          notes: z.string().nullable(),
+          answeredBy: z.uuid().nullable().describe('The user who gave the answer; null for a platform admin acting in the tenant, or a user since deleted'),
+          answeredAt: z.iso.datetime(),
+          updatedAt: z.iso.datetime().describe('When it was last replaced (answeredAt if never)'),
+        })
+        .nullable(),
+    }),
+  ),
+});
+
 export type QuestionOutput = z.infer<typeof questionOutput>;
 export type AnswerQuestionInput = z.infer<typeof answerQuestionInput>;
 export type TransitionInput = z.infer<typeof transitionInput>;

@@ -11,7 +11,7 @@ import { cascadesOf, ontologyCoverage, ontologyOf, suggestionsFor } from './flow
 import { phaseAfter, progressKeyOf, type FlowPhase } from './flow-phases.ts';
 import { answersByKey, enterPhase, firstUnanswered, questionToOutput } from './flow-questions.ts';
 import { phaseProgress, readinessOf } from './flow-readiness.ts';
-import { findQuestion, listQuestionsOfPhase, listQuestionsOfProject, lockAccessToProject, saveAnswer, setPrefill, updateProjectFlow, type QuestionWithAnswer } from './flow.repository.ts';
+import { findQuestion, listQuestionsOfPhase, listQuestionsOfProject, listQuestionsWithFullAnswers, lockAccessToProject, saveAnswer, setPrefill, updateProjectFlow, type QuestionWithAnswer } from './flow.repository.ts';
 import type { AnswerQuestionInput, TransitionInput } from './flow.schema.ts';
 
 /**
@@ -80,6 +80,30 @@ export async function nextQuestion(db: Kysely<Database>, principal: Principal, p
   const project = await requireProject(db, principal, projectId);
   const phase = currentFlowPhase(project);
   return nextOf(await listQuestionsOfPhase(db, project.tenant_id, project.id, phase));
+}
+
+/** Every question the flow put on the project (or one phase's), each with its answer: what the project was asked and told. */
+export async function projectQuestions(db: Kysely<Database>, principal: Principal, projectId: string, phase: FlowPhase | undefined) {
+  const project = await requireProject(db, principal, projectId);
+  const questions = await listQuestionsWithFullAnswers(db, project.tenant_id, project.id, phase);
+  return {
+    projectId: project.id,
+    currentPhase: project.phase,
+    questions: questions.map((question) => ({
+      ...questionToOutput({ ...question, answer: null }),
+      suppressed: question.suppressed,
+      answer: question.answer && {
+        id: question.answer.id,
+        value: question.answer.value,
+        selectedVariant: question.answer.selected_variant,
+        confidence: question.answer.confidence,
+        notes: question.answer.notes,
+        answeredBy: question.answer.answered_by,
+        answeredAt: question.answer.created_at.toISOString(),
+        updatedAt: question.answer.updated_at.toISOString(),
+      },
+    })),
+  };
 }
 
 export async function readiness(db: Kysely<Database>, principal: Principal, projectId: string) {
