@@ -11,7 +11,8 @@ import { sql, type Kysely } from 'kysely';
  * names the tenant too, so it also indexes the key to the question); answering again replaces it.
  *
  * Both belong to their project and tenant (row-level security; foreign keys within the tenant, as
- * migration 0019 made every other one), and go with the project.
+ * migration 0019 made every other one), and go with the project. Requests update a question's
+ * prefill and an answer's own fields only (column grants).
  */
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -71,8 +72,14 @@ export async function up(db: Kysely<any>): Promise<void> {
         using (tenant_id = app_current_tenant())
         with check (tenant_id = app_current_tenant())
     `.execute(db);
-    await sql`grant select, insert, update, delete on ${sql.table(table)} to specwright_app`.execute(db);
+    await sql`grant select, insert, delete on ${sql.table(table)} to specwright_app`.execute(db);
   }
+  // Requests replace a question's guess and an answer, and nothing else of either: what a question
+  // asks, which project a row belongs to and when an answer was first given stay as they were made.
+  // (The default privileges of 0001 grant UPDATE on the whole table; taken back here.)
+  await sql`revoke update on flow_questions, flow_answers from specwright_app`.execute(db);
+  await sql`grant update (prefill) on flow_questions to specwright_app`.execute(db);
+  await sql`grant update (value, selected_variant, confidence, notes, answered_by, updated_at) on flow_answers to specwright_app`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

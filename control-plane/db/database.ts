@@ -84,7 +84,7 @@ export interface ProjectsTable {
   progress: JsonWithDefault<Record<string, number>>;
   metadata: JsonWithDefault<Record<string, unknown>>;
   discovery_output: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
-  selected_features: JsonWithDefault<unknown[]>;
+  selected_features: JsonWithDefault<Array<{ key: string; name: string }>>;
   ontology_coverage: ColumnType<number, number | undefined, number>;
   discovery_started_at: Date | null;
   discovery_completed_at: Date | null;

@@ -1,12 +1,15 @@
+import { hasVisibleCharacter, NO_VISIBLE_CHARACTER } from '../../../kit-runtime/index.ts';
 import type { FlowQuestionRow } from '../../db/database.ts';
 import { invalid } from '../../errors/app-error.ts';
 import type { AnswerValue } from './flow-catalogue.ts';
-import { namesIn } from './flow-derivations.ts';
+import { namesIn, saysNothing } from './flow-derivations.ts';
 
 const field = 'answer.value';
 
 /** The text questions whose answer is a list of names (each an entity or an integration of the ontology). */
 const NAME_LIST_KEYS = new Set(['entities', 'integrations']);
+/** The name list that may answer "none": the product may connect to nothing, yet it keeps track of something. */
+const OPTIONAL_NAME_LIST_KEY = 'integrations';
 
 function refuse(question: FlowQuestionRow, issue: string): never {
   throw invalid(`The answer to "${question.key}" ${issue}`, { issues: [{ field, issue }] });
@@ -14,7 +17,7 @@ function refuse(question: FlowQuestionRow, issue: string): never {
 
 /**
  * Checks an answer against its question's type and options, and returns it as stored: text
- * trimmed, a multiselect's values as given (distinct). Throws VALIDATION_ERROR naming the field.
+ * trimmed (and showing something), a multiselect's values as given (distinct). Throws VALIDATION_ERROR naming the field.
  */
 export function answerFitsQuestion(question: FlowQuestionRow, value: AnswerValue): AnswerValue {
   const allowed = question.options.map((option) => option.value);
@@ -23,8 +26,16 @@ export function answerFitsQuestion(question: FlowQuestionRow, value: AnswerValue
       if (typeof value !== 'string') refuse(question, 'must be a string');
       const text = value.trim();
       if (text === '') refuse(question, 'must not be empty');
-      // ", ;" is not empty, yet names nothing: the question would count as answered with no entity.
-      if (NAME_LIST_KEYS.has(question.key) && namesIn(text).length === 0) refuse(question, 'must name at least one thing (names separated by commas, semicolons or lines)');
+      // "\u200b" or a bidirectional mark alone is not empty, yet shows nothing: the question would count as answered.
+      if (!hasVisibleCharacter(text)) refuse(question, NO_VISIBLE_CHARACTER);
+      // ", ;" is not empty, yet names nothing: the question would count as answered with no entity. An
+      // optional list ("integrations") may say there is none ("none", "N/A"); the entities may not.
+      if (NAME_LIST_KEYS.has(question.key) && namesIn(text).length === 0) {
+        const none = saysNothing(text);
+        if (!(none && question.key === OPTIONAL_NAME_LIST_KEY)) {
+          refuse(question, `must name at least one thing (names separated by commas, semicolons or lines)${none ? ': "none" or "N/A" names nothing the product keeps' : ''}`);
+        }
+      }
       return text;
     }
     case 'select':

@@ -142,7 +142,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     phase: 'DISCOVERY',
     text: 'Which outside systems must it connect to?',
     simplified: 'What other tools must it talk to? (comma-separated)',
-    description: 'Comma-separated names, such as "Stripe, Salesforce".',
+    description: 'Comma-separated names, such as "Stripe, Salesforce"; "none" when it connects to nothing.',
     answerType: 'text',
     required: false,
     weight: 1,
@@ -150,7 +150,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
   {
     key: 'compliance',
     phase: 'DISCOVERY',
-    text: 'Which regulations apply to its data?',
+    text: 'Which regulations or standards apply to its data?',
     simplified: 'Any rules the data must follow?',
     description: 'Regulated data shapes storage, audit and access decisions.',
     answerType: 'multiselect',
@@ -220,7 +220,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     phase: 'PLAN_GENERATION',
     text: 'When must the first release ship?',
     simplified: 'How soon is it needed?',
-    description: 'Bounds the scope of the first milestone.',
+    description: 'Recorded with the plan.',
     answerType: 'select',
     options: options([
       ['weeks', 'Within 4 weeks'],
@@ -257,7 +257,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     phase: 'PLANNING',
     text: 'How will it be released?',
     simplified: 'All at once or step by step?',
-    description: 'Shapes the plan\'s runbook.',
+    description: 'Recorded with the plan.',
     answerType: 'select',
     options: options([
       ['all_at_once', 'Everything at once'],
@@ -313,7 +313,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     phase: 'SPECIFICATION',
     text: 'Which specification format should be compiled?',
     simplified: 'Which spec format?',
-    description: 'v2 adds the task graph and runbook.',
+    description: 'Recorded for the specification; the service does not compile specifications yet.',
     answerType: 'select',
     options: options([
       ['v1', 'Version 1'],
@@ -327,7 +327,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     phase: 'SPECIFICATION',
     text: 'Should the specification include a test plan?',
     simplified: 'Add a test plan?',
-    description: 'Test cases derived from the selected features.',
+    description: 'Recorded for the specification; the service does not compile specifications yet.',
     answerType: 'boolean',
     required: false,
     weight: 1,

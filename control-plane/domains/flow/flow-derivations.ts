@@ -1,3 +1,4 @@
+import { hasVisibleCharacter } from '../../../kit-runtime/index.ts';
 import { capabilityOptions, type AnswerValue, type Prefill, type QuestionDefinition, type QuestionOption } from './flow-catalogue.ts';
 
 /**
@@ -31,34 +32,81 @@ export function clip(text: string, max: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }
 
+/** Characters that show nothing: zero-width ones, bidirectional marks and controls, the soft hyphen, the Hangul filler… */
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
 /**
- * Names in a comma-, semicolon- or line-separated text answer: trimmed, in Unicode's composed form
- * (so "é" typed either way is one name), distinct (ignoring case), each at most 100 characters, at most 50.
+ * Spaces and such characters at either end of a name ("Stripe\u200f" is "Stripe"); but not the
+ * variation selectors and tags that end an emoji ("❤️", a subdivision flag), which show in it.
  */
-export function namesIn(text: string): string[] {
+const EDGE = String.raw`(?:(?![\uFE00-\uFE0F\u{E0000}-\u{E0FFF}])[\s\p{Default_Ignorable_Code_Point}])+`;
+const EDGES = new RegExp(`^${EDGE}|${EDGE}$`, 'gu');
+/**
+ * What separates names: commas, semicolons and lines, as typed in any script (the ideographic and
+ * full-width comma and semicolon, the Arabic ones, Unicode's line and paragraph separators).
+ */
+const NAME_SEPARATORS = /[,;\n\r\u2028\u2029\u060c\u061b\u3001\uff0c\uff1b]/;
+/** Answers that say there is nothing to name ("none", "N/A"), compared in lower case without a final full stop. */
+const NOTHING = new Set(['none', 'none yet', 'n/a', 'n.a', 'na', 'no', 'nope', 'nothing', 'nil', 'null', 'not applicable', 'not yet', '-', '--', '\u2013', '\u2014']);
+
+/**
+ * How two spellings of one name compare: compatibility forms folded ("Ａｂｃ" is "abc"), invisible
+ * characters dropped, case ignored — the Turkish capital "İ" included, which toLowerCase (the same
+ * in every locale) spells "i" and a combining dot, so "İstanbul" and "istanbul" are one name.
+ */
+const sameNameKey = (name: string) => name.normalize('NFKC').replace(IGNORABLE, '').toLowerCase().replace(/i\u0307/g, 'i');
+const meansNothing = (name: string) => NOTHING.has(sameNameKey(name).replace(/\.+$/, ''));
+
+/** Every visible part of a name list, tidied and distinct, "none" included. */
+function partsOf(text: string): string[] {
   const seen = new Set<string>();
-  const names: string[] = [];
-  for (const part of text.normalize('NFC').split(/[,;\n]/)) {
-    const name = clip(part.trim().replace(/\s+/g, ' '), 100);
-    if (name === '' || seen.has(name.toLowerCase())) continue;
-    seen.add(name.toLowerCase());
-    names.push(name);
-    if (names.length === 50) break;
+  const parts: string[] = [];
+  for (const part of text.normalize('NFC').split(NAME_SEPARATORS)) {
+    // Tidied again after the cut, so a name cut at a space ends in none.
+    const name = clip(part.replace(EDGES, '').replace(/\s+/g, ' '), 100).replace(EDGES, '');
+    if (!hasVisibleCharacter(name) || seen.has(sameNameKey(name))) continue;
+    seen.add(sameNameKey(name));
+    parts.push(name);
   }
-  return names;
+  return parts;
 }
 
 /**
+ * Names in a comma-, semicolon- or line-separated text answer: trimmed (of spaces and of
+ * zero-width characters and bidirectional marks), in Unicode's composed form (so "é" typed either
+ * way is one name), distinct (ignoring case, invisible characters and compatibility forms, so
+ * "Ａｂｃ" is "abc"), each at most 100 characters, at most 50. A part that shows nothing ("\u200b")
+ * or says there is nothing ("none", "N/A") names nothing.
+ */
+export function namesIn(text: string): string[] {
+  return partsOf(text)
+    .filter((name) => !meansNothing(name))
+    .slice(0, 50);
+}
+
+/** Whether a name list says, and only says, that there is nothing to name ("none", "N/A; -"). */
+export function saysNothing(text: string): boolean {
+  const parts = partsOf(text);
+  return parts.length > 0 && parts.every(meansNothing);
+}
+
+/** Latin letters no decomposition takes an accent off (a stroke, a ligature), as ASCII spells them. */
+const LETTERS_WITHOUT_DECOMPOSITION: Record<string, string> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ð: 'd', ł: 'l', þ: 'th', ı: 'i', ħ: 'h', ŧ: 't' };
+
+/**
  * A feature key for a name: ASCII letters and digits in lower case, joined by hyphens. Accents go
- * ("Ünïcödé" is "unicode", not "u-ni-co-de"); a name with no such letter or digit ("顧客") is
+ * ("Ünïcödé" is "unicode", not "u-ni-co-de"), a letter with a stroke or a ligature is spelled in
+ * ASCII ("Øl" is "ol", "Łódź" is "lodz", "Æther" is "aether"), invisible characters vanish (a soft
+ * hyphen splits no word); a name with no such letter or digit ("顧客") is
  * spelled by its code points ("u9867-u5ba2"), so it still gets a key of its own.
  */
+
 export function slug(name: string): string {
   const ascii = name
+    .replace(IGNORABLE, '')
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
     .toLowerCase()
-    .replace(/ß/g, 'ss')
+    .replace(/[ßæœøđðłþıħŧ]/g, (letter) => LETTERS_WITHOUT_DECOMPOSITION[letter]!)
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 60)
@@ -93,7 +141,8 @@ const capabilityFeatures: Record<string, QuestionOption[]> = {
 /**
  * The features offered in feature selection: those of each capability chosen in discovery, a
  * mobile app, a public API, organizations for a multi-tenant product, an audit log for regulated
- * data, and one "manage" feature per entity named (at most 20). Capability order, then the rest.
+ * data, and one "manage" feature per entity named (the first 20 with a letter or digit: a name
+ * with none takes no slot). Capability order, then the rest.
  */
 export function featureCandidates(answers: AnswersByKey): QuestionOption[] {
   const candidates = new Map<string, string>();
@@ -104,18 +153,22 @@ export function featureCandidates(answers: AnswersByKey): QuestionOption[] {
   for (const { value } of capabilityOptions) if (capabilities.includes(value)) capabilityFeatures[value]!.forEach(add);
   const platforms = list(answers, 'platforms');
   if (platforms.includes('ios') || platforms.includes('android')) add({ value: 'mobile-app', label: 'Mobile app' });
-  if (platforms.includes('api')) add({ value: 'public-api', label: 'Public API with keys' });
+  // Developers as users want an API whatever the other platforms are.
+  if (platforms.includes('api') || list(answers, 'audience').includes('developers')) add({ value: 'public-api', label: 'Public API with keys' });
   if (answers.get('multiTenant')?.value === true) add({ value: 'organizations', label: 'Organizations and member roles' });
   if (list(answers, 'compliance').some((rule) => rule !== 'none')) add({ value: 'audit-log', label: 'Audit log' });
   const entities = answers.get('entities')?.value;
   if (typeof entities === 'string') {
-    for (const name of namesIn(entities).slice(0, 20)) {
+    let added = 0;
+    for (const name of namesIn(entities)) {
+      if (added === 20) break;
       const key = slug(name);
-      if (key === '') continue; // no letter or digit at all ("---"): nothing to manage
+      if (key === '') continue; // no letter or digit at all ("---"): nothing to manage, and no slot taken
       // Two names may share a key ("C++" and "C#"): the later one gets "-2", "-3", … rather than vanish.
       let value = `manage-${key}`;
       for (let suffix = 2; candidates.has(value); suffix += 1) value = `manage-${key}-${suffix}`;
       add({ value, label: `Manage ${name}` });
+      added += 1;
     }
   }
   return [...candidates].map(([value, label]) => ({ value, label }));
@@ -154,7 +207,8 @@ export interface ProjectFacts {
 export function prefillOnEntry(question: QuestionDefinition, project: ProjectFacts, answers: AnswersByKey, candidates: QuestionOption[]): Prefill | null {
   switch (question.key) {
     case 'problem':
-      return project.description?.trim()
+      // A description that shows nothing ("\u200b") is no problem statement: it would be refused as the answer.
+      return project.description && hasVisibleCharacter(project.description)
         ? { value: clip(project.description.trim(), 10_000), confidence: 0.6, source: 'project.description', explanation: "Taken from the project's description" }
         : null;
     case 'features':
@@ -250,7 +304,7 @@ export function ontologyOf(question: Pick<QuestionDefinition, 'key'> & { options
   const labels = (values: string[]) => values.map((option) => labelOf(question.options, option));
   switch (question.key) {
     case 'problem':
-      return typeof value === 'string' ? [item('goal')(clip(value.trim().replace(/\s+/g, ' '), 120))] : [];
+      return typeof value === 'string' ? [item('goal')(clip(value.replace(EDGES, '').replace(/\s+/g, ' '), 120).replace(EDGES, ''))] : [];
     case 'audience':
       return Array.isArray(value) ? labels(value).map(item('actor')) : [];
     case 'platforms':
@@ -276,11 +330,22 @@ export function ontologyCoverage(items: readonly OntologyItem[]): number {
   return Math.round((coveredKinds.filter((kind) => kinds.has(kind)).length / coveredKinds.length) * 1000) / 1000;
 }
 
+/**
+ * How long a statement reads, in Latin letters: characters, not UTF-16 units (an emoji is one),
+ * invisible ones and runs of spaces left out, and a Chinese or Japanese character counted as
+ * three (one says about as much as a short word), so "为小企业管理预约的在线工具" is no short answer.
+ */
+function statementLength(text: string): number {
+  let length = 0;
+  for (const char of text.replace(IGNORABLE, '').trim().replace(/\s+/g, ' ')) length += /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(char) ? 3 : 1;
+  return length;
+}
+
 /** Advice on an answer, in the light of the answers so far (this one included). */
 export function suggestionsFor(key: string, answers: AnswersByKey): string[] {
   const suggestions: string[] = [];
   const value = answers.get(key)?.value;
-  if (key === 'problem' && typeof value === 'string' && value.trim().length < 20) {
+  if (key === 'problem' && typeof value === 'string' && statementLength(value) < 20) {
     suggestions.push('Say more about the problem: every later phase builds on this answer.');
   }
   if (key === 'entities' && typeof value === 'string' && namesIn(value).length < 2) {

@@ -19,7 +19,8 @@ export function phaseProgress(questions: readonly QuestionWithAnswer[]) {
   return { answered, total: asked.length, share: asked.length === 0 ? 1 : answered / asked.length };
 }
 
-const round = (value: number) => Math.round(value * 1000) / 1000;
+/** To three decimals, rounded down: a score shown as reaching the threshold does reach it. */
+const roundDown = (value: number) => Math.floor(value * 1000 + 1e-9) / 1000;
 
 /**
  * Whether the current phase's questions are answered well enough to move on: the weighted share
@@ -40,7 +41,7 @@ export function readinessOf(phase: ProjectPhase, questions: readonly QuestionWit
   const asked = askedQuestions(questions);
   const totalWeight = asked.reduce((sum, question) => sum + question.weight, 0);
   const answeredWeight = asked.reduce((sum, question) => sum + (question.answer ? question.weight : 0), 0);
-  const readinessScore = totalWeight === 0 ? 1 : round(answeredWeight / totalWeight);
+  const readinessScore = totalWeight === 0 ? 1 : roundDown(answeredWeight / totalWeight);
   const blockers: ReadinessOutput['blockers'] = asked
     .filter((question) => question.required && question.answer === null)
     .map((question) => ({ type: 'unanswered_question' as const, questionId: question.id, message: `Required question "${question.key}" is not answered` }));

@@ -27,7 +27,11 @@ export const flowRouter = router({
         path: '/flow/start',
         tags,
         summary: "Start a project's flow: CREATED → DISCOVERY, with the first question (members, admins and owners)",
-        errorResponses: { 404: 'NOT_FOUND: no such project', 409: 'CONFLICT: the flow has started already, or the project is not active' },
+        errorResponses: {
+          403: "FORBIDDEN: a customer (or anyone below member) does not start a flow; ORG_NOT_MEMBER: the caller is no member of the project's organization",
+          404: 'NOT_FOUND: no such project',
+          409: 'CONFLICT: the flow has started already, or the project is not active',
+        },
       },
     })
     .input(startFlowInput)
@@ -71,7 +75,7 @@ export const flowRouter = router({
         method: 'GET',
         path: '/flow/questions/{projectId}',
         tags,
-        summary: "Every question the project's flow has asked (or one phase's), in order, each with its answer",
+        summary: "Every question the flow has put on the project (or one phase's), suppressed ones included, in order, each with its answer",
         errorResponses: { 404: 'NOT_FOUND: no such project' },
       },
     })
@@ -93,7 +97,8 @@ export const flowRouter = router({
         tags,
         summary: 'Move the flow to the next phase when the current one is ready; force (admins and owners) moves it anyway',
         errorResponses: {
-          400: 'READINESS_FAILED: the phase is not ready (details: readinessScore, threshold, blockers); PHASE_INVALID: targetPhase is not the next phase',
+          400: 'VALIDATION_ERROR: the body is not a transition (details.issues); READINESS_FAILED: the phase is not ready (details: readinessScore, threshold, blockers); PHASE_INVALID: targetPhase is not the next phase (details: currentPhase, allowedTargetPhase)',
+          403: "FORBIDDEN: a customer (or anyone below member) does not move a flow, and force is for the organization's admins and owners; ORG_NOT_MEMBER: the caller is no member of the project's organization",
           404: 'NOT_FOUND: no such project',
           409: 'CONFLICT: the flow has not started, or the project is not active',
         },

@@ -98,7 +98,8 @@ export const transitionInput = z.strictObject({
   force: z.boolean().optional().describe("Move even though readiness fails (the organization's admins and owners only)"),
 });
 export const transitionOutput = z.object({
-  previousPhase: z.enum(projectPhases),
+  // A transition leaves a phase of the flow: CREATED is left by POST /flow/start, and SPECIFICATION is the last.
+  previousPhase: z.enum(flowPhases.slice(0, -1) as ['DISCOVERY', 'FEATURE_SELECTION', 'PLAN_GENERATION', 'PLANNING', 'VISUAL_DISCOVERY']),
   currentPhase: z.enum(flowPhases),
   transitionedAt: z.iso.datetime(),
   entryActions: z.object({
@@ -110,7 +111,7 @@ export const transitionOutput = z.object({
 
 export const projectQuestionsInput = z.object({
   projectId: projectIdField,
-  phase: z.enum(flowPhases).optional().describe("Only this phase's questions; every phase entered so far when absent"),
+  phase: z.enum(flowPhases).describe("Only this phase's questions; every phase entered so far when absent").optional(),
 });
 export const projectQuestionsOutput = z.object({
   projectId: z.uuid(),

@@ -127,6 +127,7 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
   if (question.suppressed) throw conflict(`The question "${question.key}" is not asked: earlier answers made it moot`);
   const value = answerFitsQuestion(question, input.answer.value);
   if (question.key === 'firstFeature') await requireSelectedFeature(db, project, value);
+  if (question.key === 'features') await requireChosenFeatureKept(db, project, value);
   const confidence = input.answer.confidence ?? null;
   const answerId = await saveAnswer(db, {
     tenantId: project.tenant_id,
@@ -179,6 +180,19 @@ async function requireSelectedFeature(db: Kysely<Database>, project: ProjectRow,
   }
 }
 
+/**
+ * A new selection keeps the feature already chosen as the most important: dropping it would leave
+ * that answer naming a feature the project no longer selects. Choosing another one first lets the
+ * selection change.
+ */
+async function requireChosenFeatureKept(db: Kysely<Database>, project: ProjectRow, value: AnswerValue): Promise<void> {
+  const chosen = answersByKey(await listQuestionsOfPhase(db, project.tenant_id, project.id, 'FEATURE_SELECTION')).get('firstFeature')?.value;
+  if (typeof chosen === 'string' && Array.isArray(value) && !value.includes(chosen)) {
+    const issue = `must include "${chosen}", the feature chosen as the most important (answer "firstFeature" with another of the features first)`;
+    throw invalid(`The answer to "features" ${issue}`, { issues: [{ field: 'answer.value', issue }] });
+  }
+}
+
 /** The discovery answers by key with the ontology they give, and that ontology's coverage. */
 function discoveryOutputOf(questions: readonly QuestionWithAnswer[]) {
   const answered = questions.filter((question) => question.answer !== null);
@@ -204,7 +218,8 @@ export async function transitionFlow(db: Kysely<Database>, principal: Principal,
   requireActive(project);
   const from = currentFlowPhase(project);
   const next = phaseAfter(from);
-  if (input.targetPhase !== next) {
+  // SPECIFICATION, the last phase, has no next: never left.
+  if (input.targetPhase !== next || from === 'SPECIFICATION') {
     throw new AppError('PHASE_INVALID', next ? `From ${from} the flow moves to ${next} only` : `${from} is the flow's last phase`, { currentPhase: from, allowedTargetPhase: next ?? null });
   }
   const ready = readinessOf(from, await listQuestionsOfPhase(db, project.tenant_id, project.id, from));

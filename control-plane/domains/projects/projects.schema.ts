@@ -59,7 +59,7 @@ export const projectDetailOutput = projectSummaryOutput.omit({ progress: true })
   featureSelectionCompletedAt: z.iso.datetime().nullable(),
   planGenerationStartedAt: z.iso.datetime().nullable(),
   discoveryOutput: metadataSchema.nullable(),
-  selectedFeatures: z.array(z.unknown()),
+  selectedFeatures: z.array(z.object({ key: z.string(), name: z.string() })).describe('The features chosen in feature selection (the flow), by key and name'),
   ontologyCoverage: z.number(),
 });
 
