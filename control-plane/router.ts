@@ -9,6 +9,7 @@ import { projectsRouter } from './domains/projects/projects.router.ts';
 import { kitCredentialsRouter } from './domains/kit-credentials/kit-credentials.router.ts';
 import { kitExecutionsRouter } from './domains/kit-executions/kit-executions.router.ts';
 import { kitsRouter } from './domains/kits/kits.router.ts';
+import { specificationsRouter } from './domains/specifications/specifications.router.ts';
 import { adminRouter } from './domains/tenants/tenants.router.ts';
 import { authRouter } from './domains/users/users.router.ts';
 import { router } from './trpc/init.ts';
@@ -25,6 +26,7 @@ export const appRouter = router({
   agencyProjects: agencyProjectsRouter,
   projects: projectsRouter,
   flow: flowRouter,
+  specification: specificationsRouter,
   // REST matches routes in this order: the static /{orgId}/kits/credentials and /executions paths
   // must come before /{orgId}/kits/{kitId}.
   kitCredentials: kitCredentialsRouter,

@@ -130,6 +130,22 @@ export interface FlowAnswersTable {
   updated_at: Timestamp;
 }
 
+export interface SpecificationsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  project_id: string;
+  version: number;
+  status: ColumnType<'compiling' | 'completed' | 'failed', 'compiling' | undefined, 'completed' | 'failed'>;
+  options: ColumnType<Record<string, unknown>, string, string>;
+  input: ColumnType<Record<string, unknown>, string, string>;
+  spec: ColumnType<Record<string, unknown> | null, never, string | null>;
+  validation: ColumnType<Record<string, unknown> | null, never, string | null>;
+  error_message: ColumnType<string | null, never, string | null>;
+  created_by: string | null;
+  created_at: CreatedAt;
+  compiled_at: ColumnType<Date | null, never, Date | string | null>;
+}
+
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked';
 
 export interface CustomerInvitationsTable {
@@ -298,6 +314,7 @@ export interface Database {
   projects: ProjectsTable;
   flow_questions: FlowQuestionsTable;
   flow_answers: FlowAnswersTable;
+  specifications: SpecificationsTable;
   customer_invitations: CustomerInvitationsTable;
   agency_project_assignments: AgencyProjectAssignmentsTable;
   kits: KitsTable;
@@ -315,6 +332,7 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
 export type FlowQuestionRow = Selectable<FlowQuestionsTable>;
 export type FlowAnswerRow = Selectable<FlowAnswersTable>;
+export type SpecificationRow = Selectable<SpecificationsTable>;
 export type CustomerInvitationRow = Selectable<CustomerInvitationsTable>;
 export type AgencyProjectAssignmentRow = Selectable<AgencyProjectAssignmentsTable>;
 export type KitRow = Selectable<KitsTable>;

@@ -6,6 +6,7 @@ import { rotateCredentialKeysJob } from '../domains/kit-credentials/rotate-crede
 import { reapInterruptedExecutionsJob } from '../domains/kit-executions/kit-execution-reaper.job.ts';
 import { bundleExecutionJob } from '../domains/kit-executions/kit-bundle.job.ts';
 import { executeKitJob } from '../domains/kit-executions/kit-execution.job.ts';
+import { compileSpecificationJob } from '../domains/specifications/compile-specification.job.ts';
 import { purgeExpiredRateLimits, pruneWorkerHeartbeats } from './maintenance.jobs.ts';
 
 /** Every job the worker knows. Adding a domain's jobs means adding them here. */
@@ -16,6 +17,7 @@ export const jobDefinitions: JobDefinition<any>[] = [
   bundleExecutionJob,
   reapInterruptedExecutionsJob,
   rotateCredentialKeysJob,
+  compileSpecificationJob,
 ];
 
 export type JobName = (typeof jobDefinitions)[number]['name'];

@@ -70,6 +70,8 @@ beforeAll(async () => {
   // The project's flow is under way, so its questions have ids to aim at.
   const flow = await call(app.url, '/api/flow/start', { apiKey: owner.apiKey, body: { projectId: project.body.data.id } });
   expect(flow.status, flow.text).toBe(200);
+  const specification = await call(app.url, '/api/specification/compile', { apiKey: owner.apiKey, body: { projectId: project.body.data.id } });
+  expect(specification.status, specification.text).toBe(202);
   victim = {
     tenantId: owner.tenantId,
     organizationId: owner.organizationId,
@@ -88,6 +90,7 @@ beforeAll(async () => {
       invitationId: invitation.body.data.id,
       customerUserId: customer.userId,
       questionId: flow.body.data.firstQuestion.id,
+      specId: specification.body.data.specId,
     },
   };
   foreigner = await createTenant(app, 'Foreign');

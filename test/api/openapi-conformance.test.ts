@@ -161,6 +161,15 @@ describe('every documented operation, called for real', () => {
     expect((await conform('POST', '/flow/transition', '/flow/transition', flowBody({ targetPhase: 'FEATURE_SELECTION' }))).body.error.code).toBe('READINESS_FAILED');
     expect((await conform('POST', '/flow/transition', '/flow/transition', flowBody({ targetPhase: 'PLANNING' }))).body.error.code).toBe('PHASE_INVALID');
     expect((await conform('POST', '/flow/transition', '/flow/transition', flowBody({ targetPhase: 'FEATURE_SELECTION', force: true }))).status).toBe(200);
+    // Its specification: compiled by the worker, read while compiling and once done; refusals.
+    const compiling = (await conform('POST', '/specification/compile', '/specification/compile', flowBody({ options: { format: 'v2', includeTestPlan: true, includeTaskGraph: true, includeRunbook: true } }))).body.data;
+    await conform('GET', '/specification/{specId}', `/specification/${compiling.specId}`);
+    for (let status = 'compiling', deadline = Date.now() + 30_000; status === 'compiling' && Date.now() < deadline; await new Promise((done) => setTimeout(done, 100))) {
+      status = (await conform('GET', '/specification/{specId}', `/specification/${compiling.specId}`)).body.data.status;
+    }
+    await conform('GET', '/specification/{specId}', '/specification/00000000-0000-4000-8000-000000000000');
+    await conform('POST', '/specification/compile', '/specification/compile', { body: { projectId: '00000000-0000-4000-8000-000000000000' } });
+    await conform('POST', '/specification/compile', '/specification/compile', flowBody({ options: { format: 'v9' } }));
 
     // Customer invitations and sign-in.
     const email = `invitee-${Date.now()}@example.test`;

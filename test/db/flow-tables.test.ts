@@ -120,12 +120,13 @@ describe(`migration ${MIGRATION}`, () => {
     owner = createDatabase(scratch.ownerUrl, { max: 2 });
     const migrator = migratorFor(owner.db);
     const before = await describeSchema(scratch.ownerUrl);
-    const down = await migrator.migrateDown();
+    // Down to the migration before it (the later ones first), then up again to the latest.
+    const down = await migrator.migrateTo('0028_executions_name_the_key_that_started_them');
     expect(down.error).toBeUndefined();
-    expect(down.results?.map((result) => [result.migrationName, result.direction, result.status])).toEqual([[MIGRATION, 'Down', 'Success']]);
+    expect(down.results?.map((result) => [result.migrationName, result.direction, result.status])).toContainEqual([MIGRATION, 'Down', 'Success']);
     const without = await describeSchema(scratch.ownerUrl);
     expect(without).not.toMatch(/flow_/);
-    const up = await migrator.migrateUp();
+    const up = await migrator.migrateToLatest();
     expect(up.error).toBeUndefined();
     expect(await describeSchema(scratch.ownerUrl)).toBe(before);
   });

@@ -63,6 +63,9 @@ const fill: Record<string, (ids: { tenantId: string; organizationId: string; pro
       [tenantId, projectId],
     );
   },
+  specifications: async ({ tenantId, projectId }) => {
+    await sql(`insert into specifications (tenant_id, project_id, version, options, input) values ($1, $2, 1, '{}', '{}')`, [tenantId, projectId]);
+  },
   flow_answers: async ({ tenantId, projectId }) => {
     await sql(`insert into flow_answers (tenant_id, project_id, question_id, value) select $1, $2, id, '"x"' from flow_questions where project_id = $2`, [tenantId, projectId]);
   },

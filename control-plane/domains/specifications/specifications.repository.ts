@@ -1,0 +1,67 @@
+import type { Kysely } from 'kysely';
+import { databaseNow } from '../../db/database-clock.ts';
+import type { Database, SpecificationRow } from '../../db/database.ts';
+
+/** The project's next specification version: one more than its last (the caller holds the project locked). */
+export async function nextSpecificationVersion(db: Kysely<Database>, tenantId: string, projectId: string): Promise<number> {
+  const row = await db
+    .selectFrom('specifications')
+    .select((eb) => eb.fn.max('version').as('last'))
+    .where('tenant_id', '=', tenantId)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  return Number(row?.last ?? 0) + 1;
+}
+
+export async function insertSpecification(
+  db: Kysely<Database>,
+  values: { tenantId: string; projectId: string; version: number; options: Record<string, unknown>; input: Record<string, unknown>; createdBy: string | null },
+): Promise<SpecificationRow> {
+  return db
+    .insertInto('specifications')
+    .values({
+      tenant_id: values.tenantId,
+      project_id: values.projectId,
+      version: values.version,
+      options: JSON.stringify(values.options),
+      input: JSON.stringify(values.input),
+      created_by: values.createdBy,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findSpecification(db: Kysely<Database>, tenantId: string, specificationId: string): Promise<SpecificationRow | undefined> {
+  return db.selectFrom('specifications').selectAll().where('tenant_id', '=', tenantId).where('id', '=', specificationId).executeTakeFirst();
+}
+
+/** The worker's claim on a specification still compiling, held to the end of its transaction; undefined when there is none. */
+export async function claimCompilingSpecification(db: Kysely<Database>, tenantId: string, specificationId: string): Promise<SpecificationRow | undefined> {
+  return db
+    .selectFrom('specifications')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', specificationId)
+    .where('status', '=', 'compiling')
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function completeSpecification(db: Kysely<Database>, specificationId: string, outcome: { spec: unknown; validation: unknown }): Promise<void> {
+  await db
+    .updateTable('specifications')
+    .set({ status: 'completed', spec: JSON.stringify(outcome.spec), validation: JSON.stringify(outcome.validation), compiled_at: databaseNow })
+    .where('id', '=', specificationId)
+    .where('status', '=', 'compiling')
+    .execute();
+}
+
+export async function failSpecification(db: Kysely<Database>, specificationId: string, message: string): Promise<void> {
+  await db.updateTable('specifications').set({ status: 'failed', error_message: message }).where('id', '=', specificationId).where('status', '=', 'compiling').execute();
+}
+
+/** Deletes the project's specifications; returns how many went. */
+export async function deleteSpecificationsOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<number> {
+  const result = await db.deleteFrom('specifications').where('tenant_id', '=', tenantId).where('project_id', '=', projectId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,92 @@
+import type { Kysely } from 'kysely';
+import type { Principal } from '../../auth/principal.ts';
+import type { Database, ProjectRow, SpecificationRow } from '../../db/database.ts';
+import { conflict, forbidden, notFound } from '../../errors/app-error.ts';
+import { addJob } from '../../jobs/add-job.ts';
+import { listQuestionsWithFullAnswers } from '../flow/flow.repository.ts';
+import { requireOrganizationRole } from '../organizations/organization-access.ts';
+import { projectScopeFor } from '../projects/project-scope.ts';
+import { findProject } from '../projects/projects.repository.ts';
+import { COMPILE_JOB_ATTEMPTS, compileJobKey, compileSpecificationJob } from './compile-specification.job.ts';
+import type { CompileInput, CompileOptions } from './compile-specification.ts';
+import type { CompileSpecificationInput, SpecificationOutput } from './specifications.schema.ts';
+import { findSpecification, insertSpecification, nextSpecificationVersion } from './specifications.repository.ts';
+
+/** A deterministic compile of a few hundred answers takes well under a second once the worker has it. */
+const ESTIMATED_SECONDS = 1;
+
+/** Compiling is for the organization's members, admins and owners, and a platform admin acting in the tenant. */
+async function requireCompiler(db: Kysely<Database>, principal: Principal, project: ProjectRow): Promise<void> {
+  if (!projectScopeFor(principal).userId) return;
+  if (!project.organization_id) throw forbidden('The project belongs to no organization: only a platform admin compiles it');
+  await requireOrganizationRole(db, principal, project.organization_id, 'member');
+}
+
+/** What the project's flow says now: every answer of an asked question, with the labels its options carry. */
+async function compileInputOf(db: Kysely<Database>, project: ProjectRow): Promise<CompileInput> {
+  const questions = (await listQuestionsWithFullAnswers(db, project.tenant_id, project.id)).filter((question) => !question.suppressed);
+  return {
+    project: { id: project.id, name: project.name, description: project.description },
+    phase: project.phase,
+    answers: questions.flatMap((question) => {
+      if (!question.answer) return [];
+      const { value, confidence } = question.answer;
+      const chosen = Array.isArray(value) ? value : typeof value === 'string' && question.answer_type === 'select' ? [value] : null;
+      const labels = chosen && chosen.map((choice) => question.options.find((option) => option.value === choice)?.label ?? choice);
+      return [{ key: question.key, value, confidence, labels }];
+    }),
+    unanswered: questions.filter((question) => question.required && !question.answer).map((question) => question.key),
+  };
+}
+
+/**
+ * Takes what the project's flow says now and has the worker compile it (the compiling class of the
+ * rate limit: 5 a minute). Compiles of one project take turns for their version numbers; the job
+ * exists only if the specification's row commits.
+ */
+export async function compileProjectSpecification(db: Kysely<Database>, principal: Principal, input: CompileSpecificationInput) {
+  const project = await findProject(db, projectScopeFor(principal), input.projectId, { lock: 'update' });
+  if (!project) throw notFound('The project');
+  await requireCompiler(db, principal, project);
+  if (project.phase === 'CREATED') throw conflict('The flow has not started, so there is nothing to compile: POST /flow/start begins discovery');
+  const compileInput = await compileInputOf(db, project);
+  const specFormat = compileInput.answers.find((answer) => answer.key === 'specFormat')?.value;
+  const options: CompileOptions = {
+    format: input.options?.format ?? (specFormat === 'v2' ? 'v2' : 'v1'),
+    includeTestPlan: input.options?.includeTestPlan ?? false,
+    includeTaskGraph: input.options?.includeTaskGraph ?? false,
+    includeRunbook: input.options?.includeRunbook ?? false,
+  };
+  const specification = await insertSpecification(db, {
+    tenantId: project.tenant_id,
+    projectId: project.id,
+    version: await nextSpecificationVersion(db, project.tenant_id, project.id),
+    options: { ...options },
+    input: { ...compileInput },
+    createdBy: principal.tenantId === principal.homeTenantId ? principal.userId : null,
+  });
+  // The payload names the specification only: its input stays in the database.
+  await addJob(db, compileSpecificationJob.name, { specificationId: specification.id, tenantId: project.tenant_id }, { jobKey: compileJobKey(specification.id), maxAttempts: COMPILE_JOB_ATTEMPTS });
+  return { specId: specification.id, status: 'compiling' as const, estimatedTime: ESTIMATED_SECONDS, statusUrl: `/api/specification/${specification.id}` };
+}
+
+function specificationToOutput(row: SpecificationRow): SpecificationOutput {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    version: String(row.version),
+    status: row.status,
+    createdAt: row.created_at.toISOString(),
+    compiledAt: row.compiled_at?.toISOString() ?? null,
+    spec: row.spec as SpecificationOutput['spec'],
+    validation: row.validation as SpecificationOutput['validation'],
+    errorMessage: row.error_message,
+  };
+}
+
+/** A specification, to whoever sees its project (customers included); NOT_FOUND otherwise. */
+export async function getSpecification(db: Kysely<Database>, principal: Principal, specificationId: string): Promise<SpecificationOutput> {
+  const specification = await findSpecification(db, principal.tenantId, specificationId);
+  if (!specification || !(await findProject(db, projectScopeFor(principal), specification.project_id))) throw notFound('The specification');
+  return specificationToOutput(specification);
+}
