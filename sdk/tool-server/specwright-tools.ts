@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { SpecwrightClient } from '../client.ts';
 import { registerFlowTools } from './flow-tools.ts';
+import { registerSpecificationTools } from './specification-tools.ts';
 import { projectId, reads, type ToolRequest } from './tool-shapes.ts';
 import { answered, answeredFile, failed } from './tool-results.ts';
 
@@ -84,6 +85,7 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
   );
 
   registerFlowTools(server, client, calling);
+  registerSpecificationTools(server, client, calling);
 
   server.registerTool(
     'list_kits',

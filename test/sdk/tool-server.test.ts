@@ -82,6 +82,8 @@ describe('specwright tool-server', () => {
       list_flow_questions: true,
       check_readiness: true,
       move_flow: false,
+      compile_specification: false,
+      get_specification: true,
       list_kits: true,
       get_kit: true,
       execute_kit: false,
@@ -184,6 +186,17 @@ describe('specwright tool-server', () => {
     expect(await data(client, 'move_flow', { projectId: project.id, targetPhase: 'FEATURE_SELECTION' })).toMatchObject({ currentPhase: 'FEATURE_SELECTION', entryActions: { featureCandidatesGenerated: 5 } });
     // The service holds what the assistant did.
     expect((await call(app.url, `/api/projects/${project.id}`, { apiKey: key })).body.data).toMatchObject({ phase: 'FEATURE_SELECTION', ontologyCoverage: 1 });
+
+    // And compiles what it has so far into the project's specification, then reads it.
+    const queued = await data(client, 'compile_specification', { projectId: project.id, includeTestPlan: true });
+    expect(queued).toMatchObject({ status: 'compiling' });
+    let specification = await data(client, 'get_specification', { specId: queued.specId });
+    for (const deadline = Date.now() + 30_000; specification.status === 'compiling' && Date.now() < deadline; ) {
+      await sleep(100);
+      specification = await data(client, 'get_specification', { specId: queued.specId });
+    }
+    expect(specification).toMatchObject({ status: 'completed', spec: { metadata: { compiledFromPhase: 'FEATURE_SELECTION' } } });
+    expect(specification.spec.entities.map((entity: { name: string }) => entity.name)).toEqual(['clinic', 'booking']);
     expect(stderr()).toBe('');
   });
 
