@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flowWalker } from '../helpers/flow-walk.ts';
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -21,18 +22,12 @@ beforeAll(async () => {
   app = await startTestApp();
   apiKey = app.bootstrap.apiKey;
   orgId = app.bootstrap.organizationId;
+  walk = flowWalker(app, apiKey, orgId);
 });
 afterAll(() => app?.stop());
 
-async function startedProject(name: string, description?: string) {
-  const created = await post('/projects', { name, organizationId: orgId, ...(description === undefined ? {} : { description }) });
-  expect(created.status, created.text).toBe(201);
-  const projectId: string = created.body.data.id;
-  const started = await post('/flow/start', { projectId });
-  expect(started.status, started.text).toBe(200);
-  const rows = await sqlAsOwner('select id, key from flow_questions where project_id = $1', [projectId]);
-  return { projectId, started: started.body.data, id: (key: string) => rows.find((row: { key: string }) => row.key === key)!.id as string };
-}
+let walk: ReturnType<typeof flowWalker>;
+const startedProject = (name: string, description?: string) => walk.startedProject(name, description);
 
 const answer = (projectId: string, questionId: string, value: unknown) => post('/flow/answer-question', { projectId, questionId, answer: { value } });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flowWalker, type FlowQuestion } from '../helpers/flow-walk.ts';
 import { call, type ApiResponse } from '../helpers/http.ts';
 import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -17,41 +18,15 @@ const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.datab
 const post = (path: string, body: unknown) => call(app.url, `/api${path}`, { apiKey, body });
 const get = (path: string) => call(app.url, `/api${path}`, { apiKey });
 
-type Question = { id: string; key: string; answerType: string; options: Array<{ value: string; label: string }>; prefill: { value: unknown; confidence: number } | null };
+type Question = FlowQuestion;
 
 const STACK_TRACE = /\bat [\w.<>]+ \(|node_modules|\.ts:\d+|Error: .*\n\s+at /;
 
-async function newProject(name: string, description?: string): Promise<string> {
-  const created = await post('/projects', { name, organizationId: orgId, ...(description ? { description } : {}) });
-  expect(created.status, created.text).toBe(201);
-  return created.body.data.id;
-}
-
-async function startedProject(name: string): Promise<{ projectId: string; id: (key: string) => string }> {
-  const projectId = await newProject(name);
-  expect((await post('/flow/start', { projectId })).status).toBe(200);
-  const rows = await sqlAsOwner('select id, key from flow_questions where project_id = $1', [projectId]);
-  return { projectId, id: (key) => rows.find((row: { key: string }) => row.key === key)!.id };
-}
-
-async function answerOk(projectId: string, questionId: string, value: unknown, extra: Record<string, unknown> = {}) {
-  const response = await post('/flow/answer-question', { projectId, questionId, answer: { value, ...extra } });
-  expect(response.status, response.text).toBe(200);
-  return response.body.data;
-}
-
-/** Answers the current phase's questions with `answers[key]`, or the prefill, until none is left or one has neither. */
-async function answerPhase(projectId: string, answers: Record<string, unknown>) {
-  for (;;) {
-    const next = await post('/flow/get-next-question', { projectId });
-    expect(next.status, next.text).toBe(200);
-    const question: Question | null = next.body.data.question;
-    if (!question) return;
-    const value = question.key in answers ? answers[question.key] : question.prefill?.value;
-    if (value === undefined) return;
-    await answerOk(projectId, question.id, value);
-  }
-}
+let walk: ReturnType<typeof flowWalker>;
+const newProject = (name: string, description?: string) => walk.newProject(name, description);
+const startedProject = (name: string) => walk.startedProject(name);
+const answerOk = (projectId: string, questionId: string, value: unknown, extra: Record<string, unknown> = {}) => walk.answer(projectId, questionId, value, extra);
+const answerPhase = (projectId: string, answers: Record<string, unknown>) => walk.answerPhase(projectId, answers);
 
 /** Everything a refused call must leave as it was: the project's questions, answers and row. */
 async function flowState(projectId: string) {
@@ -90,6 +65,7 @@ beforeAll(async () => {
   app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '5000' } });
   apiKey = app.bootstrap.apiKey;
   orgId = app.bootstrap.organizationId;
+  walk = flowWalker(app, apiKey, orgId);
 });
 
 afterAll(() => app?.stop());

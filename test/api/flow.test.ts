@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/http.ts';
+import { flowWalker, type FlowQuestion } from '../helpers/flow-walk.ts';
 import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -8,22 +9,12 @@ let apiKey: string;
 let orgId: string;
 
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
-const post = (path: string, body: unknown) => call(app.url, `/api${path}`, { apiKey, body });
-const get = (path: string) => call(app.url, `/api${path}`, { apiKey });
-
-async function newProject(name: string, description?: string): Promise<string> {
-  const created = await post('/projects', { name, organizationId: orgId, ...(description ? { description } : {}) });
-  expect(created.status, created.text).toBe(201);
-  return created.body.data.id;
-}
-
-type Question = { id: string; key: string; answerType: string; options: Array<{ value: string }>; prefill: { value: unknown; confidence: number } | null };
-
-async function answer(projectId: string, question: Question, value: unknown, extra: Record<string, unknown> = {}) {
-  const response = await post('/flow/answer-question', { projectId, questionId: question.id, answer: { value, ...extra } });
-  expect(response.status, response.text).toBe(200);
-  return response.body.data;
-}
+let walk: ReturnType<typeof flowWalker>;
+const post = (path: string, body: unknown) => walk.post(path, body);
+const get = (path: string) => walk.get(path);
+const newProject = (name: string, description?: string) => walk.newProject(name, description);
+type Question = FlowQuestion;
+const answer = (projectId: string, question: Pick<Question, 'id'>, value: unknown, extra: Record<string, unknown> = {}) => walk.answer(projectId, question.id, value, extra);
 
 const discoveryAnswers: Record<string, unknown> = {
   problem: 'Small clinics lose bookings because patients cannot book online after hours.',
@@ -37,21 +28,13 @@ const discoveryAnswers: Record<string, unknown> = {
   scale: 'medium',
 };
 
-/** Answers every question the current phase asks with `answers[key]` (or its prefill), in order. */
-async function answerPhase(projectId: string, answers: Record<string, unknown>) {
-  for (;;) {
-    const next = await post('/flow/get-next-question', { projectId });
-    expect(next.status, next.text).toBe(200);
-    const question: Question | null = next.body.data.question;
-    if (!question) return;
-    await answer(projectId, question, answers[question.key] ?? question.prefill?.value);
-  }
-}
+const answerPhase = (projectId: string, answers: Record<string, unknown>) => walk.answerPhase(projectId, answers);
 
 beforeAll(async () => {
   app = await startTestApp({ env: { RATE_LIMIT_GENERAL_PER_MINUTE: '5000' } });
   apiKey = app.bootstrap.apiKey;
   orgId = app.bootstrap.organizationId;
+  walk = flowWalker(app, apiKey, orgId);
 });
 
 afterAll(() => app?.stop());

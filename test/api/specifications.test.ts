@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flowWalker } from '../helpers/flow-walk.ts';
 import { call } from '../helpers/http.ts';
 import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
@@ -14,22 +15,9 @@ const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.datab
 const post = (path: string, body: unknown, key = apiKey) => call(app.url, `/api${path}`, { apiKey: key, body });
 const get = (path: string, key = apiKey) => call(app.url, `/api${path}`, { apiKey: key });
 
-type Question = { id: string; key: string; prefill: { value: unknown } | null };
-
-async function newProject(name: string): Promise<string> {
-  const created = await post('/projects', { name, organizationId: orgId, description: 'Online booking for small clinics' });
-  expect(created.status, created.text).toBe(201);
-  return created.body.data.id;
-}
-
-async function answerPhase(projectId: string, answers: Record<string, unknown>) {
-  for (;;) {
-    const question: Question | null = (await post('/flow/get-next-question', { projectId })).body.data.question;
-    if (!question) return;
-    const answered = await post('/flow/answer-question', { projectId, questionId: question.id, answer: { value: answers[question.key] ?? question.prefill?.value } });
-    expect(answered.status, answered.text).toBe(200);
-  }
-}
+let walk: ReturnType<typeof flowWalker>;
+const newProject = (name: string) => walk.newProject(name, 'Online booking for small clinics');
+const answerPhase = (projectId: string, answers: Record<string, unknown>) => walk.answerPhase(projectId, answers);
 
 const answersByPhase: Array<[phase: string | null, answers: Record<string, unknown>]> = [
   [null, {
@@ -74,6 +62,7 @@ beforeAll(async () => {
   app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500', RATE_LIMIT_GENERAL_PER_MINUTE: '5000', RATE_LIMIT_COMPILATION_PER_MINUTE: '100' } });
   apiKey = app.bootstrap.apiKey;
   orgId = app.bootstrap.organizationId;
+  walk = flowWalker(app, apiKey, orgId);
 }, 120_000);
 afterAll(() => app?.stop());
 
