@@ -313,7 +313,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     phase: 'SPECIFICATION',
     text: 'Which specification format should be compiled?',
     simplified: 'Which spec format?',
-    description: 'Recorded for the specification; the service does not compile specifications yet.',
+    description: 'The format the compiled specification records (POST /specification/compile); v1 when not answered.',
     answerType: 'select',
     options: options([
       ['v1', 'Version 1'],
@@ -327,7 +327,7 @@ export const questionCatalogue: readonly QuestionDefinition[] = [
     phase: 'SPECIFICATION',
     text: 'Should the specification include a test plan?',
     simplified: 'Add a test plan?',
-    description: 'Recorded for the specification; the service does not compile specifications yet.',
+    description: 'Whether the compiled specification has test cases, one per requirement.',
     answerType: 'boolean',
     required: false,
     weight: 1,

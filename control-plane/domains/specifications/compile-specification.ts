@@ -47,25 +47,107 @@ const values = (answers: Map<string, CompileAnswer>, key: string) => {
   return Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
 };
 
-/** An English plural for a collection path: `category` → `categories`, `box` → `boxes`, `user` → `users`. */
-export function pluralPath(key: string): string {
-  if (/[^aeiou]y$/.test(key)) return `${key.slice(0, -1)}ies`;
-  if (/(s|x|z|ch|sh)$/.test(key)) return `${key}es`;
-  return `${key}s`;
+/** Plurals that no rule makes, by the last word of a key; singular words that end in "s" are here too. */
+const IRREGULAR_PLURALS: Record<string, string> = {
+  person: 'people',
+  child: 'children',
+  man: 'men',
+  woman: 'women',
+  mouse: 'mice',
+  goose: 'geese',
+  foot: 'feet',
+  tooth: 'teeth',
+  criterion: 'criteria',
+  datum: 'data',
+  quiz: 'quizzes',
+  leaf: 'leaves',
+  shelf: 'shelves',
+  half: 'halves',
+  knife: 'knives',
+  life: 'lives',
+  wife: 'wives',
+  wolf: 'wolves',
+  thief: 'thieves',
+  alias: 'aliases',
+  atlas: 'atlases',
+  bias: 'biases',
+  canvas: 'canvases',
+  gas: 'gases',
+  lens: 'lenses',
+  news: 'news',
+  series: 'series',
+  species: 'species',
+};
+const IRREGULAR_PLURAL_FORMS = new Set(Object.values(IRREGULAR_PLURALS));
+
+/**
+ * An English plural for a collection path, of the key's last word: `category` → `categories`,
+ * `box` → `boxes`, `user` → `users`, `order-item` → `order-items`, `person` → `people`,
+ * `analysis` → `analyses`. A word already plural stays (`users`, `categories`, `people`); an
+ * acronym (`acronym`: the name spells it in capitals) takes an "s" (`faq` → `faqs`, `fy` → `fys`,
+ * `sms` → `smses`).
+ */
+export function pluralPath(key: string, acronym = false): string {
+  const cut = key.lastIndexOf('-') + 1;
+  const word = key.slice(cut);
+  const plural = (() => {
+    if (acronym) return /(s|x|z|ch|sh)$/.test(word) ? `${word}es` : `${word}s`;
+    if (IRREGULAR_PLURALS[word]) return IRREGULAR_PLURALS[word];
+    if (IRREGULAR_PLURAL_FORMS.has(word)) return word;
+    if (/[a-z]{2}is$/.test(word)) return `${word.slice(0, -2)}es`; // analysis, basis, axis
+    if (/[^su]s$/.test(word)) return word; // already plural: users, categories, boxes
+    if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
+    if (/(s|x|z|ch|sh)$/.test(word)) return `${word}es`;
+    return `${word}s`;
+  })();
+  return `${key.slice(0, cut)}${plural}`;
+}
+
+/** The key `slug` spells by code points for a name with no Latin letter or digit ("顧客" is "u9867-u5ba2"). */
+function codePointKey(name: string): string {
+  let key = '';
+  for (const char of name) {
+    if (!/[\p{L}\p{N}]/u.test(char)) continue;
+    const next = `${key === '' ? '' : `${key}-`}u${char.codePointAt(0)!.toString(16)}`;
+    if (next.length > 60) break;
+    key = next;
+  }
+  return key;
+}
+
+/**
+ * An entity's collection path, without its slash: its key in the plural. A key spelt by code
+ * points is no English word and stays as it is; a name whose last word is in capitals ("FAQ",
+ * "FY", but not "USERS") is an acronym.
+ */
+function collectionOf(name: string, key: string): string {
+  if (key === codePointKey(name)) return key;
+  const lastWord = name.match(/[\p{L}\p{N}]+(?=[^\p{L}\p{N}]*$)/u)?.[0] ?? '';
+  const acronym = lastWord.length >= 2 && /^\p{Lu}+$/u.test(lastWord) && !(lastWord.length >= 4 && lastWord.endsWith('S'));
+  return pluralPath(key, acronym);
 }
 
 function entitiesOf(answers: Map<string, CompileAnswer>) {
   const multiTenant = answers.get('multiTenant')?.value === true;
-  const used = new Set<string>();
+  const usedKeys = new Set<string>();
+  const usedPaths = new Set<string>();
   return namesIn(text(answers, 'entities') ?? '').flatMap((name) => {
-    const key = slug(name);
-    if (key === '' || used.has(key)) return [];
-    used.add(key);
+    const base = slug(name);
+    if (base === '') return [];
+    // Two names may share a key ("C++" and "C#") or a plural ("User" and "Users"): the later one
+    // gets "-2", "-3", … (as its "manage" feature does) rather than vanish or share endpoints.
+    let key = base;
+    for (let suffix = 2; usedKeys.has(key); suffix += 1) key = `${base}-${suffix}`;
+    const plural = `/${collectionOf(name, base)}`;
+    let path = key === base ? plural : `${plural}${key.slice(base.length)}`;
+    for (let suffix = 2; usedPaths.has(path); suffix += 1) path = `${plural}-${suffix}`;
+    usedKeys.add(key);
+    usedPaths.add(path);
     return [
       {
         name,
         key,
-        path: `/${pluralPath(key)}`,
+        path,
         fields: [
           { name: 'id', type: 'uuid', required: true },
           ...(multiTenant ? [{ name: 'tenantId', type: 'uuid', required: true }] : []),
@@ -106,17 +188,22 @@ export function compileSpecification(input: CompileInput, options: CompileOption
     return { name, feature, steps };
   });
 
+  // The most important feature: the firstFeature answer when it is selected, else the only one selected.
+  const mostImportant = first && selected.includes(first) ? first : selected.length === 1 ? selected[0] : null;
   const functional = ordered.map((feature, index) => ({
     id: `FR-${String(index + 1).padStart(3, '0')}`,
     kind: 'functional' as const,
     title: featureNames.get(feature)!,
-    description: `The product offers ${featureNames.get(feature)!.toLowerCase()}.`,
-    priority: index === 0 && first ? ('must' as const) : ('should' as const),
+    description: describeFeature(feature, featureNames.get(feature)!),
+    priority: feature === mostImportant ? ('must' as const) : ('should' as const),
     source: `features.${feature}`,
   }));
   const constraints = [
     ...labels(answers, 'compliance').filter((label) => label !== 'None').map((label) => ({ title: `Complies with ${label}`, source: 'compliance' })),
-    ...labels(answers, 'accessibility').map((label) => ({ title: `Accessibility: ${label}`, source: 'accessibility' })),
+    // "No formal level" asks for nothing: no requirement to hold the product to, nor a test of it.
+    ...labels(answers, 'accessibility')
+      .filter((_label, index) => values(answers, 'accessibility')[index] !== 'basic')
+      .map((label) => ({ title: `Accessibility: ${label}`, source: 'accessibility' })),
     ...labels(answers, 'scale').map((label) => ({ title: `Serves ${label.toLowerCase()} users in its first year`, source: 'scale' })),
   ];
   const nonFunctional = constraints.map((constraint, index) => ({
@@ -196,11 +283,24 @@ export function compileSpecification(input: CompileInput, options: CompileOption
   return { spec, validation: { passed: errors.length === 0, errors, warnings } };
 }
 
+/**
+ * What a functional requirement says of its feature: a "manage" feature is its entity's list,
+ * create, change and delete ("Manage SKU" is not "the product offers manage sku"); another reads
+ * from its label, lower-cased only where that keeps an acronym ("Public API with keys").
+ */
+function describeFeature(feature: string, label: string): string {
+  if (feature.startsWith('manage-') && label.startsWith('Manage ')) return `Users can list, create, change and delete ${label.slice('Manage '.length)}.`;
+  const firstWord = label.split(' ')[0] ?? '';
+  const lowered = /^\p{Lu}\p{Ll}*$/u.test(firstWord.split('-')[0] ?? '') ? `${label[0]!.toLowerCase()}${label.slice(1)}` : label;
+  return `The product offers ${lowered}.`;
+}
+
 function taskGraphOf(entities: Array<{ name: string; key: string }>, features: string[], names: Map<string, string>) {
   const modelTasks = entities.map((entity, index) => ({ id: `T${index + 1}`, title: `Model ${entity.name}`, dependsOn: [] as string[] }));
   const modelIds = modelTasks.map((task) => task.id);
   const featureTasks = features.map((feature, index) => ({ id: `T${modelTasks.length + index + 1}`, title: `Build ${names.get(feature)}`, dependsOn: modelIds }));
-  const release = { id: `T${modelTasks.length + featureTasks.length + 1}`, title: 'Release', dependsOn: featureTasks.map((task) => task.id) };
+  // The release waits for every feature built, or for the models when no feature is selected.
+  const release = { id: `T${modelTasks.length + featureTasks.length + 1}`, title: 'Release', dependsOn: featureTasks.length > 0 ? featureTasks.map((task) => task.id) : modelIds };
   return { tasks: [...modelTasks, ...featureTasks, release] };
 }
 
