@@ -12,7 +12,8 @@ import { up as enqueueJobAsOf0026 } from './0026_requests_enqueue_only_their_own
  *
  * Requests insert a specification and read it; only the worker (the owner) writes its outcome.
  * The one job a request may now enqueue besides a kit execution is the compile of a
- * specification of its own tenant, under that specification's key (see migration 0026).
+ * specification of its own tenant, under that specification's key, with a payload of its id and
+ * its tenant's and nothing else (see migration 0026).
  */
 
 const ENQUEUE_HEAD = sql`
@@ -52,6 +53,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       using (tenant_id = app_current_tenant())
       with check (tenant_id = app_current_tenant())
   `.execute(db);
+  // The default privileges of 0001 grant SELECT, INSERT, UPDATE and DELETE on the whole table:
+  // INSERT and UPDATE are taken back, so a request can neither write an outcome (status, spec,
+  // validation, error) nor rewrite the input a compile takes, nor insert a specification compiled.
+  await sql`revoke insert, update on specifications from specwright_app`.execute(db);
   await sql`grant select, delete on specifications to specwright_app`.execute(db);
   await sql`grant insert (tenant_id, project_id, version, options, input, created_by) on specifications to specwright_app`.execute(db);
 
@@ -75,8 +80,11 @@ export async function up(db: Kysely<any>): Promise<void> {
           end if;
         elsif identifier = 'specifications.compile' then
           specification := (payload ->> 'specificationId')::uuid;
+          -- The payload is the two ids and nothing else, written as the worker reads them: a
+          -- payload it cannot parse (an id as {…}) would fail the job for good and leave the
+          -- specification compiling, and anything more would carry data into the shared queue.
           if tenant is null
-             or (payload ->> 'tenantId')::uuid is distinct from tenant
+             or payload::jsonb is distinct from jsonb_build_object('specificationId', specification::text, 'tenantId', tenant::text)
              or job_key is distinct from 'specification:' || specification::text
              or not exists (select 1 from public.specifications s where s.id = specification and s.tenant_id = tenant) then
             raise exception 'a request may enqueue only the compile of a specification of its own tenant, under that specification''s key'

@@ -52,6 +52,7 @@ export function jobFields(scope: { taskIdentifier?: string; jobId?: string; work
     attempt: job?.attempts,
     maxAttempts: job?.max_attempts,
     executionId: typeof payload.executionId === 'string' ? payload.executionId : undefined,
+    specificationId: typeof payload.specificationId === 'string' ? payload.specificationId : undefined,
     tenantId: typeof payload.tenantId === 'string' ? payload.tenantId : undefined,
     workerId: scope.workerId,
   };

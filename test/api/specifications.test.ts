@@ -112,6 +112,9 @@ describe('compiling a specification', () => {
     const again = await post('/specification/compile', { projectId });
     expect((await compiled(again.body.data.specId)).version).toBe('2');
     expect((await compiled(queued.body.data.specId)).spec).toEqual(spec);
+    // The request's options outrank the answers: no test plan, though the project said yes.
+    const withoutTests = await post('/specification/compile', { projectId, options: { includeTestPlan: false } });
+    expect((await compiled(withoutTests.body.data.specId)).spec).toMatchObject({ metadata: { version: '3' }, testCases: [] });
   }, 60_000);
 
   it('compiles what the flow said when asked, and says what is missing from an unfinished one', async () => {

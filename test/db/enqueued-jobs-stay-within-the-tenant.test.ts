@@ -57,3 +57,84 @@ describe("a request's enqueue_job", () => {
     ).toBe('42501');
   });
 });
+
+/**
+ * Migration 0030 lets a request enqueue the compile of a specification of its own tenant, under
+ * that specification's key (`specification:<id>`), and leaves the outcome (status, spec,
+ * validation) to the worker. The queue is shared by every tenant and a key names the job it
+ * replaces; a specification's outcome is what GET /specification/{id} answers.
+ */
+describe("a request and a specification's compile", () => {
+  let aProject: string;
+  let aSpecification: string;
+  let bSpecification: string;
+  const compileJobs = () =>
+    ownerQuery(
+      database.ownerUrl,
+      `select j.key, j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
+        where t.identifier = 'specifications.compile' order by j.key`,
+    );
+  const specificationOf = async (tenantId: string) => {
+    const [project] = await ownerQuery(database.ownerUrl, `insert into projects (tenant_id, name, phase) values ($1, 'p', 'DISCOVERY') returning id`, [tenantId]);
+    const [specification] = await ownerQuery(
+      database.ownerUrl,
+      `insert into specifications (tenant_id, project_id, version, options, input) values ($1, $2, 1, '{}', '{}') returning id`,
+      [tenantId, project.id],
+    );
+    return { projectId: project.id as string, specificationId: specification.id as string };
+  };
+  const enqueueAsA = (payload: unknown, key: string) =>
+    committedInTenant(a.tenantId, `select app_private.enqueue_job('specifications.compile', $1::json, $2, 3)`, [JSON.stringify(payload), key]).then(
+      () => 'enqueued',
+      (error: { code: string }) => error.code,
+    );
+
+  beforeAll(async () => {
+    ({ projectId: aProject, specificationId: aSpecification } = await specificationOf(a.tenantId));
+    ({ specificationId: bSpecification } = await specificationOf(b.tenantId));
+    // B's compile, waiting, as B's request enqueued it; and A's own, as A's request enqueues it.
+    await committedInTenant(b.tenantId, `select app_private.enqueue_job('specifications.compile', $1::json, $2, 3)`, [
+      JSON.stringify({ specificationId: bSpecification, tenantId: b.tenantId }),
+      `specification:${bSpecification}`,
+    ]);
+    expect(await enqueueAsA({ specificationId: aSpecification, tenantId: a.tenantId }, `specification:${aSpecification}`)).toBe('enqueued');
+  });
+
+  it("cannot enqueue the compile of another tenant's specification, under another key, or with another payload", async () => {
+    const before = await compileJobs();
+    expect(before).toEqual([
+      { key: `specification:${aSpecification}`, payload: { specificationId: aSpecification, tenantId: a.tenantId } },
+      { key: `specification:${bSpecification}`, payload: { specificationId: bSpecification, tenantId: b.tenantId } },
+    ].sort((x, y) => x.key.localeCompare(y.key)));
+    // B's specification: as B's payload, as A's, and A's specification under B's key or none.
+    expect(await enqueueAsA({ specificationId: bSpecification, tenantId: b.tenantId }, `specification:${bSpecification}`)).toBe('42501');
+    expect(await enqueueAsA({ specificationId: bSpecification, tenantId: a.tenantId }, `specification:${bSpecification}`)).toBe('42501');
+    expect(await enqueueAsA({ specificationId: aSpecification, tenantId: a.tenantId }, `specification:${bSpecification}`)).toBe('42501');
+    expect(await enqueueAsA({ specificationId: aSpecification, tenantId: a.tenantId }, `kit-execution:${bExecutionId}`)).toBe('42501');
+    // A's own specification under its own key, but a payload the worker cannot take: the id written
+    // as PostgreSQL also reads a uuid ({…}), which the job's payload schema refuses, so the attempt
+    // fails for good and the specification would stay "compiling" forever; or a payload carrying
+    // more than the ids (the input, a secret) into the shared queue. Either would replace A's good job.
+    expect(await enqueueAsA({ specificationId: `{${aSpecification}}`, tenantId: a.tenantId }, `specification:${aSpecification}`)).toBe('42501');
+    expect(await enqueueAsA({ specificationId: aSpecification, tenantId: a.tenantId, input: { secret: 'sk-live-1' } }, `specification:${aSpecification}`)).toBe('42501');
+    // Before the fix, A's job had become { specificationId: '{…}' } and then { …, input: { secret } }.
+    expect(await compileJobs()).toEqual(before);
+  });
+
+  it("cannot write a specification's outcome: its status, spec, validation or error, nor the input it compiles", async () => {
+    const asA = (text: string, values: unknown[] = []) => asAppRoleInTenant(database.appUrl, a.tenantId, text, values);
+    // Before the fix each reached its row (1): the default privileges of 0001 grant UPDATE and INSERT on every column.
+    expect(await asA(`update specifications set status = 'completed', spec = '{}', validation = '{"passed": true, "errors": [], "warnings": []}', compiled_at = now() where id = $1`, [aSpecification])).toBe('42501');
+    expect(await asA(`update specifications set status = 'failed', error_message = 'forged' where id = $1`, [aSpecification])).toBe('42501');
+    expect(await asA(`update specifications set input = '{"answers": []}' where id = $1`, [aSpecification])).toBe('42501');
+    expect(
+      await asA(
+        `insert into specifications (tenant_id, project_id, version, options, input, status, spec, validation, compiled_at)
+         values ($1, $2, 2, '{}', '{}', 'completed', '{}', '{"passed": true, "errors": [], "warnings": []}', now())`,
+        [a.tenantId, aProject],
+      ),
+    ).toBe('42501');
+    // What a request does write: the specification it asks for, compiling.
+    expect(await asA(`insert into specifications (tenant_id, project_id, version, options, input) values ($1, $2, 2, '{}', '{}')`, [a.tenantId, aProject])).toBe(1);
+  });
+});

@@ -32,7 +32,7 @@ export const compileSpecificationJob = defineJob({
       });
     } catch (error) {
       if (helpers.job.attempts >= helpers.job.max_attempts) {
-        await failSpecification(ownerDb, specificationId, 'The compile failed unexpectedly; compile the project again (the log has the reason under this job)');
+        await failSpecification(ownerDb, specificationId, 'The compile failed unexpectedly; compile the project again (the worker log has the reason under this specificationId)');
       }
       throw error;
     }

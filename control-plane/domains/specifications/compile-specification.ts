@@ -216,8 +216,7 @@ export function compileSpecification(input: CompileInput, options: CompileOption
   }));
   const requirements = [...functional, ...nonFunctional];
 
-  const testPlan = options.includeTestPlan || answers.get('includeTestPlan')?.value === true;
-  const testCases = testPlan
+  const testCases = options.includeTestPlan
     ? requirements.map((requirement, index) => ({
         id: `TC-${String(index + 1).padStart(3, '0')}`,
         requirementId: requirement.id,

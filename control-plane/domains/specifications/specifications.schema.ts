@@ -9,7 +9,7 @@ export const compileSpecificationInput = z.strictObject({
   options: z
     .strictObject({
       format: z.enum(['v1', 'v2']).optional().describe('The specFormat answer when absent, else v1'),
-      includeTestPlan: z.boolean().optional().describe('Test cases, one per requirement (also when the includeTestPlan answer is yes)'),
+      includeTestPlan: z.boolean().optional().describe('Test cases, one per requirement; the includeTestPlan answer when absent'),
       includeTaskGraph: z.boolean().optional().describe('Tasks with their dependencies: model each entity, build each feature, release'),
       includeRunbook: z.boolean().optional().describe('Release steps for the releaseStrategy answer'),
     })

@@ -50,10 +50,11 @@ export async function compileProjectSpecification(db: Kysely<Database>, principa
   await requireCompiler(db, principal, project);
   if (project.phase === 'CREATED') throw conflict('The flow has not started, so there is nothing to compile: POST /flow/start begins discovery');
   const compileInput = await compileInputOf(db, project);
-  const specFormat = compileInput.answers.find((answer) => answer.key === 'specFormat')?.value;
+  const answered = (key: string) => compileInput.answers.find((answer) => answer.key === key)?.value;
+  // What the request leaves out, the project's answers decide.
   const options: CompileOptions = {
-    format: input.options?.format ?? (specFormat === 'v2' ? 'v2' : 'v1'),
-    includeTestPlan: input.options?.includeTestPlan ?? false,
+    format: input.options?.format ?? (answered('specFormat') === 'v2' ? 'v2' : 'v1'),
+    includeTestPlan: input.options?.includeTestPlan ?? answered('includeTestPlan') === true,
     includeTaskGraph: input.options?.includeTaskGraph ?? false,
     includeRunbook: input.options?.includeRunbook ?? false,
   };
