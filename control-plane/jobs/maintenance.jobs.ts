@@ -1,6 +1,7 @@
 import type { CronItem } from 'graphile-worker';
 import { sql } from 'kysely';
 import { z } from 'zod';
+import { failStrandedSpecificationsJob } from '../domains/specifications/fail-stranded-specifications.job.ts';
 import { defineJob } from './job-definition.ts';
 
 export const purgeExpiredRateLimits = defineJob({
@@ -23,4 +24,5 @@ export const pruneWorkerHeartbeats = defineJob({
 export const maintenanceSchedule: CronItem[] = [
   { task: purgeExpiredRateLimits.name, match: '*/10 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
   { task: pruneWorkerHeartbeats.name, match: '17 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
+  { task: failStrandedSpecificationsJob.name, match: '*/5 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
 ];

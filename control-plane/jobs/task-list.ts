@@ -7,6 +7,7 @@ import { reapInterruptedExecutionsJob } from '../domains/kit-executions/kit-exec
 import { bundleExecutionJob } from '../domains/kit-executions/kit-bundle.job.ts';
 import { executeKitJob } from '../domains/kit-executions/kit-execution.job.ts';
 import { compileSpecificationJob } from '../domains/specifications/compile-specification.job.ts';
+import { failStrandedSpecificationsJob } from '../domains/specifications/fail-stranded-specifications.job.ts';
 import { purgeExpiredRateLimits, pruneWorkerHeartbeats } from './maintenance.jobs.ts';
 
 /** Every job the worker knows. Adding a domain's jobs means adding them here. */
@@ -18,6 +19,7 @@ export const jobDefinitions: JobDefinition<any>[] = [
   reapInterruptedExecutionsJob,
   rotateCredentialKeysJob,
   compileSpecificationJob,
+  failStrandedSpecificationsJob,
 ];
 
 export type JobName = (typeof jobDefinitions)[number]['name'];

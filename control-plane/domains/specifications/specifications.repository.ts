@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { databaseNow } from '../../db/database-clock.ts';
 import type { Database, SpecificationRow } from '../../db/database.ts';
 
@@ -58,6 +58,30 @@ export async function completeSpecification(db: Kysely<Database>, specificationI
 
 export async function failSpecification(db: Kysely<Database>, specificationId: string, message: string): Promise<void> {
   await db.updateTable('specifications').set({ status: 'failed', error_message: message }).where('id', '=', specificationId).where('status', '=', 'compiling').execute();
+}
+
+/**
+ * Marks failed every specification compiling for over `minutes` whose compile job can no longer
+ * run: gone, or out of attempts and not held by a worker lately (a compile holds it for
+ * milliseconds). Answers how many.
+ */
+export async function failStrandedSpecifications(db: Kysely<Database>, minutes: number): Promise<number> {
+  const result = await db
+    .updateTable('specifications as s')
+    .set({ status: 'failed', error_message: 'The compile was interrupted; compile the project again' })
+    .where('s.status', '=', 'compiling')
+    .where('s.created_at', '<', sql<Date>`now() - make_interval(mins => ${minutes})`)
+    .where(({ not, exists }) =>
+      not(
+        exists(
+          sql`(select 1 from graphile_worker.jobs j
+                where j.key = 'specification:' || s.id::text
+                  and (j.attempts < j.max_attempts or j.locked_at > now() - make_interval(mins => ${minutes})))`,
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /** Deletes the project's specifications; returns how many went. */
