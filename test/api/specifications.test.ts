@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flowWalker } from '../helpers/flow-walk.ts';
+import { waitForExecution } from '../helpers/kit-fixtures.ts';
 import { call } from '../helpers/http.ts';
 import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
@@ -116,6 +117,38 @@ describe('compiling a specification', () => {
     const withoutTests = await post('/specification/compile', { projectId, options: { includeTestPlan: false } });
     expect((await compiled(withoutTests.body.data.specId)).spec).toMatchObject({ metadata: { version: '3' }, testCases: [] });
   }, 60_000);
+
+  it("feeds a kit: its entities become the kit's, and the OpenAPI kit writes their paths", async () => {
+    const projectId = await finishedProject('Clinic API from its specification');
+    const specId = (await post('/specification/compile', { projectId })).body.data.specId;
+    const businessProfile = { company: { name: 'Clinic Co', industry: 'healthcare' } };
+    const execute = (body: Record<string, unknown>) => post(`/${orgId}/kits/openapi-api/execute`, { projectId, businessProfile, options: { dryRun: true }, ...body });
+
+    // Not compiled yet, or not this project's: refused, and no execution is written.
+    const executions = () => countRows(app.database.ownerUrl, 'kit_executions where project_id = $1', [projectId]);
+    await compiled(specId);
+    const before = await executions();
+    const [stillCompiling] = await sqlAsOwner(`insert into specifications (tenant_id, project_id, version, options, input) values ($1, $2, 99, '{}', '{}') returning id`, [app.bootstrap.tenantId, projectId]);
+    const early = await execute({ specificationId: stillCompiling.id });
+    expect([early.status, early.body.error.code]).toEqual([409, 'CONFLICT']);
+    const otherProject = await finishedProject('Another project');
+    const otherSpec = (await post('/specification/compile', { projectId: otherProject })).body.data.specId;
+    await compiled(otherSpec);
+    const foreign = await execute({ specificationId: otherSpec });
+    expect([foreign.status, foreign.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    expect(await executions()).toBe(before);
+
+    const started = await execute({ specificationId: specId });
+    expect(started.status, started.text).toBe(201);
+    const execution = await waitForExecution(app.url, apiKey, orgId, started.body.data.executionId, 30_000);
+    expect(execution.status, execution.errorMessage).toBe('completed');
+    const document = execution.outputs.find((output: { filename: string }) => output.filename.endsWith('openapi.yaml'));
+    const content = (await get(`/${orgId}/kits/executions/${execution.id}/outputs/${document.outputId}`)).body.data.content as string;
+    for (const path of ['/clinics', '/patients', '/appointments', '/categories']) expect(content).toContain(`"${path}":`);
+    // What the execution was given is kept with it: the specification's entities.
+    const [stored] = await sqlAsOwner('select input from kit_executions where id = $1', [execution.id]);
+    expect(stored.input.discoveryAnswers.entities.map((entity: { name: string }) => entity.name)).toEqual(['clinic', 'patient', 'appointment', 'category']);
+  }, 90_000);
 
   it('compiles what the flow said when asked, and says what is missing from an unfinished one', async () => {
     const projectId = await newProject('Half done');

@@ -27,6 +27,9 @@ export const executeKitInput = kitRefInput
     projectId: uuidInput(),
     businessProfile: storedJsonAtMost(businessProfileInput, BUSINESS_PROFILE_MAX_BYTES).describe(storedSize(BUSINESS_PROFILE_MAX_BYTES)),
     discoveryAnswers: storedJsonAtMost(z.record(z.string(), z.unknown()), DISCOVERY_ANSWERS_MAX_BYTES).default({}).describe(storedSize(DISCOVERY_ANSWERS_MAX_BYTES)),
+    specificationId: uuidInput()
+      .optional()
+      .describe("A completed specification of the project (POST /specification/compile): its entities, with their fields and operations, are the discoveryAnswers' entities unless discoveryAnswers names its own"),
     options: z.strictObject({ dryRun: z.boolean().default(false), skipApply: z.boolean().default(false) }).default({ dryRun: false, skipApply: false }),
     version: kitVersionSchema.optional().describe('A published version (semver, as its manifest gives it); the latest when absent'),
   })
