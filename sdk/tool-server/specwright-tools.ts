@@ -124,6 +124,7 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
           .looseObject({ company: z.looseObject({ name: z.string(), industry: z.string() }) })
           .describe('Who the product is for: at least company.name and company.industry'),
         discoveryAnswers: z.record(z.string(), z.unknown()).optional().describe("Answers the kit reads, e.g. {\"entities\": [\"Customer\", \"Order\"]} (get_kit shows which it requires)"),
+        specificationId: z.string().optional().describe("A completed specification of the project (compile_specification): its entities become the kit's discoveryAnswers.entities"),
         dryRun: z.boolean().optional().describe("Skip APPLY (nothing is pushed or deployed); every other phase, the kit's VERIFY included, runs"),
         version: z.string().optional().describe('A published version of the kit; the latest when absent'),
       }),

@@ -197,6 +197,14 @@ describe('specwright tool-server', () => {
     }
     expect(specification).toMatchObject({ status: 'completed', spec: { metadata: { compiledFromPhase: 'FEATURE_SELECTION' } } });
     expect(specification.spec.entities.map((entity: { name: string }) => entity.name)).toEqual(['clinic', 'booking']);
+    // Which a kit then turns into files.
+    const run = await data(client, 'execute_kit', { orgId, kitId: 'openapi-api', projectId: project.id, businessProfile: { company: { name: 'Clinic Co', industry: 'health' } }, specificationId: queued.specId, dryRun: true });
+    let execution = await data(client, 'get_execution', { orgId, executionId: run.executionId });
+    for (const deadline = Date.now() + 30_000; ['pending', 'running'].includes(execution.status) && Date.now() < deadline; ) {
+      await sleep(100);
+      execution = await data(client, 'get_execution', { orgId, executionId: run.executionId });
+    }
+    expect(execution, execution.errorMessage).toMatchObject({ status: 'completed' });
     expect(stderr()).toBe('');
   });
 
