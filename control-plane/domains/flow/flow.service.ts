@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, ProjectRow } from '../../db/database.ts';
 import { AppError, conflict, forbidden, invalid, notFound } from '../../errors/app-error.ts';
-import { atLeast, requireOrganizationRole } from '../organizations/organization-access.ts';
+import { atLeast } from '../organizations/organization-access.ts';
+import { requireProjectMember } from '../projects/project-member.ts';
 import { projectScopeFor } from '../projects/project-scope.ts';
 import { findProject } from '../projects/projects.repository.ts';
 import { answerFitsQuestion } from './answer-fits-question.ts';
@@ -40,11 +41,8 @@ function requireActive(project: ProjectRow): void {
  * whether the caller may also force a move (admins and owners).
  */
 async function requireFlowMover(db: Kysely<Database>, principal: Principal, project: ProjectRow): Promise<{ mayForce: boolean }> {
-  if (!projectScopeFor(principal).userId) return { mayForce: true };
-  // Only an organization's deletion leaves a project without one (and takes its assignments along).
-  if (!project.organization_id) throw forbidden('The project belongs to no organization: only a platform admin moves its flow');
-  const { role } = await requireOrganizationRole(db, principal, project.organization_id, 'member');
-  return { mayForce: atLeast(role, 'admin') };
+  const role = await requireProjectMember(db, principal, project, 'moves its flow');
+  return { mayForce: role === null || atLeast(role, 'admin') };
 }
 
 function currentFlowPhase(project: ProjectRow): FlowPhase {

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, ProjectRow, SpecificationRow } from '../../db/database.ts';
-import { conflict, forbidden, notFound } from '../../errors/app-error.ts';
+import { conflict, notFound } from '../../errors/app-error.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { listQuestionsWithFullAnswers } from '../flow/flow.repository.ts';
-import { requireOrganizationRole } from '../organizations/organization-access.ts';
+import { requireProjectMember } from '../projects/project-member.ts';
 import { projectScopeFor } from '../projects/project-scope.ts';
 import { findProject } from '../projects/projects.repository.ts';
 import { COMPILE_JOB_ATTEMPTS, compileJobKey, compileSpecificationJob } from './compile-specification.job.ts';
@@ -14,13 +14,6 @@ import { findSpecification, insertSpecification, nextSpecificationVersion } from
 
 /** A deterministic compile of a few hundred answers takes well under a second once the worker has it. */
 const ESTIMATED_SECONDS = 1;
-
-/** Compiling is for the organization's members, admins and owners, and a platform admin acting in the tenant. */
-async function requireCompiler(db: Kysely<Database>, principal: Principal, project: ProjectRow): Promise<void> {
-  if (!projectScopeFor(principal).userId) return;
-  if (!project.organization_id) throw forbidden('The project belongs to no organization: only a platform admin compiles it');
-  await requireOrganizationRole(db, principal, project.organization_id, 'member');
-}
 
 /** What the project's flow says now: every answer of an asked question, with the labels its options carry. */
 async function compileInputOf(db: Kysely<Database>, project: ProjectRow): Promise<CompileInput> {
@@ -47,7 +40,8 @@ async function compileInputOf(db: Kysely<Database>, project: ProjectRow): Promis
 export async function compileProjectSpecification(db: Kysely<Database>, principal: Principal, input: CompileSpecificationInput) {
   const project = await findProject(db, projectScopeFor(principal), input.projectId, { lock: 'update' });
   if (!project) throw notFound('The project');
-  await requireCompiler(db, principal, project);
+  // Compiling is for the organization's members, admins and owners, and a platform admin acting in the tenant.
+  await requireProjectMember(db, principal, project, 'compiles it');
   if (project.phase === 'CREATED') throw conflict('The flow has not started, so there is nothing to compile: POST /flow/start begins discovery');
   const compileInput = await compileInputOf(db, project);
   const answered = (key: string) => compileInput.answers.find((answer) => answer.key === key)?.value;
