@@ -111,7 +111,11 @@ export function slug(name: string): string {
     .replace(/^-+|-+$/g, '')
     .slice(0, 60)
     .replace(/-+$/, '');
-  if (ascii !== '') return ascii;
+  return ascii !== '' ? ascii : codePointKey(name);
+}
+
+/** A name's letters and digits spelt by their code points ("顧客" is "u9867-u5ba2"), at most 60 characters: the key of a name with no Latin letter or digit. */
+export function codePointKey(name: string): string {
   let key = '';
   for (const char of name) {
     if (!/[\p{L}\p{N}]/u.test(char)) continue;

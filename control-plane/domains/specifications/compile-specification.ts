@@ -1,6 +1,6 @@
 import type { ProjectPhase } from '../../db/database.ts';
 import type { AnswerValue } from '../flow/flow-catalogue.ts';
-import { matchedPatterns, namesIn, slug, type AnswersByKey } from '../flow/flow-derivations.ts';
+import { codePointKey, matchedPatterns, namesIn, slug, type AnswersByKey } from '../flow/flow-derivations.ts';
 import { featureBlueprints } from './feature-blueprints.ts';
 
 /**
@@ -101,18 +101,6 @@ export function pluralPath(key: string, acronym = false): string {
     return `${word}s`;
   })();
   return `${key.slice(0, cut)}${plural}`;
-}
-
-/** The key `slug` spells by code points for a name with no Latin letter or digit ("顧客" is "u9867-u5ba2"). */
-function codePointKey(name: string): string {
-  let key = '';
-  for (const char of name) {
-    if (!/[\p{L}\p{N}]/u.test(char)) continue;
-    const next = `${key === '' ? '' : `${key}-`}u${char.codePointAt(0)!.toString(16)}`;
-    if (next.length > 60) break;
-    key = next;
-  }
-  return key;
 }
 
 /**
