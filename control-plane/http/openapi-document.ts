@@ -142,6 +142,7 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
       // The generator calls every body required; one whose fields are all optional may be left out.
       if (requestBody && bodyOptionalOperations.has(operationId)) requestBody.required = false;
       documentQueryDefaults(operation, defaultsByOperation.get(operationId) ?? {});
+      describeParameters(operation);
       wrapResponses(operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, declaredErrors));
       operation.parameters = [...(operation.parameters ?? []), ...(operation.security ? [tenantParameter] : []), requestIdParameter];
     }
@@ -157,6 +158,18 @@ function documentQueryDefaults(operation: Operation, defaults: Record<string, un
     if (name === undefined || !(name in defaults)) continue;
     const schema = (parameter.schema ?? {}) as { default?: unknown };
     if (schema.default === undefined) parameter.schema = { ...schema, default: defaults[name] };
+  }
+}
+
+/**
+ * Gives each parameter the description its field carries: the generator leaves it inside the
+ * parameter's schema, where documentation tools (Swagger UI's parameter table, generated clients'
+ * doc comments) do not look.
+ */
+function describeParameters(operation: Operation): void {
+  for (const parameter of operation.parameters ?? []) {
+    const described = (parameter.schema ?? {}) as { description?: unknown };
+    if (parameter.description === undefined && typeof described.description === 'string') parameter.description = described.description;
   }
 }
 

@@ -77,6 +77,23 @@ describe('GET /api/openapi.json', () => {
     expect(unpaged).toEqual([]);
   });
 
+  it("puts each parameter's description where documentation tools read it, on the parameter", async () => {
+    const { body: document } = await call(app.url, '/api/openapi.json');
+    const parameter = (path: string, name: string) => document.paths[path].get.parameters.find((p: { name: string }) => p.name === name);
+    expect(parameter('/projects', 'status').description).toBe('One status, or all (the default)');
+    expect(parameter('/flow/questions/{projectId}', 'phase').description).toMatch(/^Only this phase's questions/);
+    expect(parameter('/{orgId}/kits/executions', 'projectId').description).toMatch(/^A project of this organization/);
+    expect(parameter('/{orgId}/kits/credentials', 'kitId').description).toMatch(/^A kit the organization can run/);
+    // Every parameter whose schema says something says it on the parameter too.
+    const silent: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const p of operation.parameters ?? []) if (p.schema?.description && p.description === undefined) silent.push(`${method.toUpperCase()} ${path} ${p.name}`);
+      }
+    }
+    expect(silent).toEqual([]);
+  });
+
   it('documents the 400 with which every operation refuses a query parameter it does not take', async () => {
     const { body: document } = await call(app.url, '/api/openapi.json');
     const problems: string[] = [];

@@ -67,8 +67,8 @@ export const credentialOutput = z.object({
 
 export const listCredentialsInput = orgInput.extend({
   ...pagingInput.shape,
-  projectId: uuidInput().optional().describe('A project of this organization; any other project is NOT_FOUND'),
-  kitId: kitIdInput.optional().describe('A kit the organization can run (its own or a built-in one); any other is NOT_FOUND'),
+  projectId: uuidInput().describe('A project of this organization; any other project is NOT_FOUND').optional(),
+  kitId: kitIdInput.describe('A kit the organization can run (its own or a built-in one); any other is NOT_FOUND').optional(),
 });
 export const listCredentialsOutput = pagedOutput('credentials', credentialOutput);
 export const credentialRefInput = orgInput.extend({ credentialId: uuidInput() });

@@ -95,8 +95,8 @@ export const executionDetailOutput = executionSummaryOutput.extend({
 });
 
 export const listExecutionsInput = orgInput.extend(pagingInput.shape).extend({
-  projectId: uuidInput().optional().describe('A project of this organization; any other project is NOT_FOUND'),
-  kitId: kitIdInput.optional().describe('A kit the organization can run (its own or a built-in one); any other is NOT_FOUND'),
+  projectId: uuidInput().describe('A project of this organization; any other project is NOT_FOUND').optional(),
+  kitId: kitIdInput.describe('A kit the organization can run (its own or a built-in one); any other is NOT_FOUND').optional(),
   status: z.enum(executionStatuses).optional(),
 });
 

@@ -68,7 +68,7 @@ export const projectStatusFilters = [...projectStatuses, 'all'] as const;
 
 // Every field has a default, so a call may send no input at all (`client.projects.list.query()`).
 export const listProjectsInput = pagingInput
-  .extend({ status: z.enum(projectStatusFilters).optional().describe('One status, or all (the default)') })
+  .extend({ status: z.enum(projectStatusFilters).describe('One status, or all (the default)').optional() })
   .prefault({});
 export const listProjectsOutput = pagedOutput('projects', projectSummaryOutput);
 
