@@ -48,3 +48,14 @@ export function refuseUnstorableText(input: unknown, ctx: z.RefinementCtx): void
     }
   }
 }
+
+/**
+ * The first `length` UTF-16 units of `text`, one fewer when the cut would fall between the halves
+ * of a surrogate pair: half an emoji is a lone surrogate, which jsonb refuses and text would store
+ * as U+FFFD (see unstorable above). Cut text stays storable, and shows whole characters.
+ */
+export function cutBetweenCharacters(text: string, length: number): string {
+  if (text.length <= length) return text;
+  const code = text.charCodeAt(length - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? length - 1 : length);
+}

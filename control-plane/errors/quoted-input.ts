@@ -1,15 +1,13 @@
+import { cutBetweenCharacters } from '../db/storable-text.ts';
+
 /**
  * Caller input an answer quotes: cut to a length, ending in "…", never between the halves of a
  * surrogate pair (half an emoji would reach the caller as a lone surrogate). The start says what
  * is meant; the rest — a pasted file, kilobytes of an id — is not echoed back.
  */
 export function cutForAnswer(text: string, length: number): string {
-  if (text.length <= length) return text;
-  const end = isHighSurrogate(text.charCodeAt(length - 1)) ? length - 1 : length;
-  return `${text.slice(0, end)}…`;
+  return text.length <= length ? text : `${cutBetweenCharacters(text, length)}…`;
 }
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 /**
  * Characters of an id a caller named quoted in a message (`The kit … was not found`). Every id the

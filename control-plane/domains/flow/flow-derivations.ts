@@ -1,4 +1,5 @@
 import { hasVisibleCharacter } from '../../../kit-runtime/index.ts';
+import { cutBetweenCharacters } from '../../db/storable-text.ts';
 import { capabilityOptions, type AnswerValue, type Prefill, type QuestionDefinition, type QuestionOption } from './flow-catalogue.ts';
 
 /**
@@ -21,16 +22,6 @@ const list = (answers: AnswersByKey, key: string): string[] => {
   return Array.isArray(value) ? value : [];
 };
 const labelOf = (options: readonly QuestionOption[] | undefined, value: string) => options?.find((option) => option.value === value)?.label ?? value;
-
-/**
- * The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair: a
- * lone surrogate is no character, and PostgreSQL's jsonb refuses it (the write would fail).
- */
-export function clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const code = text.charCodeAt(max - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
-}
 
 /** Characters that show nothing: zero-width ones, bidirectional marks and controls, the soft hyphen, the Hangul filler… */
 const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
@@ -56,13 +47,15 @@ const NOTHING = new Set(['none', 'none yet', 'n/a', 'n.a', 'na', 'no', 'nope', '
 const sameNameKey = (name: string) => name.normalize('NFKC').replace(IGNORABLE, '').toLowerCase().replace(/i\u0307/g, 'i');
 const meansNothing = (name: string) => NOTHING.has(sameNameKey(name).replace(/\.+$/, ''));
 
+/** `text` with its runs of space made one, cut to `max` between characters, and no space or invisible character at either end (also after the cut). */
+const tidied = (text: string, max: number) => cutBetweenCharacters(text.replace(EDGES, '').replace(/\s+/g, ' '), max).replace(EDGES, '');
+
 /** Every visible part of a name list, tidied and distinct, "none" included. */
 function partsOf(text: string): string[] {
   const seen = new Set<string>();
   const parts: string[] = [];
   for (const part of text.normalize('NFC').split(NAME_SEPARATORS)) {
-    // Tidied again after the cut, so a name cut at a space ends in none.
-    const name = clip(part.replace(EDGES, '').replace(/\s+/g, ' '), 100).replace(EDGES, '');
+    const name = tidied(part, 100);
     if (!hasVisibleCharacter(name) || seen.has(sameNameKey(name))) continue;
     seen.add(sameNameKey(name));
     parts.push(name);
@@ -213,7 +206,7 @@ export function prefillOnEntry(question: QuestionDefinition, project: ProjectFac
     case 'problem':
       // A description that shows nothing ("\u200b") is no problem statement: it would be refused as the answer.
       return project.description && hasVisibleCharacter(project.description)
-        ? { value: clip(project.description.trim(), 10_000), confidence: 0.6, source: 'project.description', explanation: "Taken from the project's description" }
+        ? { value: cutBetweenCharacters(project.description.trim(), 10_000), confidence: 0.6, source: 'project.description', explanation: "Taken from the project's description" }
         : null;
     case 'features':
       return candidates.length > 0
@@ -308,7 +301,7 @@ export function ontologyOf(question: Pick<QuestionDefinition, 'key'> & { options
   const labels = (values: string[]) => values.map((option) => labelOf(question.options, option));
   switch (question.key) {
     case 'problem':
-      return typeof value === 'string' ? [item('goal')(clip(value.replace(EDGES, '').replace(/\s+/g, ' '), 120).replace(EDGES, ''))] : [];
+      return typeof value === 'string' ? [item('goal')(tidied(value, 120))] : [];
     case 'audience':
       return Array.isArray(value) ? labels(value).map(item('actor')) : [];
     case 'platforms':
