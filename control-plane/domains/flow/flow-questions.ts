@@ -3,15 +3,10 @@ import type { Database, ProjectRow } from '../../db/database.ts';
 import { questionCatalogue, questionsOfPhase } from './flow-catalogue.ts';
 import { featureCandidates, matchedPatterns, prefillOnEntry, suppressedOnEntry, type AnswersByKey } from './flow-derivations.ts';
 import type { FlowPhase } from './flow-phases.ts';
-import { insertQuestions, listQuestionsOfPhase, listQuestionsOfProject, type QuestionWithAnswer } from './flow.repository.ts';
+import { insertQuestions, listQuestions, type QuestionWithAnswer, type QuestionWithFullAnswer } from './flow.repository.ts';
 import type { QuestionOutput } from './flow.schema.ts';
 
-/** The project's answers so far, by question key. */
-export async function answersOfProject(db: Kysely<Database>, project: ProjectRow): Promise<AnswersByKey> {
-  const questions = await listQuestionsOfProject(db, project.tenant_id, project.id);
-  return answersByKey(questions);
-}
-
+/** The answers of these questions, by question key. */
 export function answersByKey(questions: readonly QuestionWithAnswer[]): AnswersByKey {
   return new Map(questions.flatMap((question) => (question.answer ? [[question.key, { value: question.answer.value, confidence: question.answer.confidence }] as const] : [])));
 }
@@ -25,11 +20,16 @@ export interface EntryActions {
 
 /**
  * Puts a phase's questions on the project: each with the service's guess from the project and the
- * answers so far, a feature question with the project's feature candidates as its options, and a
+ * answers of the `earlier` questions (those the project already has), a feature question with the project's feature candidates as its options, and a
  * question the answers make moot marked suppressed (kept, so readiness can say it was not asked).
  */
-export async function enterPhase(db: Kysely<Database>, project: ProjectRow, phase: FlowPhase): Promise<{ questions: QuestionWithAnswer[]; entryActions: EntryActions }> {
-  const answers = await answersOfProject(db, project);
+export async function enterPhase(
+  db: Kysely<Database>,
+  project: ProjectRow,
+  phase: FlowPhase,
+  earlier: readonly QuestionWithAnswer[],
+): Promise<{ questions: QuestionWithFullAnswer[]; entryActions: EntryActions }> {
+  const answers = answersByKey(earlier);
   const candidates = phase === 'FEATURE_SELECTION' ? featureCandidates(answers) : [];
   const rows = questionsOfPhase(phase).map((definition) => {
     const options = definition.key === 'features' || definition.key === 'firstFeature' ? candidates : (definition.options ?? []);
@@ -54,7 +54,7 @@ export async function enterPhase(db: Kysely<Database>, project: ProjectRow, phas
   });
   await insertQuestions(db, project.tenant_id, project.id, rows);
   return {
-    questions: await listQuestionsOfPhase(db, project.tenant_id, project.id, phase),
+    questions: await listQuestions(db, project.tenant_id, project.id, phase),
     entryActions: {
       featureCandidatesGenerated: candidates.length,
       patternsMatched: phase === 'PLAN_GENERATION' ? matchedPatterns(answers).length : 0,

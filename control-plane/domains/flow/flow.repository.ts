@@ -4,7 +4,7 @@ import type { Database, FlowAnswerRow, FlowQuestionRow, ProjectRow } from '../..
 import type { AnswerValue, Prefill } from './flow-catalogue.ts';
 import type { FlowPhase } from './flow-phases.ts';
 
-/** A question of a project with its answer, if it has one. */
+/** A question of a project with what the flow's rules read of its answer, if it has one. */
 export type QuestionWithAnswer = FlowQuestionRow & { answer: Pick<FlowAnswerRow, 'id' | 'value' | 'confidence'> | null };
 
 export type NewQuestion = Omit<FlowQuestionRow, 'id' | 'tenant_id' | 'project_id' | 'created_at'>;
@@ -27,42 +27,16 @@ export async function insertQuestions(db: Kysely<Database>, tenantId: string, pr
     .execute();
 }
 
-function questionsWithAnswers(db: Kysely<Database>, tenantId: string, projectId: string) {
-  return db
-    .selectFrom('flow_questions as q')
-    .leftJoin('flow_answers as a', 'a.question_id', 'q.id')
-    .selectAll('q')
-    .select(['a.id as answer_id', 'a.value as answer_value', 'a.confidence as answer_confidence'])
-    .where('q.tenant_id', '=', tenantId)
-    .where('q.project_id', '=', projectId);
-}
-
-type JoinedRow = FlowQuestionRow & { answer_id: string | null; answer_value: AnswerValue | null; answer_confidence: number | null };
-
-const withAnswer = ({ answer_id, answer_value, answer_confidence, ...question }: JoinedRow): QuestionWithAnswer => ({
-  ...question,
-  answer: answer_id === null ? null : { id: answer_id, value: answer_value!, confidence: answer_confidence },
-});
-
-/** The questions a phase put on the project, in the order they are asked. */
-export async function listQuestionsOfPhase(db: Kysely<Database>, tenantId: string, projectId: string, phase: FlowPhase): Promise<QuestionWithAnswer[]> {
-  const rows = await questionsWithAnswers(db, tenantId, projectId).where('q.phase', '=', phase).orderBy('q.position').execute();
-  return rows.map(withAnswer);
-}
-
-/** Every question of the project (every phase entered so far), with its answer. */
-export async function listQuestionsOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<QuestionWithAnswer[]> {
-  const rows = await questionsWithAnswers(db, tenantId, projectId).orderBy('q.position').execute();
-  return rows.map(withAnswer);
-}
-
-/** A question of the project with the whole of its answer, as the questions route shows it. */
+/** A question of the project with the whole of its answer (who gave it, when, its notes). */
 export type QuestionWithFullAnswer = FlowQuestionRow & {
   answer: Pick<FlowAnswerRow, 'id' | 'value' | 'selected_variant' | 'confidence' | 'notes' | 'answered_by' | 'created_at' | 'updated_at'> | null;
 };
 
-/** Every question the flow put on the project (of one phase, if named), with its answer, in the order they are asked. */
-export async function listQuestionsWithFullAnswers(db: Kysely<Database>, tenantId: string, projectId: string, phase?: FlowPhase): Promise<QuestionWithFullAnswer[]> {
+/**
+ * Every question the flow put on the project (of one phase, if named), with its answer, in the
+ * order they are asked: one read, from which a request derives whatever it needs of them.
+ */
+export async function listQuestions(db: Kysely<Database>, tenantId: string, projectId: string, phase?: FlowPhase): Promise<QuestionWithFullAnswer[]> {
   let query = db
     .selectFrom('flow_questions as q')
     .leftJoin('flow_answers as a', 'a.question_id', 'q.id')
@@ -97,11 +71,6 @@ export async function listQuestionsWithFullAnswers(db: Kysely<Database>, tenantI
             updated_at: answer_updated_at!,
           },
   }));
-}
-
-export async function findQuestion(db: Kysely<Database>, tenantId: string, projectId: string, questionId: string): Promise<QuestionWithAnswer | undefined> {
-  const row = await questionsWithAnswers(db, tenantId, projectId).where('q.id', '=', questionId).executeTakeFirst();
-  return row && withAnswer(row);
 }
 
 /** Stores the question's answer, replacing the one it had; returns the answer's id (kept across replacements). */

@@ -8,11 +8,11 @@ import { projectScopeFor } from '../projects/project-scope.ts';
 import { findProject } from '../projects/projects.repository.ts';
 import { answerFitsQuestion } from './answer-fits-question.ts';
 import type { AnswerValue } from './flow-catalogue.ts';
-import { cascadesOf, ontologyCoverage, ontologyOf, suggestionsFor } from './flow-derivations.ts';
+import { cascadesOf, ontologyCoverage, ontologyOf, suggestionsFor, type AnswersByKey } from './flow-derivations.ts';
 import { phaseAfter, progressKeyOf, type FlowPhase } from './flow-phases.ts';
 import { answersByKey, enterPhase, firstUnanswered, questionToOutput } from './flow-questions.ts';
 import { phaseProgress, readinessOf } from './flow-readiness.ts';
-import { findQuestion, listQuestionsOfPhase, listQuestionsOfProject, listQuestionsWithFullAnswers, lockAccessToProject, saveAnswer, setPrefill, updateProjectFlow, type QuestionWithAnswer } from './flow.repository.ts';
+import { listQuestions, lockAccessToProject, saveAnswer, setPrefill, updateProjectFlow, type QuestionWithAnswer } from './flow.repository.ts';
 import type { AnswerQuestionInput, TransitionInput } from './flow.schema.ts';
 
 /**
@@ -50,16 +50,18 @@ function currentFlowPhase(project: ProjectRow): FlowPhase {
   return project.phase;
 }
 
-const progressWith = (project: ProjectRow, phase: FlowPhase, share: number) => ({ ...project.progress, [progressKeyOf[phase]]: Math.round(share * 1000) / 1000 });
+/** `progress` with one phase's answered share (to three decimals) in its place. */
+const progressWith = (progress: ProjectRow['progress'], phase: FlowPhase, share: number) => ({ ...progress, [progressKeyOf[phase]]: Math.round(share * 1000) / 1000 });
 
 export async function startFlow(db: Kysely<Database>, principal: Principal, projectId: string) {
   const project = await requireProject(db, principal, projectId, 'update');
   await requireFlowMover(db, principal, project);
   requireActive(project);
   if (project.phase !== 'CREATED') throw conflict(`The flow has started already: the project is in phase ${project.phase}`);
-  const { questions } = await enterPhase(db, project, 'DISCOVERY');
+  // A project that has not started has no question yet.
+  const { questions } = await enterPhase(db, project, 'DISCOVERY', []);
   const progress = phaseProgress(questions);
-  await updateProjectFlow(db, project.tenant_id, project.id, { phase: 'DISCOVERY', started: 'discovery_started_at', progress: progressWith(project, 'DISCOVERY', progress.share) });
+  await updateProjectFlow(db, project.tenant_id, project.id, { phase: 'DISCOVERY', started: 'discovery_started_at', progress: progressWith(project.progress, 'DISCOVERY', progress.share) });
   const first = firstUnanswered(questions);
   return { projectId: project.id, phase: 'DISCOVERY' as const, firstQuestion: first ? questionToOutput(first) : null, totalQuestions: progress.total };
 }
@@ -77,13 +79,13 @@ function nextOf(questions: QuestionWithAnswer[]) {
 export async function nextQuestion(db: Kysely<Database>, principal: Principal, projectId: string) {
   const project = await requireProject(db, principal, projectId);
   const phase = currentFlowPhase(project);
-  return nextOf(await listQuestionsOfPhase(db, project.tenant_id, project.id, phase));
+  return nextOf(await listQuestions(db, project.tenant_id, project.id, phase));
 }
 
 /** Every question the flow put on the project (or one phase's), each with its answer: what the project was asked and told. */
 export async function projectQuestions(db: Kysely<Database>, principal: Principal, projectId: string, phase: FlowPhase | undefined) {
   const project = await requireProject(db, principal, projectId);
-  const questions = await listQuestionsWithFullAnswers(db, project.tenant_id, project.id, phase);
+  const questions = await listQuestions(db, project.tenant_id, project.id, phase);
   return {
     projectId: project.id,
     currentPhase: project.phase,
@@ -107,7 +109,7 @@ export async function projectQuestions(db: Kysely<Database>, principal: Principa
 export async function readiness(db: Kysely<Database>, principal: Principal, projectId: string) {
   const project = await requireProject(db, principal, projectId);
   if (project.phase === 'CREATED') return readinessOf('CREATED', []);
-  return readinessOf(project.phase, await listQuestionsOfPhase(db, project.tenant_id, project.id, project.phase));
+  return readinessOf(project.phase, await listQuestions(db, project.tenant_id, project.id, project.phase));
 }
 
 /**
@@ -119,13 +121,14 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
   const project = await requireProject(db, principal, input.projectId, 'update');
   requireActive(project);
   const phase = currentFlowPhase(project);
-  const question = await findQuestion(db, project.tenant_id, project.id, input.questionId);
+  // The project's questions are read once before the answer (to check it) and once after (what follows from it).
+  const before = await listQuestions(db, project.tenant_id, project.id);
+  const question = before.find((candidate) => candidate.id === input.questionId);
   if (!question) throw notFound('The question');
   if (question.phase !== phase) throw conflict(`The question belongs to phase ${question.phase} and the project is in phase ${phase}: only the current phase's questions are answered`);
   if (question.suppressed) throw conflict(`The question "${question.key}" is not asked: earlier answers made it moot`);
   const value = answerFitsQuestion(question, input.answer.value);
-  if (question.key === 'firstFeature') await requireSelectedFeature(db, project, value);
-  if (question.key === 'features') await requireChosenFeatureKept(db, project, value);
+  requireFeatureAnswersAgree(question.key, value, answersByKey(before.filter((candidate) => candidate.phase === 'FEATURE_SELECTION')));
   const confidence = input.answer.confidence ?? null;
   const answerId = await saveAnswer(db, {
     tenantId: project.tenant_id,
@@ -139,8 +142,9 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
     answeredBy: principal.tenantId === principal.homeTenantId ? principal.userId : null,
   });
 
+  const after = await listQuestions(db, project.tenant_id, project.id);
+  const phaseQuestions = after.filter((candidate) => candidate.phase === phase);
   const prefillCascades: Array<{ questionId: string; newConfidence: number }> = [];
-  const phaseQuestions = await listQuestionsOfPhase(db, project.tenant_id, project.id, phase);
   for (const { key, source, prefill } of cascadesOf(question.key, value)) {
     const target = phaseQuestions.find((candidate) => candidate.key === key && !candidate.suppressed && candidate.answer === null);
     if (!target || JSON.stringify(target.prefill) === JSON.stringify(prefill)) continue;
@@ -151,13 +155,12 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
     prefillCascades.push({ questionId: target.id, newConfidence: prefill?.confidence ?? 0 });
   }
 
-  const allQuestions = await listQuestionsOfProject(db, project.tenant_id, project.id);
-  const answers = answersByKey(allQuestions);
+  const answers = answersByKey(after);
   const progress = phaseProgress(phaseQuestions);
   const ontologyUpdates = ontologyOf(question, value, confidence ?? 1);
   await updateProjectFlow(db, project.tenant_id, project.id, {
-    progress: progressWith(project, phase, progress.share),
-    ...(phase === 'DISCOVERY' ? discoveryOutputOf(allQuestions.filter((candidate) => candidate.phase === 'DISCOVERY')) : {}),
+    progress: progressWith(project.progress, phase, progress.share),
+    ...(phase === 'DISCOVERY' ? discoveryOutputOf(phaseQuestions) : {}),
     ...(question.key === 'features' && Array.isArray(value) ? { selected_features: value.map((key) => ({ key, name: question.options.find((option) => option.value === key)!.label })) } : {}),
   });
   const next = firstUnanswered(phaseQuestions);
@@ -169,26 +172,20 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
   };
 }
 
-/** The most important feature is one of those selected, once the selection is made. */
-async function requireSelectedFeature(db: Kysely<Database>, project: ProjectRow, value: AnswerValue): Promise<void> {
-  const selected = answersByKey(await listQuestionsOfPhase(db, project.tenant_id, project.id, 'FEATURE_SELECTION')).get('features')?.value;
-  if (Array.isArray(selected) && !selected.includes(value as string)) {
-    const issue = `must be one of the selected features: ${selected.join(', ')}`;
-    throw invalid(`The answer to "firstFeature" ${issue}`, { issues: [{ field: 'answer.value', issue }] });
-  }
-}
-
 /**
- * A new selection keeps the feature already chosen as the most important: dropping it would leave
- * that answer naming a feature the project no longer selects. Choosing another one first lets the
- * selection change.
+ * The most important feature is one of those selected (once the selection is made), and a new
+ * selection keeps the one already chosen: dropping it would leave that answer naming a feature the
+ * project no longer selects. Choosing another one first lets the selection change.
  */
-async function requireChosenFeatureKept(db: Kysely<Database>, project: ProjectRow, value: AnswerValue): Promise<void> {
-  const chosen = answersByKey(await listQuestionsOfPhase(db, project.tenant_id, project.id, 'FEATURE_SELECTION')).get('firstFeature')?.value;
-  if (typeof chosen === 'string' && Array.isArray(value) && !value.includes(chosen)) {
-    const issue = `must include "${chosen}", the feature chosen as the most important (answer "firstFeature" with another of the features first)`;
-    throw invalid(`The answer to "features" ${issue}`, { issues: [{ field: 'answer.value', issue }] });
+function requireFeatureAnswersAgree(key: string, value: AnswerValue, featureAnswers: AnswersByKey): void {
+  const selected = featureAnswers.get('features')?.value;
+  const chosen = featureAnswers.get('firstFeature')?.value;
+  let refusal: string | undefined;
+  if (key === 'firstFeature' && Array.isArray(selected) && !selected.includes(value as string)) refusal = `must be one of the selected features: ${selected.join(', ')}`;
+  if (key === 'features' && typeof chosen === 'string' && Array.isArray(value) && !value.includes(chosen)) {
+    refusal = `must include "${chosen}", the feature chosen as the most important (answer "firstFeature" with another of the features first)`;
   }
+  if (refusal) throw invalid(`The answer to "${key}" ${refusal}`, { issues: [{ field: 'answer.value', issue: refusal }] });
 }
 
 /** The discovery answers by key with the ontology they give, and that ontology's coverage. */
@@ -220,7 +217,8 @@ export async function transitionFlow(db: Kysely<Database>, principal: Principal,
   if (input.targetPhase !== next || from === 'SPECIFICATION') {
     throw new AppError('PHASE_INVALID', next ? `From ${from} the flow moves to ${next} only` : `${from} is the flow's last phase`, { currentPhase: from, allowedTargetPhase: next ?? null });
   }
-  const ready = readinessOf(from, await listQuestionsOfPhase(db, project.tenant_id, project.id, from));
+  const earlier = await listQuestions(db, project.tenant_id, project.id);
+  const ready = readinessOf(from, earlier.filter((question) => question.phase === from));
   if (!ready.isReady && !input.force) {
     throw new AppError('READINESS_FAILED', `Phase ${from} is not ready to move on (readiness ${ready.readinessScore}, threshold ${ready.threshold}, ${ready.blockers.length} blocker(s))`, {
       readinessScore: ready.readinessScore,
@@ -228,8 +226,8 @@ export async function transitionFlow(db: Kysely<Database>, principal: Principal,
       blockers: ready.blockers,
     });
   }
-  const { questions, entryActions } = await enterPhase(db, project, next);
-  const progress = { ...progressWith(project, from, 1), [progressKeyOf[next]]: Math.round(phaseProgress(questions).share * 1000) / 1000 };
+  const { questions, entryActions } = await enterPhase(db, project, next, earlier);
+  const progress = progressWith(progressWith(project.progress, from, 1), next, phaseProgress(questions).share);
   const transitionedAt = await updateProjectFlow(db, project.tenant_id, project.id, {
     phase: next,
     progress,

@@ -3,7 +3,7 @@ import type { Principal } from '../../auth/principal.ts';
 import type { Database, ProjectRow, SpecificationRow } from '../../db/database.ts';
 import { conflict, notFound } from '../../errors/app-error.ts';
 import { addJob } from '../../jobs/add-job.ts';
-import { listQuestionsWithFullAnswers } from '../flow/flow.repository.ts';
+import { listQuestions } from '../flow/flow.repository.ts';
 import { requireProjectMember } from '../projects/project-member.ts';
 import { projectScopeFor } from '../projects/project-scope.ts';
 import { findProject } from '../projects/projects.repository.ts';
@@ -17,7 +17,7 @@ const ESTIMATED_SECONDS = 1;
 
 /** What the project's flow says now: every answer of an asked question, with the labels its options carry. */
 async function compileInputOf(db: Kysely<Database>, project: ProjectRow): Promise<CompileInput> {
-  const questions = (await listQuestionsWithFullAnswers(db, project.tenant_id, project.id)).filter((question) => !question.suppressed);
+  const questions = (await listQuestions(db, project.tenant_id, project.id)).filter((question) => !question.suppressed);
   return {
     project: { id: project.id, name: project.name, description: project.description },
     phase: project.phase,
