@@ -2,12 +2,12 @@ import { z } from 'zod';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitExecutionStatus } from '../../db/database.ts';
-import { AppError, conflict, invalid, notFound } from '../../errors/app-error.ts';
+import { AppError, invalid, notFound } from '../../errors/app-error.ts';
 import { quotedId } from '../../errors/quoted-input.ts';
 import { invalidDownloadLink, type DownloadLinks, type DownloadTarget } from '../../http/download-links.ts';
 import type { Paging } from '../../http/paging.ts';
 import { addJob } from '../../jobs/add-job.ts';
-import { findSpecification } from '../specifications/specifications.repository.ts';
+import { kitInputOfSpecification } from '../specifications/specifications.service.ts';
 import { apiKeyIsActive } from '../api-keys/api-keys.service.ts';
 import { readBlob, readBlobDescription, readBlobMeta } from '../blobs/blobs.repository.ts';
 import { kitsEnabledFor, requireKitAccess, requireOrganizationKitFilter, requireOrganizationProject } from '../kits/kit-access.ts';
@@ -75,19 +75,6 @@ function executionRowToSummary(row: ExecutionRow): ExecutionSummary {
 }
 
 /**
- * What a compiled specification gives a kit: its entities, as the built-in kits read them
- * (`discoveryAnswers.entities`: name, fields, operations). The specification must be the project's
- * and completed; the execution stores what it gave, so a later compile changes no past run.
- */
-async function entitiesOfSpecification(db: Kysely<Database>, principal: Principal, projectId: string, specificationId: string) {
-  const specification = await findSpecification(db, principal.tenantId, specificationId);
-  if (!specification || specification.project_id !== projectId) throw notFound(`Specification ${quotedId(specificationId)} of this project`);
-  if (specification.status !== 'completed') throw conflict(`Specification ${quotedId(specificationId)} is ${specification.status}, not completed: it has no entities to give yet`);
-  const spec = specification.spec as { entities: Array<{ name: string; fields: unknown[]; operations: string[] }> };
-  return { entities: spec.entities.map(({ name, fields, operations }) => ({ name, fields, operations })) };
-}
-
-/**
  * Starts a kit execution: the row and its job are written in the caller's transaction, so either
  * both exist or neither does. The worker does the rest; clients poll the execution.
  */
@@ -108,7 +95,7 @@ export async function startKitExecution(db: Kysely<Database>, principal: Princip
       projectId: project.id,
       project: { id: project.id, name: project.name, description: project.description, metadata: project.metadata },
       businessProfile: input.businessProfile,
-      discoveryAnswers: input.specificationId ? { ...(await entitiesOfSpecification(db, principal, project.id, input.specificationId)), ...input.discoveryAnswers } : input.discoveryAnswers,
+      discoveryAnswers: input.specificationId ? { ...(await kitInputOfSpecification(db, principal.tenantId, project.id, input.specificationId)), ...input.discoveryAnswers } : input.discoveryAnswers,
     },
     options: input.options,
     createdBy: principal.userId,

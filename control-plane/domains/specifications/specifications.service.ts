@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, ProjectRow, SpecificationRow } from '../../db/database.ts';
 import { conflict, notFound } from '../../errors/app-error.ts';
+import { quotedId } from '../../errors/quoted-input.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { listQuestions } from '../flow/flow.repository.ts';
 import { requireProjectMember } from '../projects/project-member.ts';
@@ -84,4 +85,18 @@ export async function getSpecification(db: Kysely<Database>, principal: Principa
   const specification = await findSpecification(db, principal.tenantId, specificationId);
   if (!specification || !(await findProject(db, projectScopeFor(principal), specification.project_id))) throw notFound('The specification');
   return specificationToOutput(specification);
+}
+
+/**
+ * What a compiled specification gives a kit execution: its entities, as the built-in kits read them
+ * (`discoveryAnswers.entities`: name, fields, operations). The specification must be the project's
+ * (NOT_FOUND otherwise) and completed (CONFLICT otherwise); the execution stores what it was given,
+ * so a later compile changes no past run.
+ */
+export async function kitInputOfSpecification(db: Kysely<Database>, tenantId: string, projectId: string, specificationId: string) {
+  const specification = await findSpecification(db, tenantId, specificationId);
+  if (!specification || specification.project_id !== projectId) throw notFound(`Specification ${quotedId(specificationId)} of this project`);
+  if (specification.status !== 'completed') throw conflict(`Specification ${quotedId(specificationId)} is ${specification.status}, not completed: it has no entities to give yet`);
+  const { entities } = specification.spec as unknown as NonNullable<SpecificationOutput['spec']>;
+  return { entities: entities.map(({ name, fields, operations }) => ({ name, fields, operations })) };
 }
