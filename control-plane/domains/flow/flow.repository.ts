@@ -127,37 +127,6 @@ export async function updateProjectFlow(db: Kysely<Database>, tenantId: string, 
   return updated_at;
 }
 
-/**
- * Share-locks what lets the user reach the project, read afresh: their membership of its
- * organization as an owner, admin or member, else their assignment to it as a customer; answers
- * whether either is there. Removing the member, changing their role or removing the assignment
- * waits for the caller's transaction, and one made before it is waited for and then seen: a flow
- * write never lands for a caller whose access was taken away before it did.
- */
-export async function lockAccessToProject(db: Kysely<Database>, tenantId: string, project: Pick<ProjectRow, 'id' | 'organization_id'>, userId: string): Promise<boolean> {
-  if (project.organization_id) {
-    const membership = await db
-      .selectFrom('organization_members')
-      .select('id')
-      .where('tenant_id', '=', tenantId)
-      .where('organization_id', '=', project.organization_id)
-      .where('user_id', '=', userId)
-      .where('role', 'in', ['owner', 'admin', 'member'])
-      .forShare()
-      .executeTakeFirst();
-    if (membership) return true;
-  }
-  const assignment = await db
-    .selectFrom('agency_project_assignments')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('project_id', '=', project.id)
-    .where('customer_user_id', '=', userId)
-    .forShare()
-    .executeTakeFirst();
-  return assignment !== undefined;
-}
-
 /** Deletes the project's answers, then its questions; returns how many of each went. */
 export async function deleteFlowOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<{ answers: number; questions: number }> {
   const answers = await db.deleteFrom('flow_answers').where('tenant_id', '=', tenantId).where('project_id', '=', projectId).executeTakeFirst();

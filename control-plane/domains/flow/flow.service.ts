@@ -5,14 +5,14 @@ import { AppError, conflict, forbidden, invalid, notFound } from '../../errors/a
 import { atLeast } from '../organizations/organization-access.ts';
 import { requireProjectMember } from '../projects/project-member.ts';
 import { projectScopeFor } from '../projects/project-scope.ts';
-import { findProject } from '../projects/projects.repository.ts';
+import { findProject, lockAccessToProject } from '../projects/projects.repository.ts';
 import { answerFitsQuestion } from './answer-fits-question.ts';
 import type { AnswerValue } from './flow-catalogue.ts';
 import { cascadesOf, ontologyCoverage, ontologyOf, suggestionsFor, type AnswersByKey } from './flow-derivations.ts';
 import { phaseAfter, progressKeyOf, type FlowPhase } from './flow-phases.ts';
 import { answersByKey, enterPhase, firstUnanswered, questionToOutput } from './flow-questions.ts';
 import { phaseProgress, readinessOf } from './flow-readiness.ts';
-import { listQuestions, lockAccessToProject, saveAnswer, setPrefill, updateProjectFlow, type QuestionWithAnswer } from './flow.repository.ts';
+import { listQuestions, saveAnswer, setPrefill, updateProjectFlow, type QuestionWithAnswer } from './flow.repository.ts';
 import type { AnswerQuestionInput, TransitionInput } from './flow.schema.ts';
 
 /**

@@ -2,6 +2,7 @@ import type { CompiledQuery, Kysely, SelectQueryBuilder } from 'kysely';
 import { databaseNow } from '../../db/database-clock.ts';
 import type { Database, ProjectRow, ProjectStatus } from '../../db/database.ts';
 import { pagedRows } from '../../db/paged-rows.ts';
+import { lockMembershipForShare } from '../agency-projects/agency-projects.repository.ts';
 import type { Paging } from '../../http/paging.ts';
 
 /** The tenant, and (unless unrestricted) the user whose organizations and assignments bound it. */
@@ -109,6 +110,29 @@ export async function updateProject(
     .where('id', '=', projectId)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * Share-locks what lets the user reach the project, read afresh: their membership of its
+ * organization as an owner, admin or member, else their assignment to it as a customer; answers
+ * whether either is there. Removing the member, changing their role or removing the assignment
+ * waits for the caller's transaction, and one made before it is waited for and then seen: a write
+ * never lands for a caller whose access was taken away before it did.
+ */
+export async function lockAccessToProject(db: Kysely<Database>, tenantId: string, project: Pick<ProjectRow, 'id' | 'organization_id'>, userId: string): Promise<boolean> {
+  if (project.organization_id) {
+    const membership = await lockMembershipForShare(db, tenantId, project.organization_id, userId);
+    if (membership && membership.role !== 'customer') return true;
+  }
+  const assignment = await db
+    .selectFrom('agency_project_assignments')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('project_id', '=', project.id)
+    .where('customer_user_id', '=', userId)
+    .forShare()
+    .executeTakeFirst();
+  return assignment !== undefined;
 }
 
 /** Deletes the rows of `table` that belong to the project; returns how many went. */
