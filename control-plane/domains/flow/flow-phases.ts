@@ -1,4 +1,5 @@
 import type { ProjectPhase } from '../../db/database.ts';
+import type { progressKeys } from '../projects/projects.schema.ts';
 
 /** The phases a project's flow asks questions in: every phase after CREATED, in order. */
 export const flowPhases = ['DISCOVERY', 'FEATURE_SELECTION', 'PLAN_GENERATION', 'PLANNING', 'VISUAL_DISCOVERY', 'SPECIFICATION'] as const;
@@ -13,7 +14,7 @@ export function phaseAfter(phase: ProjectPhase): FlowPhase | undefined {
   return flowPhases[flowPhases.indexOf(phase) + 1];
 }
 
-/** The key a phase's progress has in a project's `progress` (list form) and `progress.byPhase`. */
+/** The key a phase's progress has in a project's `progress` (list form) and `progress.byPhase`: one of the projects' progressKeys, which the compiler holds it to. */
 export const progressKeyOf = {
   DISCOVERY: 'discovery',
   FEATURE_SELECTION: 'featureSelection',
@@ -21,4 +22,4 @@ export const progressKeyOf = {
   PLANNING: 'planning',
   VISUAL_DISCOVERY: 'visualDiscovery',
   SPECIFICATION: 'specification',
-} as const satisfies Record<FlowPhase, string>;
+} as const satisfies Record<FlowPhase, (typeof progressKeys)[number]>;
