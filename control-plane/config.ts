@@ -161,6 +161,16 @@ const withoutSurroundingSpace = (consequence: string) =>
  */
 const databaseUrl = z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional();
 
+export const AI_PROVIDERS = ['offline', 'openai-compatible', 'anthropic'] as const;
+/** The most tokens an agent execution's budget may allow (a request's or the default). */
+export const MAX_AGENT_TOKENS = 100_000_000;
+/** A price or budget in US dollars: a plain decimal (`0.15`, `3`), never negative. */
+const dollars = z
+  .string()
+  .trim()
+  .regex(/^\d{1,6}(\.\d{1,9})?$/, 'must be a decimal number of US dollars, like 0.15 or 3 (at most 999999.999999999)')
+  .transform(Number);
+
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const environmentSchema = z.object({
   PORT: wholeNumber(0, 65_535).default(3000),
@@ -202,11 +212,26 @@ const environmentSchema = z.object({
   HTTP_IDLE_TIMEOUT_MS: milliseconds(70_000),
   DATABASE_CONNECT_TIMEOUT_MS: milliseconds(DEFAULT_DATABASE_CONNECT_TIMEOUT_MS),
   DATABASE_STATEMENT_TIMEOUT_MS: milliseconds(30_000),
+  AI_PROVIDER: z.enum(AI_PROVIDERS).default('offline'),
+  AI_MODEL: withoutSurroundingSpace('the provider would know no model by that name').optional(),
+  AI_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  AI_API_KEY: withoutSurroundingSpace('the provider would refuse every call').optional(),
+  AI_PRICE_INPUT_PER_MILLION_USD: dollars.default(0),
+  AI_PRICE_OUTPUT_PER_MILLION_USD: dollars.default(0),
+  AI_MAX_OUTPUT_TOKENS: wholeNumber(1, 1_000_000).default(16_384),
+  AI_CALL_TIMEOUT_MS: milliseconds(120_000),
+  AGENT_DEFAULT_MAX_TOKENS: wholeNumber(1, MAX_AGENT_TOKENS).default(200_000),
+  AGENT_DEFAULT_MAX_COST_USD: dollars.default(5),
 }).superRefine((e, ctx) => {
   // A worker beats every WORKER_HEARTBEAT_MS and is dead after WORKER_STALE_AFTER_MS of silence:
   // without room for a late beat or two, a live worker's executions would be failed under it.
   if (e.WORKER_HEARTBEAT_MS * 2 > e.WORKER_STALE_AFTER_MS) {
     ctx.addIssue({ code: 'custom', path: ['WORKER_HEARTBEAT_MS'], message: `must be at most half of WORKER_STALE_AFTER_MS (${e.WORKER_STALE_AFTER_MS}), or a live worker reads as dead` });
+  }
+  // A real provider needs its model and key (and an OpenAI-compatible one its address); the offline one needs none.
+  if (e.AI_PROVIDER !== 'offline') {
+    const missing = ['AI_MODEL', 'AI_API_KEY', ...(e.AI_PROVIDER === 'openai-compatible' ? ['AI_BASE_URL'] : [])].filter((name) => !e[name as keyof typeof e]);
+    for (const name of missing) ctx.addIssue({ code: 'custom', path: [name], message: `is required when AI_PROVIDER is ${e.AI_PROVIDER}` });
   }
 });
 
@@ -252,6 +277,22 @@ export interface Config {
   databaseConnectTimeoutMs: number;
   /** How long a request's statement may take before it is cancelled or given up (DATABASE_STATEMENT_TIMEOUT_MS). */
   databaseStatementTimeoutMs: number;
+  ai: AiConfig;
+}
+
+/** Where agents' drafts come from, what they cost, and the budget an execution has unless it names one. */
+export interface AiConfig {
+  provider: (typeof AI_PROVIDERS)[number];
+  /** The provider's model name; the offline provider has its own. */
+  model: string | undefined;
+  baseUrl: string | undefined;
+  /** Secret: never logged, never returned. */
+  apiKey: string | undefined;
+  prices: { inputPerMillionUsd: number; outputPerMillionUsd: number };
+  /** The most tokens one call may write, whatever the budget leaves. */
+  maxOutputTokens: number;
+  callTimeoutMs: number;
+  defaultBudget: { maxTokens: number; maxCostUsd: number };
 }
 
 export class ConfigError extends Error {
@@ -263,7 +304,7 @@ export class ConfigError extends Error {
  * rather than read as unset (an empty DATABASE_URL must not quietly start an embedded database, nor
  * an empty DATA_DIR a fresh one in the working directory).
  */
-const MUST_NOT_BE_EMPTY = ['DATABASE_URL', 'APP_DATABASE_URL', 'DATA_DIR', 'SERVER_SECRET', 'JWT_SECRET', 'JWT_JWKS_URL'];
+const MUST_NOT_BE_EMPTY = ['DATABASE_URL', 'APP_DATABASE_URL', 'DATA_DIR', 'SERVER_SECRET', 'JWT_SECRET', 'JWT_JWKS_URL', 'AI_API_KEY'];
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const empty = Object.keys(env).filter((name) => env[name]?.trim() === '');
@@ -319,5 +360,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpTimeouts: { headersMs: e.HTTP_HEADERS_TIMEOUT_MS, requestMs: e.HTTP_REQUEST_TIMEOUT_MS, idleMs: e.HTTP_IDLE_TIMEOUT_MS },
     databaseConnectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
     databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+    ai: {
+      provider: e.AI_PROVIDER,
+      model: e.AI_MODEL,
+      baseUrl: e.AI_BASE_URL,
+      apiKey: e.AI_API_KEY,
+      prices: { inputPerMillionUsd: e.AI_PRICE_INPUT_PER_MILLION_USD, outputPerMillionUsd: e.AI_PRICE_OUTPUT_PER_MILLION_USD },
+      maxOutputTokens: e.AI_MAX_OUTPUT_TOKENS,
+      callTimeoutMs: e.AI_CALL_TIMEOUT_MS,
+      defaultBudget: { maxTokens: e.AGENT_DEFAULT_MAX_TOKENS, maxCostUsd: e.AGENT_DEFAULT_MAX_COST_USD },
+    },
   };
 }

@@ -1,3 +1,4 @@
+import { agentsRouter } from './domains/agents/agents.router.ts';
 import { agencyProjectsRouter } from './domains/agency-projects/agency-projects.router.ts';
 import { apiKeysRouter } from './domains/api-keys/api-keys.router.ts';
 import { flowRouter } from './domains/flow/flow.router.ts';
@@ -27,6 +28,7 @@ export const appRouter = router({
   projects: projectsRouter,
   flow: flowRouter,
   specification: specificationsRouter,
+  agents: agentsRouter,
   // REST matches routes in this order: the static /{orgId}/kits/credentials and /executions paths
   // must come before /{orgId}/kits/{kitId}.
   kitCredentials: kitCredentialsRouter,

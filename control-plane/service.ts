@@ -132,6 +132,7 @@ export async function startService(config: Config, options: StartServiceOptions 
         kitCapabilities: options.kitCapabilities ?? {},
         gitAllowedRemotes: config.kitGitAllowedRemotes,
         shutdownGraceMs: config.shutdownGraceMs,
+        ai: config.ai,
       });
       cleanups.push({ what: 'the worker (its running jobs)', run: stopWorker });
     }

@@ -60,6 +60,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`grant select, delete on specifications to specwright_app`.execute(db);
   await sql`grant insert (tenant_id, project_id, version, options, input, created_by) on specifications to specwright_app`.execute(db);
 
+  await enqueueJobAsOf0030(db);
+}
+
+/** `app_private.enqueue_job` as this migration makes it (a later migration's down restores it so). */
+export async function enqueueJobAsOf0030(db: Kysely<any>): Promise<void> {
   await sql`
     ${ENQUEUE_HEAD}
     as $$

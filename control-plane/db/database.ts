@@ -146,6 +146,57 @@ export interface SpecificationsTable {
   compiled_at: ColumnType<Date | null, never, Date | string | null>;
 }
 
+export type AgentStrategy = 'sequential' | 'parallel' | 'hierarchical' | 'debate';
+export type AgentExecutionStatus = 'running' | 'completed' | 'failed' | 'paused';
+export type AgentTask = 'plan' | 'draft' | 'revise' | 'review';
+/** numeric(15, 9) comes back from pg as text, kept exact until it is read. */
+type Dollars = ColumnType<string, number | string | undefined, number | string>;
+
+export interface AgentExecutionsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  project_id: string;
+  strategy: AgentStrategy;
+  agents: string[];
+  status: ColumnType<AgentExecutionStatus, undefined, AgentExecutionStatus>;
+  options: ColumnType<Record<string, unknown>, string, never>;
+  input: ColumnType<Record<string, unknown>, string, never>;
+  token_limit: number;
+  cost_limit_usd: Dollars;
+  tokens_used: ColumnType<number, undefined, number>;
+  cost_usd: ColumnType<string, undefined, number | string>;
+  total_steps: number;
+  completed_steps: ColumnType<number, undefined, number>;
+  current_step: ColumnType<string | null, undefined, string | null>;
+  specification_id: ColumnType<string | null, undefined, string | null>;
+  validation_passed: ColumnType<boolean | null, undefined, boolean | null>;
+  error_code: ColumnType<string | null, undefined, string | null>;
+  error_message: ColumnType<string | null, undefined, string | null>;
+  checkpoint: ColumnType<string | null, undefined, string | null>;
+  created_by: string | null;
+  started_at: CreatedAt;
+  updated_at: ColumnType<Date, undefined, Date | string>;
+  completed_at: ColumnType<Date | null, undefined, Date | string | null>;
+}
+
+export interface AgentCallsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  execution_id: string;
+  step: number;
+  agent: string;
+  task: AgentTask;
+  provider: string;
+  model: string;
+  prompt_hash: string;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: Dollars;
+  finish_reason: 'stop' | 'length';
+  output: ColumnType<unknown, string | null, never>;
+  created_at: CreatedAt;
+}
+
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked';
 
 export interface CustomerInvitationsTable {
@@ -315,6 +366,8 @@ export interface Database {
   flow_questions: FlowQuestionsTable;
   flow_answers: FlowAnswersTable;
   specifications: SpecificationsTable;
+  agent_executions: AgentExecutionsTable;
+  agent_calls: AgentCallsTable;
   customer_invitations: CustomerInvitationsTable;
   agency_project_assignments: AgencyProjectAssignmentsTable;
   kits: KitsTable;
@@ -333,6 +386,8 @@ export type ProjectRow = Selectable<ProjectsTable>;
 export type FlowQuestionRow = Selectable<FlowQuestionsTable>;
 export type FlowAnswerRow = Selectable<FlowAnswersTable>;
 export type SpecificationRow = Selectable<SpecificationsTable>;
+export type AgentExecutionRow = Selectable<AgentExecutionsTable>;
+export type AgentCallRow = Selectable<AgentCallsTable>;
 export type CustomerInvitationRow = Selectable<CustomerInvitationsTable>;
 export type AgencyProjectAssignmentRow = Selectable<AgencyProjectAssignmentsTable>;
 export type KitRow = Selectable<KitsTable>;

@@ -2,6 +2,7 @@ import type { JobHelpers } from 'graphile-worker';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { HostCapability, KitRuntime } from '../../kit-runtime/index.ts';
+import type { AiProvider } from '../ai/ai-provider.ts';
 import type { Database } from '../db/database.ts';
 import type { CredentialVault } from '../domains/kit-credentials/credential-vault.ts';
 import type { Logger } from '../logger.ts';
@@ -25,6 +26,8 @@ export interface JobDeps {
   kitCapabilities: Record<string, HostCapability>;
   /** Which git remotes platform kits may push to. */
   isAllowedGitRemote: (url: URL) => boolean;
+  /** Where agents' drafts come from (AI_PROVIDER), and the most one call may write (AI_MAX_OUTPUT_TOKENS). */
+  agents: { provider: AiProvider; maxOutputTokens: number };
 }
 
 export interface JobDefinition<Payload> {

@@ -1,6 +1,7 @@
 import type { CronItem } from 'graphile-worker';
 import { sql } from 'kysely';
 import { z } from 'zod';
+import { failStrandedAgentExecutionsJob } from '../domains/agents/fail-stranded-agent-executions.job.ts';
 import { failStrandedSpecificationsJob } from '../domains/specifications/fail-stranded-specifications.job.ts';
 import { defineJob } from './job-definition.ts';
 
@@ -25,4 +26,5 @@ export const maintenanceSchedule: CronItem[] = [
   { task: purgeExpiredRateLimits.name, match: '*/10 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
   { task: pruneWorkerHeartbeats.name, match: '17 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
   { task: failStrandedSpecificationsJob.name, match: '*/5 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
+  { task: failStrandedAgentExecutionsJob.name, match: '*/5 * * * *', options: { maxAttempts: 1, backfillPeriod: 0 } },
 ];

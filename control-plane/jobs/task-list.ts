@@ -6,6 +6,8 @@ import { rotateCredentialKeysJob } from '../domains/kit-credentials/rotate-crede
 import { reapInterruptedExecutionsJob } from '../domains/kit-executions/kit-execution-reaper.job.ts';
 import { bundleExecutionJob } from '../domains/kit-executions/kit-bundle.job.ts';
 import { executeKitJob } from '../domains/kit-executions/kit-execution.job.ts';
+import { failStrandedAgentExecutionsJob } from '../domains/agents/fail-stranded-agent-executions.job.ts';
+import { generateSpecJob } from '../domains/agents/generate-spec.job.ts';
 import { compileSpecificationJob } from '../domains/specifications/compile-specification.job.ts';
 import { failStrandedSpecificationsJob } from '../domains/specifications/fail-stranded-specifications.job.ts';
 import { purgeExpiredRateLimits, pruneWorkerHeartbeats } from './maintenance.jobs.ts';
@@ -20,6 +22,8 @@ export const jobDefinitions: JobDefinition<any>[] = [
   rotateCredentialKeysJob,
   compileSpecificationJob,
   failStrandedSpecificationsJob,
+  generateSpecJob,
+  failStrandedAgentExecutionsJob,
 ];
 
 export type JobName = (typeof jobDefinitions)[number]['name'];

@@ -3,7 +3,9 @@ import { parseCronItems, run, type Runner } from 'graphile-worker';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { createKitRuntime, isPublicHttpsRemote, isWithinRepository, type HostCapability } from '../../kit-runtime/index.ts';
+import type { AiConfig } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { agentProviderFor } from '../domains/agents/agent-provider.ts';
 import { createCredentialVault } from '../domains/kit-credentials/credential-vault.ts';
 import { reapInterruptedExecutions } from '../domains/kit-executions/kit-execution-reaper.job.ts';
 import type { Logger } from '../logger.ts';
@@ -45,6 +47,8 @@ export interface StartWorkerOptions {
    * cancelled, its git pushes with it): SHUTDOWN_GRACE_MS. graphile-worker's own default is 5 s.
    */
   shutdownGraceMs?: number;
+  /** Where agents' drafts come from (AI_PROVIDER and its settings). */
+  ai: AiConfig;
 }
 
 /**
@@ -122,6 +126,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     credentials: createCredentialVault(ownerDb, options.serverSecret, log),
     kitCapabilities: options.kitCapabilities ?? {},
     isAllowedGitRemote: gitRemotePolicy(options.gitAllowedRemotes ?? []),
+    agents: { provider: agentProviderFor(options.ai), maxOutputTokens: options.ai.maxOutputTokens },
   };
   // Every worker looks for executions orphaned by a dead one every stale period, from its first
   // period on: only then have its own beats been steady for one (see lastGapAt).

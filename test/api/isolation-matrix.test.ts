@@ -38,7 +38,11 @@ function fillPath(path: string): string | undefined {
   if (path.includes('{token}') && !path.endsWith('/revoke')) return undefined;
   return path.replace(/\{(\w+)\}/g, (_match, name: string) => {
     const key =
-      name === 'id' ? (path.startsWith('/agency-projects') ? 'assignmentId' : 'organizationId') : name === 'orgId' ? 'organizationId' : name === 'token' ? 'invitationId' : name;
+      name === 'id' ? (path.startsWith('/agency-projects') ? 'assignmentId' : 'organizationId')
+      : name === 'orgId' ? 'organizationId'
+      : name === 'token' ? 'invitationId'
+      : name === 'executionId' && path.startsWith('/agents/') ? 'agentExecutionId'
+      : name;
     const value = victim.ids[key];
     if (!value) throw new Error(`isolation matrix: no victim id for {${name}} in ${path}; teach fillPath`);
     return value;
@@ -72,6 +76,12 @@ beforeAll(async () => {
   expect(flow.status, flow.text).toBe(200);
   const specification = await call(app.url, '/api/specification/compile', { apiKey: owner.apiKey, body: { projectId: project.body.data.id } });
   expect(specification.status, specification.text).toBe(202);
+  // An agent execution that failed (no worker runs here, so it is failed by hand), with a checkpoint to resume from.
+  const agents = await call(app.url, '/api/agents/generate-spec', { apiKey: owner.apiKey, body: { projectId: project.body.data.id } });
+  expect(agents.status, agents.text).toBe(202);
+  const checkpoint = '11111111-1111-4111-8111-111111111111';
+  await sqlAsOwner(`update agent_executions set status = 'failed', error_code = 'budget_exceeded', error_message = 'x', checkpoint = $2 where id = $1`, [agents.body.data.executionId, checkpoint]);
+  bodies['POST /agents/execution/{executionId}/resume'] = { checkpoint };
   victim = {
     tenantId: owner.tenantId,
     organizationId: owner.organizationId,
@@ -91,6 +101,7 @@ beforeAll(async () => {
       customerUserId: customer.userId,
       questionId: flow.body.data.firstQuestion.id,
       specId: specification.body.data.specId,
+      agentExecutionId: agents.body.data.executionId,
     },
   };
   foreigner = await createTenant(app, 'Foreign');
@@ -187,7 +198,7 @@ describe('tenant and organization isolation', () => {
         path.startsWith('/organizations/') || path.startsWith('/{orgId}/')
           ? '403 ORG_NOT_MEMBER'
           : // A path naming only the row would otherwise tell a non-member that the id exists.
-            path.startsWith('/developer/') || path.startsWith('/projects/') || path.startsWith('/flow/') || path.startsWith('/agency-projects/') || path.startsWith('/customer-invitations/')
+            path.startsWith('/developer/') || path.startsWith('/projects/') || path.startsWith('/flow/') || path.startsWith('/agency-projects/') || path.startsWith('/customer-invitations/') || path.startsWith('/specification/') || path.startsWith('/agents/')
             ? '404 NOT_FOUND'
             : path.startsWith('/admin/')
               ? '403 FORBIDDEN'

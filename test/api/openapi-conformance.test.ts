@@ -27,7 +27,7 @@ addFormats.default(ajv);
 const validators = new Map<string, ReturnType<typeof ajv.compile>>();
 
 beforeAll(async () => {
-  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500' } });
+  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500', RATE_LIMIT_AGENT_PER_MINUTE: '1000' } });
   key = app.bootstrap.apiKey;
   orgId = app.bootstrap.organizationId;
   document = (await call(app.url, '/api/openapi.json')).body;
@@ -170,6 +170,31 @@ describe('every documented operation, called for real', () => {
     await conform('GET', '/specification/{specId}', '/specification/00000000-0000-4000-8000-000000000000');
     await conform('POST', '/specification/compile', '/specification/compile', { body: { projectId: '00000000-0000-4000-8000-000000000000' } });
     await conform('POST', '/specification/compile', '/specification/compile', flowBody({ options: { format: 'v9' } }));
+    // Agents drafting it: run, read while running and once settled, failed on a budget and resumed; refusals; memory.
+    const drafting = (await conform('POST', '/agents/generate-spec', '/agents/generate-spec', flowBody({ options: { strategy: 'hierarchical', agents: ['architect'] } }))).body.data;
+    const settledExecution = async (executionId: string) => {
+      for (let status = 'running', deadline = Date.now() + 30_000; status === 'running' && Date.now() < deadline; await new Promise((done) => setTimeout(done, 100))) {
+        status = (await conform('GET', '/agents/execution/{executionId}/status', `/agents/execution/${executionId}/status`)).body.data.status;
+      }
+      return (await conform('GET', '/agents/execution/{executionId}/status', `/agents/execution/${executionId}/status`)).body.data;
+    };
+    expect((await settledExecution(drafting.executionId)).status).toBe('completed');
+    // The designer's one call, then the same with room for its prompt and one token of answer.
+    const designed = (await conform('POST', '/agents/generate-spec', '/agents/generate-spec', flowBody({ options: { agents: ['designer'] } }))).body.data;
+    const [designerCall] = (await settledExecution(designed.executionId)).calls;
+    const starved = (await conform('POST', '/agents/generate-spec', '/agents/generate-spec', flowBody({ options: { agents: ['designer'], budget: { maxTokens: designerCall.inputTokens + 1 } } }))).body.data;
+    const failedExecution = await settledExecution(starved.executionId);
+    expect(failedExecution.error.code).toBe('budget_exceeded');
+    expect((await conform('POST', '/agents/execution/{executionId}/resume', `/agents/execution/${starved.executionId}/resume`, { body: { checkpoint: failedExecution.error.checkpoint, budget: { maxTokens: 10 } } })).status).toBe(402);
+    expect((await conform('POST', '/agents/execution/{executionId}/resume', `/agents/execution/${starved.executionId}/resume`, { body: { checkpoint: failedExecution.error.checkpoint, budget: { maxTokens: 100_000 } } })).status).toBe(202);
+    expect((await conform('POST', '/agents/execution/{executionId}/resume', `/agents/execution/${starved.executionId}/resume`, { body: { checkpoint: failedExecution.error.checkpoint } })).status).toBe(409);
+    await conform('POST', '/agents/execution/{executionId}/resume', '/agents/execution/00000000-0000-4000-8000-000000000000/resume', { body: { checkpoint: failedExecution.error.checkpoint } });
+    expect((await conform('POST', '/agents/generate-spec', '/agents/generate-spec', flowBody({ options: { budget: { maxTokens: 5 } } }))).status).toBe(402);
+    await conform('POST', '/agents/generate-spec', '/agents/generate-spec', flowBody({ options: { agents: ['poet'] } }));
+    await conform('POST', '/agents/generate-spec', '/agents/generate-spec', { body: { projectId: '00000000-0000-4000-8000-000000000000' } });
+    await conform('GET', '/agents/execution/{executionId}/status', '/agents/execution/00000000-0000-4000-8000-000000000000/status');
+    await conform('GET', '/agents/memory', `/agents/memory?sessionId=${drafting.executionId}&agentName=supervisor&limit=5`);
+    await conform('GET', '/agents/memory', '/agents/memory?agentName=poet');
 
     // Customer invitations and sign-in.
     const email = `invitee-${Date.now()}@example.test`;

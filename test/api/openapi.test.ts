@@ -60,8 +60,9 @@ describe('GET /api/openapi.json', () => {
   it('pages every list (DESIGN §4: limit, offset, and total in the answer)', async () => {
     const { body: document } = await call(app.url, '/api/openapi.json');
     // A path ending in an id reads one resource, whose arrays are its own (a kit's versions, an
-    // execution's outputs); so does a bundle's description (the files of one execution).
-    const isOneResource = (path: string) => path.endsWith('}') || path.endsWith('/bundle');
+    // execution's outputs); so does a bundle's description (the files of one execution), and an
+    // agent execution's status (its agents and calls).
+    const isOneResource = (path: string) => path.endsWith('}') || path.endsWith('/bundle') || /^\/agents\/execution\/\{executionId\}\/status$/.test(path);
     const unpaged: string[] = [];
     for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
       const operation = operations.get;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flowWalker } from '../helpers/flow-walk.ts';
+import { CLINIC_ANSWERS_BY_PHASE, flowWalker } from '../helpers/flow-walk.ts';
 import { waitForExecution } from '../helpers/kit-fixtures.ts';
 import { call } from '../helpers/http.ts';
 import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
@@ -20,35 +20,8 @@ let walk: ReturnType<typeof flowWalker>;
 const newProject = (name: string) => walk.newProject(name, 'Online booking for small clinics');
 const answerPhase = (projectId: string, answers: Record<string, unknown>) => walk.answerPhase(projectId, answers);
 
-const answersByPhase: Array<[phase: string | null, answers: Record<string, unknown>]> = [
-  [null, {
-    problem: 'Small clinics lose bookings because patients cannot book online after hours.',
-    audience: ['consumers', 'businesses'],
-    platforms: ['web'],
-    capabilities: ['accounts', 'scheduling'],
-    entities: 'clinic, patient, appointment, category',
-    multiTenant: true,
-    integrations: 'Google Calendar',
-    compliance: ['gdpr'],
-    scale: 'medium',
-  }],
-  ['FEATURE_SELECTION', { features: ['bookings', 'sign-in', 'manage-patient'], firstFeature: 'bookings' }],
-  ['PLAN_GENERATION', { timeline: 'quarter', teamSize: 3 }],
-  ['PLANNING', { releaseStrategy: 'beta_first' }],
-  ['VISUAL_DISCOVERY', { visualStyle: 'minimal', brandColors: '#0a5, white' }],
-  ['SPECIFICATION', { specFormat: 'v2', includeTestPlan: true }],
-];
-
-/** Walks a new project's flow to SPECIFICATION, answering everything. */
-async function finishedProject(name: string): Promise<string> {
-  const projectId = await newProject(name);
-  expect((await post('/flow/start', { projectId })).status).toBe(200);
-  for (const [phase, answers] of answersByPhase) {
-    if (phase) expect((await post('/flow/transition', { projectId, targetPhase: phase })).status).toBe(200);
-    await answerPhase(projectId, answers);
-  }
-  return projectId;
-}
+const answersByPhase = CLINIC_ANSWERS_BY_PHASE;
+const finishedProject = (name: string) => walk.finishedProject(name);
 
 async function compiled(specId: string, key = apiKey) {
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { down as keysAcrossTenants, up as keysWithinATenant } from '../../migrations/0019_foreign_keys_stay_within_a_tenant.ts';
 import { down as withoutFlowTables, up as withFlowTables } from '../../migrations/0029_project_flow_questions_and_answers.ts';
 import { down as withoutSpecifications, up as withSpecifications } from '../../migrations/0030_specifications.ts';
+import { down as withoutAgentExecutions, up as withAgentExecutions } from '../../migrations/0031_agent_executions_and_calls.ts';
 import { asAppRoleInTenant } from '../helpers/app-role-sql.ts';
 import { ownerQuery, withOwnerKysely } from '../helpers/owner-sql.ts';
 import { describeSchema } from '../helpers/schema-snapshot.ts';
@@ -200,7 +201,8 @@ describe('the migration (0019)', () => {
     const [organization] = await owner(`insert into organizations (tenant_id, name, slug, owner_id) values ($1, 'X', 'x', $2) returning id`, [x.id, xUser.id]);
 
     const migrated = await describeSchema(other.ownerUrl);
-    // Migrations run down in reverse: the flow's tables (0029) and specifications (0030) hold keys within a tenant from the start.
+    // Migrations run down in reverse: the flow's tables (0029), specifications (0030) and agent executions (0031) hold keys within a tenant from the start.
+    await withOwnerKysely(other.ownerUrl, withoutAgentExecutions);
     await withOwnerKysely(other.ownerUrl, withoutSpecifications);
     await withOwnerKysely(other.ownerUrl, withoutFlowTables);
     await withOwnerKysely(other.ownerUrl, keysAcrossTenants);
@@ -214,6 +216,7 @@ describe('the migration (0019)', () => {
     await withOwnerKysely(other.ownerUrl, keysWithinATenant);
     await withOwnerKysely(other.ownerUrl, withFlowTables);
     await withOwnerKysely(other.ownerUrl, withSpecifications);
+    await withOwnerKysely(other.ownerUrl, withAgentExecutions);
     expect(problemsWith(await keysBetweenTenantTables(other.ownerUrl))).toEqual([]);
     // Down and up again give back the schema the migrations make.
     expect(await describeSchema(other.ownerUrl)).toBe(migrated);

@@ -66,6 +66,16 @@ const fill: Record<string, (ids: { tenantId: string; organizationId: string; pro
   specifications: async ({ tenantId, projectId }) => {
     await sql(`insert into specifications (tenant_id, project_id, version, options, input) values ($1, $2, 1, '{}', '{}')`, [tenantId, projectId]);
   },
+  agent_executions: async ({ tenantId, projectId }) => {
+    await sql(`insert into agent_executions (tenant_id, project_id, strategy, agents, options, input, token_limit, cost_limit_usd, total_steps) values ($1, $2, 'sequential', '{analyst}', '{}', '{}', 10, 1, 1)`, [tenantId, projectId]);
+  },
+  agent_calls: async ({ tenantId, projectId }) => {
+    await sql(
+      `insert into agent_calls (tenant_id, execution_id, step, agent, task, provider, model, prompt_hash, input_tokens, output_tokens, cost_usd, finish_reason, output)
+       select $1, id, 1, 'analyst', 'draft', 'offline', 'm', repeat('a', 64), 1, 1, 0, 'stop', '{}' from agent_executions where project_id = $2`,
+      [tenantId, projectId],
+    );
+  },
   flow_answers: async ({ tenantId, projectId }) => {
     await sql(`insert into flow_answers (tenant_id, project_id, question_id, value) select $1, $2, id, '"x"' from flow_questions where project_id = $2`, [tenantId, projectId]);
   },
@@ -85,7 +95,7 @@ describe('deleting a project', () => {
     expect(created.status, created.text).toBe(201);
     const projectId = created.body.data.id as string;
     // In the order the catalog gives, a parent before what cascades from it.
-    for (const table of new Set(['projects', 'agency_project_assignments', 'kit_credentials', 'kit_executions', 'kit_outputs', 'flow_questions', 'flow_answers', ...belonging])) {
+    for (const table of new Set(['projects', 'agency_project_assignments', 'kit_credentials', 'kit_executions', 'kit_outputs', 'flow_questions', 'flow_answers', 'agent_executions', 'agent_calls', ...belonging])) {
       await fill[table]?.({ tenantId, organizationId, projectId, customerId: customer.userId }, kit);
     }
     const blobs = (await sql('select bundle_blob_id from kit_executions where project_id = $1', [projectId])).map((row) => row.bundle_blob_id);

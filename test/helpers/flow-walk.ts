@@ -54,5 +54,36 @@ export function flowWalker(app: TestApp, apiKey: string, organizationId: string)
     }
   }
 
-  return { post, get, newProject, startedProject, answer, answerPhase };
+  /** A new project whose flow walked to SPECIFICATION, each phase answered as `answersByPhase` says. */
+  async function finishedProject(name: string, answersByPhase = CLINIC_ANSWERS_BY_PHASE, description = 'Online booking for small clinics'): Promise<string> {
+    const projectId = await newProject(name, description);
+    expect((await post('/flow/start', { projectId })).status).toBe(200);
+    for (const [phase, answers] of answersByPhase) {
+      if (phase) expect((await post('/flow/transition', { projectId, targetPhase: phase })).status).toBe(200);
+      await answerPhase(projectId, answers);
+    }
+    return projectId;
+  }
+
+  return { post, get, newProject, startedProject, answer, answerPhase, finishedProject };
 }
+
+/** A clinic-booking product's answers, phase by phase (null: the phase the flow starts in). */
+export const CLINIC_ANSWERS_BY_PHASE: Array<[phase: string | null, answers: Record<string, unknown>]> = [
+  [null, {
+    problem: 'Small clinics lose bookings because patients cannot book online after hours.',
+    audience: ['consumers', 'businesses'],
+    platforms: ['web'],
+    capabilities: ['accounts', 'scheduling'],
+    entities: 'clinic, patient, appointment, category',
+    multiTenant: true,
+    integrations: 'Google Calendar',
+    compliance: ['gdpr'],
+    scale: 'medium',
+  }],
+  ['FEATURE_SELECTION', { features: ['bookings', 'sign-in', 'manage-patient'], firstFeature: 'bookings' }],
+  ['PLAN_GENERATION', { timeline: 'quarter', teamSize: 3 }],
+  ['PLANNING', { releaseStrategy: 'beta_first' }],
+  ['VISUAL_DISCOVERY', { visualStyle: 'minimal', brandColors: '#0a5, white' }],
+  ['SPECIFICATION', { specFormat: 'v2', includeTestPlan: true }],
+];

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../control-plane/config.ts';
 import { createDatabase, type DatabaseHandle } from '../../control-plane/db/kysely-client.ts';
 import { withTenant } from '../../control-plane/db/tenant-transaction.ts';
 import { addJob } from '../../control-plane/jobs/add-job.ts';
@@ -53,7 +54,7 @@ describe('jobs', () => {
     await sql`insert into rate_limits (key, points, expire) values ('expired', 1, ${Date.now() - 1000}), ('live', 1, ${Date.now() + 60_000})`.execute(owner.db);
     await owner.db.transaction().execute((trx) => addJob(trx, 'maintenance.purge_expired_rate_limits', {}));
     expect(await queuedJobs()).toBe(1);
-    worker = await startWorker({ ownerPool: owner.pool, ownerDb: owner.db, log, concurrency: 1, serverSecret: 'test-secret-0123456789-0123456789-abcdef' });
+    worker = await startWorker({ ownerPool: owner.pool, ownerDb: owner.db, log, concurrency: 1, serverSecret: 'test-secret-0123456789-0123456789-abcdef', ai: loadConfig({}).ai });
     await waitFor(async () => (await queuedJobs()) === 0);
     expect(await rateLimitRows()).toEqual(['live']);
   });

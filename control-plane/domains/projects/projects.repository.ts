@@ -31,6 +31,11 @@ function scoped<O>(query: SelectQueryBuilder<Database, 'projects', O>, scope: Pr
   );
 }
 
+/** The ids of the projects the scope sees, as a subquery (`where project_id in …`). */
+export function projectIdsInScope(db: Kysely<Database>, scope: ProjectScope) {
+  return scoped(db.selectFrom('projects'), scope).select('projects.id');
+}
+
 export async function listProjects(db: Kysely<Database>, scope: ProjectScope, filter: Paging & { status?: ProjectStatus | undefined }) {
   let query = scoped(db.selectFrom('projects'), scope);
   if (filter.status) query = query.where('projects.status', '=', filter.status);

@@ -257,17 +257,28 @@ export function compileSpecification(input: CompileInput, options: CompileOption
     ...(options.includeRunbook ? { runbook: runbookOf(text(answers, 'releaseStrategy')) } : {}),
   };
 
+  return { spec, validation: validateSpecification(spec, input) };
+}
+
+/**
+ * A specification's validation, whoever wrote it (this compiler or the agents): errors — no stated
+ * problem, no entity, no functional requirement — fail it; warnings about the input it came from
+ * only inform.
+ */
+export function validateSpecification(
+  spec: { overview: { problem: string | null }; entities: unknown[]; requirements: Array<{ kind: string }> },
+  input: CompileInput,
+): { passed: boolean; errors: Finding[]; warnings: Finding[] } {
   const errors: Finding[] = [];
   if (!spec.overview.problem) errors.push({ code: 'no_problem', message: 'The problem is not stated: answer "problem" in discovery' });
-  if (entities.length === 0) errors.push({ code: 'no_entities', message: 'No entity is named: answer "entities" in discovery' });
-  if (functional.length === 0) errors.push({ code: 'no_features', message: 'No feature is selected: answer "features" in feature selection' });
+  if (spec.entities.length === 0) errors.push({ code: 'no_entities', message: 'No entity is named: answer "entities" in discovery' });
+  if (!spec.requirements.some((requirement) => requirement.kind === 'functional')) errors.push({ code: 'no_features', message: 'No feature is selected: answer "features" in feature selection' });
   const warnings: Finding[] = [];
   if (input.phase !== 'SPECIFICATION') warnings.push({ code: 'flow_unfinished', message: `Compiled in phase ${input.phase}: the answers of the phases after it are missing` });
   if (input.unanswered.length > 0) warnings.push({ code: 'unanswered_questions', message: `Required questions without an answer: ${input.unanswered.join(', ')}` });
   const unsure = input.answers.filter((answer) => answer.confidence !== null && answer.confidence < 0.5).map((answer) => answer.key);
   if (unsure.length > 0) warnings.push({ code: 'low_confidence_answers', message: `Answers given with confidence below 0.5: ${unsure.join(', ')}` });
-
-  return { spec, validation: { passed: errors.length === 0, errors, warnings } };
+  return { passed: errors.length === 0, errors, warnings };
 }
 
 /**

@@ -17,7 +17,7 @@ import { findSpecification, insertSpecification, nextSpecificationVersion } from
 const ESTIMATED_SECONDS = 1;
 
 /** What the project's flow says now: every answer of an asked question, with the labels its options carry. */
-async function compileInputOf(db: Kysely<Database>, project: ProjectRow): Promise<CompileInput> {
+export async function compileInputOf(db: Kysely<Database>, project: ProjectRow): Promise<CompileInput> {
   const questions = (await listQuestions(db, project.tenant_id, project.id)).filter((question) => !question.suppressed);
   return {
     project: { id: project.id, name: project.name, description: project.description },
@@ -33,6 +33,17 @@ async function compileInputOf(db: Kysely<Database>, project: ProjectRow): Promis
   };
 }
 
+/** The options a compile takes: what the request names, and for what it leaves out, what the project's answers decide. */
+export function compileOptionsFor(requested: Partial<CompileOptions> | undefined, compileInput: CompileInput): CompileOptions {
+  const answered = (key: string) => compileInput.answers.find((answer) => answer.key === key)?.value;
+  return {
+    format: requested?.format ?? (answered('specFormat') === 'v2' ? 'v2' : 'v1'),
+    includeTestPlan: requested?.includeTestPlan ?? answered('includeTestPlan') === true,
+    includeTaskGraph: requested?.includeTaskGraph ?? false,
+    includeRunbook: requested?.includeRunbook ?? false,
+  };
+}
+
 /**
  * Takes what the project's flow says now and has the worker compile it (the compiling class of the
  * rate limit: 5 a minute). Compiles of one project take turns for their version numbers; the job
@@ -45,14 +56,7 @@ export async function compileProjectSpecification(db: Kysely<Database>, principa
   await requireProjectMember(db, principal, project, 'compiles it');
   if (project.phase === 'CREATED') throw conflict('The flow has not started, so there is nothing to compile: POST /flow/start begins discovery');
   const compileInput = await compileInputOf(db, project);
-  const answered = (key: string) => compileInput.answers.find((answer) => answer.key === key)?.value;
-  // What the request leaves out, the project's answers decide.
-  const options: CompileOptions = {
-    format: input.options?.format ?? (answered('specFormat') === 'v2' ? 'v2' : 'v1'),
-    includeTestPlan: input.options?.includeTestPlan ?? answered('includeTestPlan') === true,
-    includeTaskGraph: input.options?.includeTaskGraph ?? false,
-    includeRunbook: input.options?.includeRunbook ?? false,
-  };
+  const options = compileOptionsFor(input.options, compileInput);
   const specification = await insertSpecification(db, {
     tenantId: project.tenant_id,
     projectId: project.id,
