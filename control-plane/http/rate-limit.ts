@@ -10,13 +10,24 @@ import { decodeOrKeep } from './decode-or-keep.ts';
 import { sendRateLimited } from './surface-errors.ts';
 import { MAX_TRPC_BATCH_SIZE, trpcProceduresOf } from './trpc-path.ts';
 
-/** DESIGN §5.9: which requests count against which budget. Works for REST paths and tRPC paths. */
+/**
+ * The agent calls that set agents to work (a run, a resume); reading a run's status or the agents'
+ * memory is not one: counted in the agent class (10 a minute), polling a run would use up the
+ * budget for starting the next.
+ */
+const AGENT_WORK = ['generate-spec', 'generatespec', 'resume', 'coordinate'];
+
+/**
+ * DESIGN §5.9: which requests count against which budget, except that only the agent calls that
+ * start work count as agent (see AGENT_WORK). Works for REST paths and tRPC paths; a tRPC batch
+ * with any agent work in it counts as agent.
+ */
 export function rateLimitClassFor(path: string): RateLimitClass {
   // Routing ignores letter case, so the class does too.
   const segments = path.toLowerCase().split(/[/.,]/).filter(Boolean);
   const has = (segment: string) => segments.includes(segment);
   const follows = (first: string, second: string) => segments.some((s, i) => s === first && segments[i + 1] === second);
-  if (has('agents')) return 'agent';
+  if (has('agents') && AGENT_WORK.some(has)) return 'agent';
   if (follows('specification', 'compile') || follows('exports', 'compile') || (has('exports') && segments.at(-1) === 'download')) {
     return 'compilation';
   }

@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { SpecwrightClient } from '../client.ts';
+import { registerAgentTools } from './agent-tools.ts';
 import { registerFlowTools } from './flow-tools.ts';
 import { registerSpecificationTools } from './specification-tools.ts';
 import { projectId, reads, type ToolRequest } from './tool-shapes.ts';
@@ -86,6 +87,7 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
 
   registerFlowTools(server, client, calling);
   registerSpecificationTools(server, client, calling);
+  registerAgentTools(server, client, calling);
 
   server.registerTool(
     'list_kits',

@@ -24,6 +24,13 @@ describe('rate limits', () => {
   it('classifies paths as the design says', () => {
     expect(rateLimitClassFor('/api/agents/generate-spec')).toBe('agent');
     expect(rateLimitClassFor('/trpc/agents.generateSpec')).toBe('agent');
+    expect(rateLimitClassFor('/api/agents/execution/0b7c/resume')).toBe('agent');
+    expect(rateLimitClassFor('/trpc/agents.resume')).toBe('agent');
+    expect(rateLimitClassFor('/trpc/agents.executionStatus,agents.generateSpec')).toBe('agent');
+    // Following a run, or reading the agents' memory, does not use up the budget for starting one.
+    expect(rateLimitClassFor('/api/agents/execution/0b7c/status')).toBe('general');
+    expect(rateLimitClassFor('/trpc/agents.executionStatus')).toBe('general');
+    expect(rateLimitClassFor('/api/agents/memory')).toBe('general');
     expect(rateLimitClassFor('/api/specification/compile')).toBe('compilation');
     expect(rateLimitClassFor('/api/exports/compile')).toBe('compilation');
     expect(rateLimitClassFor('/api/exports/0b7c/download')).toBe('compilation');
@@ -57,10 +64,10 @@ describe('rate limits', () => {
 
   it('gives each class its own budget', async () => {
     // Anonymous calls are counted by address; this address has used one general call so far.
-    const agentFirst = await call(first.url, '/api/agents/anything');
+    const agentFirst = await call(first.url, '/api/agents/generate-spec');
     expect(agentFirst.headers.get('x-ratelimit-limit')).toBe('1');
     expect(agentFirst.headers.get('x-ratelimit-remaining')).toBe('0');
-    const agentSecond = await call(second.url, '/api/agents/anything');
+    const agentSecond = await call(second.url, '/api/agents/generate-spec');
     expect(agentSecond.status).toBe(429);
     const general = await call(first.url, '/api/health');
     expect(general.status).toBe(200);

@@ -84,6 +84,9 @@ describe('specwright tool-server', () => {
       move_flow: false,
       compile_specification: false,
       get_specification: true,
+      generate_spec_with_agents: false,
+      get_agent_execution: true,
+      resume_agent_execution: false,
       list_kits: true,
       get_kit: true,
       execute_kit: false,
@@ -197,6 +200,24 @@ describe('specwright tool-server', () => {
     }
     expect(specification).toMatchObject({ status: 'completed', spec: { metadata: { compiledFromPhase: 'FEATURE_SELECTION' } } });
     expect(specification.spec.entities.map((entity: { name: string }) => entity.name)).toEqual(['clinic', 'booking']);
+    // Agents draft it too, under a budget: one too small stops them with a checkpoint, and a resume with more finishes.
+    const designer = await data(client, 'generate_spec_with_agents', { projectId: project.id, agents: ['designer'], strategy: 'sequential' });
+    const followed = async (executionId: string) => {
+      let execution = await data(client, 'get_agent_execution', { executionId });
+      for (const deadline = Date.now() + 30_000; execution.status === 'running' && Date.now() < deadline; ) {
+        await sleep(100);
+        execution = await data(client, 'get_agent_execution', { executionId });
+      }
+      return execution;
+    };
+    const [designerCall] = (await followed(designer.executionId)).calls;
+    const starved = await data(client, 'generate_spec_with_agents', { projectId: project.id, agents: ['designer'], budget: { maxTokens: designerCall.inputTokens + 1 } });
+    const stopped = await followed(starved.executionId);
+    expect(stopped).toMatchObject({ status: 'failed', error: { code: 'budget_exceeded' } });
+    await data(client, 'resume_agent_execution', { executionId: starved.executionId, checkpoint: stopped.error.checkpoint, budget: { maxTokens: 100_000 } });
+    const finished = await followed(starved.executionId);
+    expect(finished).toMatchObject({ status: 'completed', result: { validationPassed: false, spec: { metadata: { draftedBy: { designSystem: 'designer' } } } } });
+
     // Which a kit then turns into files.
     const run = await data(client, 'execute_kit', { orgId, kitId: 'openapi-api', projectId: project.id, businessProfile: { company: { name: 'Clinic Co', industry: 'health' } }, specificationId: queued.specId, dryRun: true });
     let execution = await data(client, 'get_execution', { orgId, executionId: run.executionId });
