@@ -171,6 +171,20 @@ const dollars = z
   .regex(/^\d{1,6}(\.\d{1,9})?$/, 'must be a decimal number of US dollars, like 0.15 or 3 (at most 999999.999999999)')
   .transform(Number);
 
+/**
+ * The provider's address, to which the SDK appends its paths (`/chat/completions`, `/messages`) as
+ * text: a query or fragment would swallow them, and fetch refuses a URL with a user name or password,
+ * so every call would fail. Refused by what is wrong, never echoed: a userinfo may hold a secret.
+ */
+const aiBaseUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  .refine((value) => {
+    const url = URL.parse(value);
+    // Not a URL at all: z.url has said so already.
+    return !url || (url.username === '' && url.password === '' && url.search === '' && url.hash === '' && !value.includes('?') && !value.includes('#'));
+  }, 'must be a plain http(s) URL, like https://api.openai.com/v1: no user name or password, query or fragment (the provider\'s paths are appended to it, and the key goes in AI_API_KEY)')
+  .optional();
+
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const environmentSchema = z.object({
   PORT: wholeNumber(0, 65_535).default(3000),
@@ -212,9 +226,9 @@ const environmentSchema = z.object({
   HTTP_IDLE_TIMEOUT_MS: milliseconds(70_000),
   DATABASE_CONNECT_TIMEOUT_MS: milliseconds(DEFAULT_DATABASE_CONNECT_TIMEOUT_MS),
   DATABASE_STATEMENT_TIMEOUT_MS: milliseconds(30_000),
-  AI_PROVIDER: z.enum(AI_PROVIDERS).default('offline'),
+  AI_PROVIDER: z.enum(AI_PROVIDERS).optional(),
   AI_MODEL: withoutSurroundingSpace('the provider would know no model by that name').optional(),
-  AI_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  AI_BASE_URL: aiBaseUrl,
   AI_API_KEY: withoutSurroundingSpace('the provider would refuse every call').optional(),
   AI_PRICE_INPUT_PER_MILLION_USD: dollars.default(0),
   AI_PRICE_OUTPUT_PER_MILLION_USD: dollars.default(0),
@@ -228,8 +242,13 @@ const environmentSchema = z.object({
   if (e.WORKER_HEARTBEAT_MS * 2 > e.WORKER_STALE_AFTER_MS) {
     ctx.addIssue({ code: 'custom', path: ['WORKER_HEARTBEAT_MS'], message: `must be at most half of WORKER_STALE_AFTER_MS (${e.WORKER_STALE_AFTER_MS}), or a live worker reads as dead` });
   }
+  // A real provider's settings with no provider named would have agents draft offline, quietly.
+  const realProviderSettings = (['AI_MODEL', 'AI_API_KEY', 'AI_BASE_URL'] as const).filter((name) => e[name] !== undefined);
+  if (e.AI_PROVIDER === undefined && realProviderSettings.length > 0) {
+    ctx.addIssue({ code: 'custom', path: ['AI_PROVIDER'], message: `is unset, so agents would draft offline although ${realProviderSettings.join(', ')} ${realProviderSettings.length > 1 ? 'are' : 'is'} set: name the provider (openai-compatible or anthropic), or offline to draft without a model` });
+  }
   // A real provider needs its model and key (and an OpenAI-compatible one its address); the offline one needs none.
-  if (e.AI_PROVIDER !== 'offline') {
+  if (e.AI_PROVIDER !== undefined && e.AI_PROVIDER !== 'offline') {
     const missing = ['AI_MODEL', 'AI_API_KEY', ...(e.AI_PROVIDER === 'openai-compatible' ? ['AI_BASE_URL'] : [])].filter((name) => !e[name as keyof typeof e]);
     for (const name of missing) ctx.addIssue({ code: 'custom', path: [name], message: `is required when AI_PROVIDER is ${e.AI_PROVIDER}` });
   }
@@ -361,7 +380,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseConnectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
     databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
     ai: {
-      provider: e.AI_PROVIDER,
+      provider: e.AI_PROVIDER ?? 'offline',
       model: e.AI_MODEL,
       baseUrl: e.AI_BASE_URL,
       apiKey: e.AI_API_KEY,

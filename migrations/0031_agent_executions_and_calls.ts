@@ -108,6 +108,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`grant update (status, error_code, error_message, checkpoint, token_limit, cost_limit_usd, updated_at) on agent_executions to specwright_app`.execute(db);
   // What a request may insert is a running execution with nothing spent; what it may update, a
   // failed one back to running with its failure cleared (a resume). The outcome is the worker's.
+  // A resume is stamped with its own time (the sweep of stranded runs goes by updated_at: a stamp
+  // in the future would hide a run with no job from it for good) and leaves room in the budget.
   await sql`
     create policy requests_insert_fresh on agent_executions as restrictive for insert to specwright_app
       with check (status = 'running' and tokens_used = 0 and cost_usd = 0 and completed_steps = 0 and specification_id is null and error_code is null)
@@ -115,7 +117,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create policy requests_only_resume on agent_executions as restrictive for update to specwright_app
       using (status = 'failed' and checkpoint is not null)
-      with check (status = 'running' and error_code is null and error_message is null and checkpoint is null)
+      with check (status = 'running' and error_code is null and error_message is null and checkpoint is null
+                  and updated_at = date_trunc('milliseconds', now()) and token_limit > tokens_used and cost_limit_usd >= cost_usd)
   `.execute(db);
 
   await sql`

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { AiConfig } from '../config.ts';
 import { AiProviderError, type DraftRequest } from './ai-provider.ts';
 import { createAiSdkProvider } from './ai-sdk-provider.ts';
+import { countTokens } from './token-count.ts';
 
 const API_KEY = 'sk-test-4f1c0ffee-do-not-leak';
 const SYSTEM = 'You draft project plans.';
@@ -284,6 +285,20 @@ it('drafts through the forced "json" tool with an Anthropic model that lacks nat
   expect(request!.body.tool_choice).toMatchObject({ type: 'any' });
   expect(request!.body.tools.map((tool: { name: string }) => tool.name)).toEqual(['json']);
   expect(Object.keys(wire.schemaOf(request!.body)?.properties ?? {})).toEqual(['title', 'steps']);
+});
+
+it('counts the tokens itself when an OpenAI-compatible server reports no usage, rather than recording a free call', async () => {
+  const withoutUsage = ({ usage: _usage, ...body }: ReturnType<typeof chatCompletion>) => body;
+  const answered = await startFakeModelServer(() => ({ status: 200, body: withoutUsage(chatCompletion(JSON.stringify(PLAN), 'stop')) }));
+  const cut = await startFakeModelServer(() => ({ status: 200, body: withoutUsage(chatCompletion('{"title": "Kit', 'length')) }));
+
+  const whole = await createAiSdkProvider(aiConfig(openAiWire, answered.baseUrl)).draft(draftRequest());
+  const truncated = await createAiSdkProvider(aiConfig(openAiWire, cut.baseUrl)).draft(draftRequest());
+
+  const promptTokens = countTokens(`${SYSTEM}\n\n${PROMPT}`);
+  expect(whole).toEqual({ output: PLAN, finishReason: 'stop', usage: { inputTokens: promptTokens, outputTokens: countTokens(JSON.stringify(PLAN)) } });
+  // Cut off at the cap: the cap was spent.
+  expect(truncated).toEqual({ output: null, finishReason: 'length', usage: { inputTokens: promptTokens, outputTokens: 777 } });
 });
 
 async function waitFor(condition: () => boolean): Promise<void> {

@@ -65,11 +65,11 @@ async function draft(model: LanguageModel, label: string, callTimeoutMs: number,
   } catch (error) {
     // A JSON cut off at the cap fails to parse; the tokens were spent all the same.
     if (NoObjectGeneratedError.isInstance(error) && error.finishReason === 'length') {
-      return { output: null, finishReason: 'length', usage: usageOf(error.usage) };
+      return { output: null, finishReason: 'length', usage: usageOf(error.usage, request, request.maxOutputTokens) };
     }
     throw providerError(error, label, { cancelled: request.signal?.aborted === true, timedOut: timeout.aborted, callTimeoutMs });
   }
-  const usage = usageOf(result.usage);
+  const usage = usageOf(result.usage, request, result.finishReason === 'length' ? request.maxOutputTokens : countTokens(result.text));
   if (result.finishReason === 'length') return { output: null, finishReason: 'length', usage };
   try {
     return { output: result.output, finishReason: 'stop', usage };
@@ -80,8 +80,17 @@ async function draft(model: LanguageModel, label: string, callTimeoutMs: number,
   }
 }
 
-function usageOf(usage: LanguageModelUsage | undefined): DraftUsage {
-  return { inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0 };
+/**
+ * The tokens the provider says the call spent. An OpenAI-compatible server may report no usage (a
+ * proxy, an older local server): then they are counted here — the prompt and the answer, or the
+ * whole cap for an answer cut off at it — rather than taken as 0, which would let calls spend
+ * without the budget ever seeing it.
+ */
+function usageOf(usage: LanguageModelUsage | undefined, request: DraftRequest, outputTokensCounted: number): DraftUsage {
+  return {
+    inputTokens: usage?.inputTokens ?? countTokens(`${request.system}\n\n${request.prompt}`),
+    outputTokens: usage?.outputTokens ?? outputTokensCounted,
+  };
 }
 
 /**

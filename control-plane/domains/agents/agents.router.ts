@@ -51,7 +51,7 @@ export const agentsRouter = router({
     })
     .input(resumeInput)
     .output(agentExecutionStarted)
-    .mutation(({ ctx, input }) => resumeExecution(ctx.db, ctx.principal, input)),
+    .mutation(({ ctx, input }) => resumeExecution(ctx.db, ctx.principal, ctx.config.ai, input)),
 
   memory: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/agents/memory', tags, summary: "Agents' sessions (one per execution and agent) in the projects the caller sees, with totals" } })

@@ -25,12 +25,13 @@ const statusUrlOf = (executionId: string) => `/api/agents/execution/${executionI
 /**
  * The project, locked, for a caller who may have agents draft its specification: its members,
  * admins and owners (customers are FORBIDDEN), whose access is share-locked with it; a removal
- * that answered first leaves it NOT_FOUND.
+ * that answered first leaves it NOT_FOUND. `unseen` names what the caller asked for (the project,
+ * or an execution of it), so a project they do not see answers as an unknown id of that would.
  */
-async function requireDraftableProject(db: Kysely<Database>, principal: Principal, projectId: string) {
+async function requireDraftableProject(db: Kysely<Database>, principal: Principal, projectId: string, unseen: string) {
   const scope = projectScopeFor(principal);
   const project = await findProject(db, scope, projectId, { lock: 'update' });
-  if (!project || (scope.userId && !(await lockAccessToProject(db, project.tenant_id, project, scope.userId)))) throw notFound('The project');
+  if (!project || (scope.userId && !(await lockAccessToProject(db, project.tenant_id, project, scope.userId)))) throw notFound(unseen);
   await requireProjectMember(db, principal, project, 'has agents draft its specification');
   return project;
 }
@@ -50,7 +51,7 @@ function requireRoomForFirstCall(step: PlannedStep, input: CompileInput, options
  * limit): the execution and its job are stored together, and the worker runs it under the budget.
  */
 export async function generateSpec(db: Kysely<Database>, principal: Principal, ai: AiConfig, input: GenerateSpecInput) {
-  const project = await requireDraftableProject(db, principal, input.projectId);
+  const project = await requireDraftableProject(db, principal, input.projectId, 'The project');
   if (project.phase === 'CREATED') throw conflict('The flow has not started, so there is nothing to draft from: POST /flow/start begins discovery');
   const strategy = input.options?.strategy ?? 'sequential';
   const agents = input.options?.agents ?? agentNames;
@@ -88,16 +89,19 @@ function startedOf(execution: AgentExecutionRow) {
  * Continues a failed execution from its checkpoint with a new budget (or its old one): the steps
  * done stay done and their spending counted. Only the checkpoint of its latest failure resumes it.
  */
-export async function resumeExecution(db: Kysely<Database>, principal: Principal, input: ResumeInput) {
+export async function resumeExecution(db: Kysely<Database>, principal: Principal, ai: AiConfig, input: ResumeInput) {
   const execution = await findAgentExecution(db, principal.tenantId, input.executionId);
   if (!execution) throw notFound('The agent execution');
-  await requireDraftableProject(db, principal, execution.project_id);
+  await requireDraftableProject(db, principal, execution.project_id, 'The agent execution');
   // Not locked (the app role may lock only a failed execution, as it may update only one): the
   // update below takes it only if it is still failed at this checkpoint, else a resume won the race.
   if (execution.status !== 'failed') throw conflict(`The execution is ${execution.status}; only a failed one resumes`);
   if (execution.checkpoint !== input.checkpoint) throw conflict("The checkpoint is not this execution's latest: read error.checkpoint from its status");
   const budget = { tokenLimit: input.budget?.maxTokens ?? execution.token_limit, costLimitUsd: input.budget?.maxCostUSD ?? Number(execution.cost_limit_usd) };
-  if (budget.tokenLimit <= execution.tokens_used || budget.costLimitUsd < Number(execution.cost_usd)) {
+  // Dollars not above those spent pay for no call, unless calls cost nothing (no prices set).
+  const callsCost = ai.prices.inputPerMillionUsd > 0 || ai.prices.outputPerMillionUsd > 0;
+  const costSpent = Number(execution.cost_usd);
+  if (budget.tokenLimit <= execution.tokens_used || budget.costLimitUsd < costSpent || (callsCost && budget.costLimitUsd === costSpent)) {
     throw new AppError(
       'BUDGET_EXCEEDED',
       `The budget leaves nothing to resume with: ${execution.tokens_used} tokens and $${formatDollars(Number(execution.cost_usd))} are already spent, against ${budget.tokenLimit} tokens and $${formatDollars(budget.costLimitUsd)}`,
