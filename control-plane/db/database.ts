@@ -197,6 +197,55 @@ export interface AgentCallsTable {
   created_at: CreatedAt;
 }
 
+export type TaskType = 'PROVIDE' | 'DECIDE' | 'REVIEW' | 'CONNECT';
+export type TaskStatus = 'pending' | 'in_progress' | 'completed' | 'cancelled' | 'blocked';
+export type TaskPriority = 'low' | 'medium' | 'high' | 'urgent';
+export type TaskActionType = 'FORM_SUBMIT' | 'SINGLE_SELECT' | 'APPROVE_REJECT';
+export interface TaskAction {
+  id: string;
+  type: TaskActionType;
+  label: string;
+  config: Record<string, unknown>;
+}
+
+export interface TasksTable {
+  id: Generated<string>;
+  tenant_id: string;
+  project_id: string;
+  type: TaskType;
+  title: string;
+  description: string;
+  status: TaskStatus;
+  priority: TaskPriority;
+  assignee_type: 'user' | 'agent' | null;
+  assignee_id: string | null;
+  actions: ColumnType<TaskAction[], string, never>;
+  targets: ColumnType<Array<{ type: string; id: string }>, string, never>;
+  due_date: ColumnType<Date | null, Date | string | null, never>;
+  created_by: string | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, undefined, Date | string>;
+  completed_at: ColumnType<Date | null, undefined, Date | string | null>;
+}
+
+export interface TaskDependenciesTable {
+  tenant_id: string;
+  task_id: string;
+  depends_on: string;
+}
+
+export interface TaskSubmissionsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  task_id: string;
+  action_id: string;
+  idempotency_key: string;
+  request_hash: string;
+  response: ColumnType<Record<string, unknown>, string, never>;
+  submitted_by: string | null;
+  created_at: CreatedAt;
+}
+
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked';
 
 export interface CustomerInvitationsTable {
@@ -368,6 +417,9 @@ export interface Database {
   specifications: SpecificationsTable;
   agent_executions: AgentExecutionsTable;
   agent_calls: AgentCallsTable;
+  tasks: TasksTable;
+  task_dependencies: TaskDependenciesTable;
+  task_submissions: TaskSubmissionsTable;
   customer_invitations: CustomerInvitationsTable;
   agency_project_assignments: AgencyProjectAssignmentsTable;
   kits: KitsTable;
@@ -388,6 +440,8 @@ export type FlowAnswerRow = Selectable<FlowAnswersTable>;
 export type SpecificationRow = Selectable<SpecificationsTable>;
 export type AgentExecutionRow = Selectable<AgentExecutionsTable>;
 export type AgentCallRow = Selectable<AgentCallsTable>;
+export type TaskRow = Selectable<TasksTable>;
+export type TaskSubmissionRow = Selectable<TaskSubmissionsTable>;
 export type CustomerInvitationRow = Selectable<CustomerInvitationsTable>;
 export type AgencyProjectAssignmentRow = Selectable<AgencyProjectAssignmentsTable>;
 export type KitRow = Selectable<KitsTable>;

@@ -82,6 +82,12 @@ beforeAll(async () => {
   const checkpoint = '11111111-1111-4111-8111-111111111111';
   await sqlAsOwner(`update agent_executions set status = 'failed', error_code = 'budget_exceeded', error_message = 'x', checkpoint = $2 where id = $1`, [agents.body.data.executionId, checkpoint]);
   bodies['POST /agents/execution/{executionId}/resume'] = { checkpoint };
+  const task = await call(app.url, '/api/tasks', {
+    apiKey: owner.apiKey,
+    body: { projectId: project.body.data.id, type: 'DECIDE', title: 'Victim task', description: 'd', actions: [{ type: 'SINGLE_SELECT', label: 'Pick', config: { options: [{ value: 'a', label: 'A' }] } }] },
+  });
+  expect(task.status, task.text).toBe(201);
+  bodies['POST /tasks/{taskId}/actions/{actionId}'] = { data: { value: 'a' } };
   victim = {
     tenantId: owner.tenantId,
     organizationId: owner.organizationId,
@@ -102,6 +108,8 @@ beforeAll(async () => {
       questionId: flow.body.data.firstQuestion.id,
       specId: specification.body.data.specId,
       agentExecutionId: agents.body.data.executionId,
+      taskId: task.body.data.id,
+      actionId: 'a1',
     },
   };
   foreigner = await createTenant(app, 'Foreign');
@@ -198,7 +206,7 @@ describe('tenant and organization isolation', () => {
         path.startsWith('/organizations/') || path.startsWith('/{orgId}/')
           ? '403 ORG_NOT_MEMBER'
           : // A path naming only the row would otherwise tell a non-member that the id exists.
-            path.startsWith('/developer/') || path.startsWith('/projects/') || path.startsWith('/flow/') || path.startsWith('/agency-projects/') || path.startsWith('/customer-invitations/') || path.startsWith('/specification/') || path.startsWith('/agents/')
+            path.startsWith('/developer/') || path.startsWith('/projects/') || path.startsWith('/flow/') || path.startsWith('/agency-projects/') || path.startsWith('/customer-invitations/') || path.startsWith('/specification/') || path.startsWith('/agents/') || path.startsWith('/tasks/')
             ? '404 NOT_FOUND'
             : path.startsWith('/admin/')
               ? '403 FORBIDDEN'

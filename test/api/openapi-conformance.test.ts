@@ -195,6 +195,21 @@ describe('every documented operation, called for real', () => {
     await conform('GET', '/agents/execution/{executionId}/status', '/agents/execution/00000000-0000-4000-8000-000000000000/status');
     await conform('GET', '/agents/memory', `/agents/memory?sessionId=${drafting.executionId}&agentName=supervisor&limit=5`);
     await conform('GET', '/agents/memory', '/agents/memory?agentName=poet');
+    // Tasks: created, listed, blocked, answered once and again under the same key, refused.
+    const choice = { type: 'SINGLE_SELECT', label: 'Pick', config: { options: [{ value: 'a', label: 'A' }] } };
+    const firstTask = (await conform('POST', '/tasks', '/tasks', flowBody({ type: 'DECIDE', title: 'First', description: 'd', actions: [choice], assigneeType: 'agent', assigneeId: 'architect' }))).body.data;
+    const laterTask = (await conform('POST', '/tasks', '/tasks', flowBody({ type: 'REVIEW', title: 'Later', description: 'd', actions: [{ type: 'APPROVE_REJECT', label: 'OK?', config: {} }], dependencies: [firstTask.id], dueDate: '2027-01-01T00:00:00Z' }))).body.data;
+    await conform('POST', '/tasks', '/tasks', flowBody({ type: 'DECIDE', title: 'x', description: 'd', actions: [] }));
+    await conform('POST', '/tasks', '/tasks', { body: { projectId: '00000000-0000-4000-8000-000000000000', type: 'DECIDE', title: 'x', description: 'd', actions: [choice] } });
+    await conform('GET', '/tasks', `/tasks?projectId=${flowProject.id}&status=blocked&limit=5`);
+    await conform('GET', '/tasks', '/tasks?projectId=00000000-0000-4000-8000-000000000000');
+    expect((await conform('POST', '/tasks/{taskId}/actions/{actionId}', `/tasks/${laterTask.id}/actions/a1`, { body: { data: { decision: 'approve' } } })).status).toBe(409);
+    expect((await conform('POST', '/tasks/{taskId}/actions/{actionId}', `/tasks/${firstTask.id}/actions/a1`, { body: { data: { value: 'z' } } })).status).toBe(400);
+    expect((await conform('POST', '/tasks/{taskId}/actions/{actionId}', `/tasks/${firstTask.id}/actions/a1`, { body: { data: { value: 'a' }, idempotencyKey: 'conformance' } })).status).toBe(200);
+    expect((await conform('POST', '/tasks/{taskId}/actions/{actionId}', `/tasks/${firstTask.id}/actions/a1`, { body: { data: { value: 'a' }, idempotencyKey: 'conformance' } })).status).toBe(200);
+    expect((await conform('POST', '/tasks/{taskId}/actions/{actionId}', `/tasks/${firstTask.id}/actions/a1`, { body: { data: { value: 'b' }, idempotencyKey: 'conformance' } })).status).toBe(422);
+    await conform('POST', '/tasks/{taskId}/actions/{actionId}', `/tasks/${firstTask.id}/actions/a7`, { body: { data: {} } });
+    await conform('GET', '/user-tasks', '/user-tasks?limit=5');
 
     // Customer invitations and sign-in.
     const email = `invitee-${Date.now()}@example.test`;

@@ -76,6 +76,24 @@ const fill: Record<string, (ids: { tenantId: string; organizationId: string; pro
       [tenantId, projectId],
     );
   },
+  tasks: async ({ tenantId, projectId }) => {
+    for (const title of ['first', 'second']) {
+      await sql(`insert into tasks (tenant_id, project_id, type, title, description, status, priority, actions, targets) values ($1, $2, 'DECIDE', $3, 'd', 'pending', 'low', '[]', '[]')`, [tenantId, projectId, title]);
+    }
+  },
+  task_dependencies: async ({ tenantId, projectId }) => {
+    await sql(
+      `insert into task_dependencies (tenant_id, task_id, depends_on)
+       select $1, (select id from tasks where project_id = $2 and title = 'second'), (select id from tasks where project_id = $2 and title = 'first')`,
+      [tenantId, projectId],
+    );
+  },
+  task_submissions: async ({ tenantId, projectId }) => {
+    await sql(
+      `insert into task_submissions (tenant_id, task_id, action_id, idempotency_key, request_hash, response) select $1, id, 'a1', 'k-' || id, repeat('a', 64), '{}' from tasks where project_id = $2`,
+      [tenantId, projectId],
+    );
+  },
   flow_answers: async ({ tenantId, projectId }) => {
     await sql(`insert into flow_answers (tenant_id, project_id, question_id, value) select $1, $2, id, '"x"' from flow_questions where project_id = $2`, [tenantId, projectId]);
   },
@@ -95,7 +113,7 @@ describe('deleting a project', () => {
     expect(created.status, created.text).toBe(201);
     const projectId = created.body.data.id as string;
     // In the order the catalog gives, a parent before what cascades from it.
-    for (const table of new Set(['projects', 'agency_project_assignments', 'kit_credentials', 'kit_executions', 'kit_outputs', 'flow_questions', 'flow_answers', 'agent_executions', 'agent_calls', ...belonging])) {
+    for (const table of new Set(['projects', 'agency_project_assignments', 'kit_credentials', 'kit_executions', 'kit_outputs', 'flow_questions', 'flow_answers', 'agent_executions', 'agent_calls', 'tasks', 'task_dependencies', 'task_submissions', ...belonging])) {
       await fill[table]?.({ tenantId, organizationId, projectId, customerId: customer.userId }, kit);
     }
     const blobs = (await sql('select bundle_blob_id from kit_executions where project_id = $1', [projectId])).map((row) => row.bundle_blob_id);

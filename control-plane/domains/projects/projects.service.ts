@@ -6,6 +6,7 @@ import type { Paging } from '../../http/paging.ts';
 import { deleteBlobs } from '../blobs/blobs.repository.ts';
 import { deleteFlowOfProject } from '../flow/flow.repository.ts';
 import { deleteAgentExecutionsOfProject } from '../agents/agents.repository.ts';
+import { deleteTasksOfProject } from '../tasks/tasks.repository.ts';
 import { deleteSpecificationsOfProject } from '../specifications/specifications.repository.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
 import { defaultOrganizationOfUser } from '../organizations/organizations.repository.ts';
@@ -119,7 +120,8 @@ export async function updateProjectForCaller(db: Kysely<Database>, principal: Pr
 /**
  * Deletes a project and every row that belongs to it, children first, in the request's transaction:
  * its kit executions with their outputs and bundle blobs, its kit credentials, its assignments,
- * its flow's answers and questions, its agent executions with their calls, and its specifications.
+ * its flow's answers and questions, its tasks with their dependencies and submissions, its agent
+ * executions with their calls, and its specifications.
  * Each table is deleted explicitly (not left to ON DELETE CASCADE) so the answer counts every row;
  * blobs have no foreign key to cascade along and would otherwise outlive the project.
  */
@@ -137,6 +139,8 @@ export async function deleteProjectForCaller(db: Kysely<Database>, principal: Pr
   for (const table of ['kit_credentials', 'agency_project_assignments'] as const) removed.push([table, await deleteProjectRows(db, table, tenantId, projectId)]);
   const flow = await deleteFlowOfProject(db, tenantId, projectId);
   removed.push(['flow_answers', flow.answers], ['flow_questions', flow.questions]);
+  const tasks = await deleteTasksOfProject(db, tenantId, projectId);
+  removed.push(['task_submissions', tasks.submissions], ['task_dependencies', tasks.dependencies], ['tasks', tasks.tasks]);
   const agentRuns = await deleteAgentExecutionsOfProject(db, tenantId, projectId);
   removed.push(['agent_calls', agentRuns.calls], ['agent_executions', agentRuns.executions]);
   removed.push(['specifications', await deleteSpecificationsOfProject(db, tenantId, projectId)]);

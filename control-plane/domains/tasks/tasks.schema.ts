@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { pagingInput } from '../../http/paging.ts';
+import { uuidInput } from '../../http/uuid-input.ts';
+
+export const taskTypes = ['PROVIDE', 'DECIDE', 'REVIEW', 'CONNECT'] as const;
+export const taskStatuses = ['pending', 'in_progress', 'completed', 'cancelled', 'blocked'] as const;
+export const taskPriorities = ['low', 'medium', 'high', 'urgent'] as const;
+
+const name = z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'must be a name of letters, digits and _ (starting with a letter), at most 64');
+const label = z.string().trim().min(1).max(200);
+
+const formSubmit = z.strictObject({
+  type: z.literal('FORM_SUBMIT'),
+  label,
+  config: z.strictObject({
+    fields: z
+      .array(z.strictObject({ name, label: label.optional(), required: z.boolean().optional() }))
+      .min(1)
+      .max(50)
+      .refine((fields) => new Set(fields.map((field) => field.name)).size === fields.length, 'names a field twice')
+      .describe('What the form asks; a submission gives these fields (the required ones at least) and no other'),
+  }),
+});
+const singleSelect = z.strictObject({
+  type: z.literal('SINGLE_SELECT'),
+  label,
+  config: z.strictObject({
+    options: z
+      .array(z.strictObject({ value: z.string().min(1).max(200), label }))
+      .min(1)
+      .max(50)
+      .refine((options) => new Set(options.map((option) => option.value)).size === options.length, 'offers a value twice'),
+    field: name.optional().describe('The output binding the choice is given as (the action id when absent)'),
+  }),
+});
+const approveReject = z.strictObject({
+  type: z.literal('APPROVE_REJECT'),
+  label,
+  config: z.strictObject({ requireComment: z.boolean().optional().describe('A rejection must say why') }).default({}),
+});
+const actionInput = z.discriminatedUnion('type', [formSubmit, singleSelect, approveReject]);
+
+export const createTaskInput = z.strictObject({
+  projectId: uuidInput(),
+  type: z.enum(taskTypes),
+  title: label,
+  description: z.string().max(10_000),
+  priority: z.enum(taskPriorities).optional().describe('medium when absent'),
+  assigneeType: z.enum(['user', 'agent']).optional(),
+  assigneeId: z.string().min(1).max(200).optional().describe("A user who sees the project, or an agent's name (analyst, architect, …); with assigneeType"),
+  actions: z.array(actionInput).min(1).max(20),
+  targets: z.array(z.strictObject({ type: name, id: z.string().min(1).max(200) })).max(50).optional(),
+  dependencies: z
+    .array(uuidInput())
+    .max(50)
+    .refine((ids) => new Set(ids).size === ids.length, 'names a task twice')
+    .optional()
+    .describe('Tasks of the same project that must complete first; until they do, this one is blocked'),
+  dueDate: z.iso.datetime({ offset: true }).optional(),
+}).superRefine(refuseUnstorableText);
+
+const taskAction = z.object({ id: z.string(), type: z.enum(['FORM_SUBMIT', 'SINGLE_SELECT', 'APPROVE_REJECT']), label: z.string(), config: z.record(z.string(), z.unknown()) });
+
+export const taskOutput = z.object({
+  id: z.uuid(),
+  projectId: z.uuid(),
+  type: z.enum(taskTypes),
+  title: z.string(),
+  description: z.string(),
+  status: z.enum(taskStatuses).describe('blocked while a dependency is not completed; completed once an action is submitted'),
+  priority: z.enum(taskPriorities),
+  assigneeType: z.enum(['user', 'agent']).nullable(),
+  assigneeId: z.string().nullable(),
+  actions: z.array(taskAction),
+  targets: z.array(z.object({ type: z.string(), id: z.string() })),
+  dependencies: z.array(z.uuid()),
+  dueDate: z.iso.datetime().nullable(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  completedAt: z.iso.datetime().nullable(),
+});
+
+export const listTasksInput = pagingInput.extend({
+  projectId: uuidInput(),
+  status: z.enum(taskStatuses).optional(),
+  assigneeType: z.enum(['user', 'agent']).optional(),
+  type: z.enum(taskTypes).optional(),
+});
+
+export const listTasksOutput = z.object({ tasks: z.array(taskOutput), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+
+export const submitActionInput = z.strictObject({
+  taskId: uuidInput(),
+  actionId: z.string().min(1).max(64),
+  data: z.unknown().describe('FORM_SUBMIT: {field: value, …}; SINGLE_SELECT: {value}; APPROVE_REJECT: {decision: approve|reject, comment?}'),
+  idempotencyKey: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')
+    .optional()
+    .describe('The same key with the same body answers the first submission again; with another body, 422 IDEMPOTENCY_MISMATCH; one still in progress, 409. Generated when absent'),
+}).superRefine(refuseUnstorableText);
+
+export const submitActionOutput = z.object({
+  submissionId: z.uuid(),
+  taskId: z.uuid(),
+  actionId: z.string(),
+  result: z.record(z.string(), z.unknown()),
+  effects: z.object({
+    taskCompleted: z.boolean(),
+    outputBindings: z.array(z.object({ field: z.string(), value: z.unknown() })),
+    workflowsTriggered: z.array(z.string()).describe('Always empty: workflows are not built'),
+  }),
+});
+
+export const userTasksInput = pagingInput;
+
+export const userTasksOutput = z.object({
+  tasks: z.array(
+    z.object({
+      id: z.uuid(),
+      projectId: z.uuid(),
+      projectName: z.string(),
+      type: z.enum(taskTypes),
+      title: z.string(),
+      status: z.enum(taskStatuses),
+      priority: z.enum(taskPriorities),
+      dueDate: z.iso.datetime().nullable(),
+    }),
+  ),
+  counts: z.object({ pending: z.number().int(), inProgress: z.number().int(), completed: z.number().int() }),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+export type CreateTaskInput = z.infer<typeof createTaskInput>;
+export type ListTasksInput = z.infer<typeof listTasksInput>;
+export type SubmitActionInput = z.infer<typeof submitActionInput>;
+export type TaskOutput = z.infer<typeof taskOutput>;
+export type SubmitActionOutput = z.infer<typeof submitActionOutput>;
