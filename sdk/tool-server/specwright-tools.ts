@@ -5,6 +5,7 @@ import type { SpecwrightClient } from '../client.ts';
 import { registerAgentTools } from './agent-tools.ts';
 import { registerFlowTools } from './flow-tools.ts';
 import { registerSpecificationTools } from './specification-tools.ts';
+import { registerTaskTools } from './task-tools.ts';
 import { projectId, reads, type ToolRequest } from './tool-shapes.ts';
 import { answered, answeredFile, failed } from './tool-results.ts';
 
@@ -88,6 +89,7 @@ export function registerSpecwrightTools(server: McpServer, client: SpecwrightCli
   registerFlowTools(server, client, calling);
   registerSpecificationTools(server, client, calling);
   registerAgentTools(server, client, calling);
+  registerTaskTools(server, client, calling);
 
   server.registerTool(
     'list_kits',

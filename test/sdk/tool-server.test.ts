@@ -87,6 +87,9 @@ describe('specwright tool-server', () => {
       generate_spec_with_agents: false,
       get_agent_execution: true,
       resume_agent_execution: false,
+      list_tasks: true,
+      my_tasks: true,
+      submit_task_action: false,
       list_kits: true,
       get_kit: true,
       execute_kit: false,
@@ -217,6 +220,15 @@ describe('specwright tool-server', () => {
     await data(client, 'resume_agent_execution', { executionId: starved.executionId, checkpoint: stopped.error.checkpoint, budget: { maxTokens: 100_000 } });
     const finished = await followed(starved.executionId);
     expect(finished).toMatchObject({ status: 'completed', result: { validationPassed: false, spec: { metadata: { draftedBy: { designSystem: 'designer' } } } } });
+
+    // The work the project asks of people: a task answered with one of its actions, safely retried.
+    const task = await call(app.url, '/api/tasks', { apiKey: key, body: { projectId: project.id, type: 'DECIDE', title: 'Pick the database', description: 'For the clinic data', assigneeType: 'user', assigneeId: (await data(client, 'whoami')).userId, actions: [{ type: 'SINGLE_SELECT', label: 'Database', config: { options: [{ value: 'postgres', label: 'PostgreSQL' }] } }] } });
+    expect(task.status, task.text).toBe(201);
+    expect((await data(client, 'list_tasks', { projectId: project.id, status: 'pending' })).tasks.map((t: { title: string }) => t.title)).toEqual(['Pick the database']);
+    expect((await data(client, 'my_tasks')).counts).toMatchObject({ pending: 1 });
+    const submitted = await data(client, 'submit_task_action', { taskId: task.body.data.id, actionId: 'a1', data: { value: 'postgres' }, idempotencyKey: 'db-choice' });
+    expect(submitted.effects).toEqual({ taskCompleted: true, outputBindings: [{ field: 'a1', value: 'postgres' }], workflowsTriggered: [] });
+    expect(await data(client, 'submit_task_action', { taskId: task.body.data.id, actionId: 'a1', data: { value: 'postgres' }, idempotencyKey: 'db-choice' })).toEqual(submitted);
 
     // Which a kit then turns into files.
     const run = await data(client, 'execute_kit', { orgId, kitId: 'openapi-api', projectId: project.id, businessProfile: { company: { name: 'Clinic Co', industry: 'health' } }, specificationId: queued.specId, dryRun: true });
