@@ -37,7 +37,7 @@ export function registerTaskTools(server: McpServer, client: SpecwrightClient, c
       title: 'Answer a task',
       description:
         'Submits one of a task\'s actions, which completes the task: FORM_SUBMIT takes {field: value} for its config.fields; SINGLE_SELECT {value} of its config.options; APPROVE_REJECT {decision: "approve"|"reject", comment}. ' +
-        'Give an idempotencyKey to make a retry safe: the same key and data answer the first response again.',
+        'Give an idempotencyKey to make a retry safe: the same key and data, from the same caller, answer the first response again.',
       inputSchema: z.strictObject({
         taskId: z.string().describe('A task id (list_tasks)'),
         actionId: z.string().describe("One of the task's action ids: a1, a2, …"),

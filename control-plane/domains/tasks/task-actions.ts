@@ -23,9 +23,10 @@ export function answerAction(action: TaskAction, data: unknown): ActionOutcome {
       if (!isObject(data)) throw refuse('data', 'must be an object of the form\'s fields');
       const unknown = Object.keys(data).filter((key) => !fields.some((field) => field.name === key));
       if (unknown.length > 0) throw refuse(`data.${unknown[0]}`, `is not a field of this form (${fields.map((field) => field.name).join(', ')})`);
-      const missing = fields.find((field) => field.required && (data[field.name] === undefined || data[field.name] === null || data[field.name] === ''));
+      // Own keys only: a field called `constructor` or `toString` is not given by Object.prototype.
+      const given = fields.filter((field) => Object.hasOwn(data, field.name));
+      const missing = fields.find((field) => field.required && (!Object.hasOwn(data, field.name) || data[field.name] === null || data[field.name] === ''));
       if (missing) throw refuse(`data.${missing.name}`, 'is required');
-      const given = fields.filter((field) => data[field.name] !== undefined);
       return { result: { accepted: true, fields: given.map((field) => field.name) }, outputBindings: given.map((field) => ({ field: field.name, value: data[field.name] })) };
     }
     case 'SINGLE_SELECT': {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
+import { storedJsonAtMost } from '../../db/stored-json-size.ts';
 import { pagingInput } from '../../http/paging.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
 
@@ -39,6 +40,19 @@ const approveReject = z.strictObject({
   label,
   config: z.strictObject({ requireComment: z.boolean().optional().describe('A rejection must say why') }).default({}),
 });
+/**
+ * An ISO date-time PostgreSQL stores as given: its offset a real one (at most 14 hours; timestamptz
+ * refuses one past 15:59) and its instant in the years 1 to 9999 (there is no year 0, and years
+ * before 1 read back in a form no client parses): anything else would fail at the insert, a 500.
+ */
+const dueDateInput = z.iso
+  .datetime({ offset: true })
+  .refine((text) => {
+    const offset = /([+-])(\d\d):(\d\d)$/.exec(text);
+    const year = new Date(text).getUTCFullYear();
+    return (!offset || Number(offset[2]) * 60 + Number(offset[3]) <= 14 * 60) && year >= 1 && year <= 9999;
+  }, 'must be a date-time in the years 1 to 9999, its offset at most 14 hours');
+
 const actionInput = z.discriminatedUnion('type', [formSubmit, singleSelect, approveReject]);
 
 export const createTaskInput = z.strictObject({
@@ -57,7 +71,7 @@ export const createTaskInput = z.strictObject({
     .refine((ids) => new Set(ids).size === ids.length, 'names a task twice')
     .optional()
     .describe('Tasks of the same project that must complete first; until they do, this one is blocked'),
-  dueDate: z.iso.datetime({ offset: true }).optional(),
+  dueDate: dueDateInput.optional(),
 }).superRefine(refuseUnstorableText);
 
 const taskAction = z.object({ id: z.string(), type: z.enum(['FORM_SUBMIT', 'SINGLE_SELECT', 'APPROVE_REJECT']), label: z.string(), config: z.record(z.string(), z.unknown()) });
@@ -90,10 +104,21 @@ export const listTasksInput = pagingInput.extend({
 
 export const listTasksOutput = z.object({ tasks: z.array(taskOutput), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
 
+// The data is stored with the submission's response: a cap as projects' metadata has, counted as
+// jsonb writes it, so a body of 1e308s cannot grow fifty-fold in the table.
+const DATA_MAX_BYTES = 65_536;
+const dataWithinCap = storedJsonAtMost(z.json(), DATA_MAX_BYTES);
+// Absent data is left to the field's own rule (required); present data must fit the cap.
+const refuseDataOverCap = (data: unknown, ctx: z.RefinementCtx) => {
+  if (data !== undefined && !dataWithinCap.safeParse(data).success) ctx.addIssue({ code: 'custom', message: `must be at most ${DATA_MAX_BYTES} bytes as JSON` });
+};
+
 export const submitActionInput = z.strictObject({
   taskId: uuidInput(),
   actionId: z.string().min(1).max(64),
-  data: z.unknown().describe('FORM_SUBMIT: {field: value, …}; SINGLE_SELECT: {value}; APPROVE_REJECT: {decision: approve|reject, comment?}'),
+  data: z.unknown().superRefine(refuseDataOverCap).describe(
+    `FORM_SUBMIT: {field: value, …}; SINGLE_SELECT: {value}; APPROVE_REJECT: {decision: approve|reject, comment?}. At most ${DATA_MAX_BYTES} bytes as JSON, counted as stored (numbers without exponent: 1e308 is 309 digits)`,
+  ),
   idempotencyKey: z
     .string()
     .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')

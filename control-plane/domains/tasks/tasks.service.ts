@@ -49,11 +49,15 @@ function taskToOutput(row: TaskRow, dependencies: string[]): TaskOutput {
   };
 }
 
-/** The project, if the caller sees it; a write locks it with the caller's access (NOT_FOUND once that is gone). */
-async function requireProject(db: Kysely<Database>, principal: Principal, projectId: string, lock?: 'update' | 'keyShare'): Promise<ProjectRow> {
+/**
+ * The project, if the caller sees it; a write locks it with the caller's access (NOT_FOUND once that
+ * is gone). `what` names what was asked for: a task of an unseen project is "The task", as an
+ * unknown one is, so the message tells nothing of its existence.
+ */
+async function requireProject(db: Kysely<Database>, principal: Principal, projectId: string, lock?: 'update' | 'keyShare', what = 'The project'): Promise<ProjectRow> {
   const scope = projectScopeFor(principal);
   const project = await findProject(db, scope, projectId, lock ? { lock } : {});
-  if (!project || (lock && scope.userId && !(await lockAccessToProject(db, project.tenant_id, project, scope.userId)))) throw notFound('The project');
+  if (!project || (lock && scope.userId && !(await lockAccessToProject(db, project.tenant_id, project, scope.userId)))) throw notFound(what);
   return project;
 }
 
@@ -136,20 +140,25 @@ export async function listTasksOfCaller(db: Kysely<Database>, principal: Princip
  * tasks that waited only for it become pending.
  */
 export async function submitAction(db: Kysely<Database>, principal: Principal, input: SubmitActionInput): Promise<SubmitActionOutput> {
+  // Who may submit comes first, the key after: a key answers its stored response (or 422, or 409)
+  // only to a caller who may submit the task now, never to one who lost access or never had it.
+  const found = await findTask(db, principal.tenantId, input.taskId);
+  if (!found) throw notFound('The task');
+  const project = await requireProject(db, principal, found.project_id, 'keyShare', 'The task');
+  // Whoever sees the project and is not its member, admin or owner is its assigned customer.
+  const assignedToCaller = found.assignee_type === 'user' && found.assignee_id === principal.userId;
+  if (!assignedToCaller && !(await submitsAnyTask(db, principal, project))) throw forbidden('A customer submits only the tasks assigned to them');
   const key = input.idempotencyKey ?? randomUUID();
-  const requestHash = createHash('sha256').update(stableJson({ taskId: input.taskId, actionId: input.actionId, data: input.data ?? null }) ?? '').digest('hex');
+  // The caller is part of the request's fingerprint: keys are unique within the tenant, and one that
+  // another user of the tenant chose answers IDEMPOTENCY_MISMATCH, never that user's response.
+  const fingerprint = { submittedBy: principal.userId, taskId: input.taskId, actionId: input.actionId, data: input.data ?? null };
+  const requestHash = createHash('sha256').update(stableJson(fingerprint) ?? '').digest('hex');
   if (!(await tryHoldIdempotencyKey(db, principal.tenantId, key))) throw conflict('A submission with this idempotency key is still in progress; retry once it has answered');
   const earlier = await findSubmission(db, principal.tenantId, key);
   if (earlier) {
     if (earlier.request_hash !== requestHash) throw new AppError('IDEMPOTENCY_MISMATCH', 'This idempotency key was used for another submission: use a new key for a new one');
     return earlier.response as SubmitActionOutput;
   }
-  const found = await findTask(db, principal.tenantId, input.taskId);
-  if (!found) throw notFound('The task');
-  const project = await requireProject(db, principal, found.project_id, 'keyShare');
-  // Whoever sees the project and is not its member, admin or owner is its assigned customer.
-  const assignedToCaller = found.assignee_type === 'user' && found.assignee_id === principal.userId;
-  if (!assignedToCaller && !(await submitsAnyTask(db, principal, project))) throw forbidden('A customer submits only the tasks assigned to them');
   const task = (await findTask(db, principal.tenantId, input.taskId, 'update'))!;
   const action = task.actions.find((candidate) => candidate.id === input.actionId);
   if (!action) throw notFound(`Action ${quotedId(input.actionId)} of this task`);
