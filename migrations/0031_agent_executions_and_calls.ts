@@ -79,7 +79,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       input_tokens integer not null check (input_tokens >= 0),
       output_tokens integer not null check (output_tokens >= 0),
       cost_usd numeric(15, 9) not null check (cost_usd >= 0),
-      finish_reason text not null check (finish_reason in ('stop', 'length')),
+      finish_reason text not null check (finish_reason in ('stop', 'length', 'error')),
       output jsonb,
       created_at timestamptz not null default clock_timestamp(),
       constraint agent_calls_execution_fkey foreign key (tenant_id, execution_id) references agent_executions (tenant_id, id) on delete cascade,

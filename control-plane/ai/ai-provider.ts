@@ -50,13 +50,19 @@ export interface AiProvider {
   draft(request: DraftRequest): Promise<DraftResult>;
 }
 
-/** A provider's failure the caller may retry (a timeout, a 429, a 5xx) or not (a refused key, a bad request). */
+/**
+ * A provider's failure the caller may retry (a timeout, a 429, a 5xx) or not (a refused key, a bad
+ * request, an answer the schema refuses). `usage`: what the call spent anyway, when the model did
+ * answer (an answer that does not fit the schema is paid for all the same).
+ */
 export class AiProviderError extends Error {
   override name = 'AiProviderError';
   readonly retryable: boolean;
-  constructor(message: string, retryable: boolean, options?: { cause?: unknown }) {
+  readonly usage: DraftUsage | undefined;
+  constructor(message: string, retryable: boolean, options?: { cause?: unknown; usage?: DraftUsage }) {
     super(message, options);
     this.retryable = retryable;
+    this.usage = options?.usage;
   }
 }
 

@@ -67,7 +67,10 @@ async function draft(model: LanguageModel, label: string, callTimeoutMs: number,
     if (NoObjectGeneratedError.isInstance(error) && error.finishReason === 'length') {
       return { output: null, finishReason: 'length', usage: usageOf(error.usage, request, request.maxOutputTokens) };
     }
-    throw providerError(error, label, { cancelled: request.signal?.aborted === true, timedOut: timeout.aborted, callTimeoutMs });
+    const failure = providerError(error, label, { cancelled: request.signal?.aborted === true, timedOut: timeout.aborted, callTimeoutMs });
+    // An answer the schema refuses was written, and is paid for: its usage goes with the error.
+    if (NoObjectGeneratedError.isInstance(error)) throw new AiProviderError(failure.message, failure.retryable, { usage: usageOf(error.usage, request, countTokens(error.text ?? '')) });
+    throw failure;
   }
   const usage = usageOf(result.usage, request, result.finishReason === 'length' ? request.maxOutputTokens : countTokens(result.text));
   if (result.finishReason === 'length') return { output: null, finishReason: 'length', usage };
@@ -75,7 +78,7 @@ async function draft(model: LanguageModel, label: string, callTimeoutMs: number,
     return { output: result.output, finishReason: 'stop', usage };
   } catch (error) {
     // An empty answer (a refusal, a content filter) leaves no output to parse.
-    if (NoOutputGeneratedError.isInstance(error)) throw new AiProviderError(`${label} answered no output (finish reason ${result.finishReason})`, false);
+    if (NoOutputGeneratedError.isInstance(error)) throw new AiProviderError(`${label} answered no output (finish reason ${result.finishReason})`, false, { usage });
     throw error;
   }
 }
@@ -95,8 +98,8 @@ function usageOf(usage: LanguageModelUsage | undefined, request: DraftRequest, o
 
 /**
  * The SDK's error, told in words of our own. Its message, response body and request are left
- * behind on purpose: a provider may echo the key or the prompt in them (SecureTemplater's rule:
- * errors must not leak anything), so no `cause` either.
+ * behind on purpose: a provider may echo the key or the prompt in them, and an error must not
+ * carry either on to a log or a caller, so no `cause` either.
  */
 function providerError(error: unknown, label: string, call: { cancelled: boolean; timedOut: boolean; callTimeoutMs: number }): AiProviderError {
   if (call.cancelled) return new AiProviderError(`${label}: the call was cancelled`, false);

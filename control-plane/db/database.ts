@@ -192,7 +192,7 @@ export interface AgentCallsTable {
   input_tokens: number;
   output_tokens: number;
   cost_usd: Dollars;
-  finish_reason: 'stop' | 'length';
+  finish_reason: 'stop' | 'length' | 'error';
   output: ColumnType<unknown, string | null, never>;
   created_at: CreatedAt;
 }

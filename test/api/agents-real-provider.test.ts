@@ -201,6 +201,9 @@ describe('agents with an OpenAI-compatible provider', () => {
     expect(execution.status).toBe('failed');
     expect(execution.error).toEqual({ code: 'agent_error', message: `openai-compatible model ${MODEL} answered output that does not match the schema`, checkpoint: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(await jobOf(execution.executionId)).toBeUndefined();
+    // The answer was written, and is paid for: the call is on record with the tokens the provider reported.
+    expect(execution.calls).toEqual([expect.objectContaining({ finishReason: 'error', outputTokens: 9 })]);
+    expect(execution.budget.tokensUsed).toBe(execution.calls[0].inputTokens + 9);
   }, 60_000);
 
   it('fail agent_error at once on a 401, the key echoed in its body, without retrying', async () => {

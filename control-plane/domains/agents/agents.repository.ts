@@ -79,7 +79,7 @@ export async function recordAgentCall(
     inputTokens: number;
     outputTokens: number;
     costUsd: number;
-    finishReason: 'stop' | 'length';
+    finishReason: 'stop' | 'length' | 'error';
     output: unknown;
   },
 ): Promise<boolean> {

@@ -64,7 +64,7 @@ const call = z.object({
   inputTokens: z.number().int(),
   outputTokens: z.number().int(),
   costUSD: z.number(),
-  finishReason: z.enum(['stop', 'length']).describe('length: cut off at the budget or AI_MAX_OUTPUT_TOKENS, its output dropped'),
+  finishReason: z.enum(['stop', 'length', 'error']).describe('length: cut off at the budget or AI_MAX_OUTPUT_TOKENS; error: an answer the schema refuses or the database cannot store. Either way its output is dropped and its tokens counted'),
   createdAt: z.iso.datetime(),
 });
 

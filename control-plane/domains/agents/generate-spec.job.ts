@@ -19,7 +19,7 @@ export const generateSpecJob = defineJob({
   payload: z.object({ executionId: z.uuid(), tenantId: z.uuid() }),
   async run({ executionId, tenantId }, deps: JobDeps, helpers) {
     try {
-      await runAgentExecution({ ownerDb: deps.ownerDb, log: deps.log, ...deps.agents }, tenantId, executionId);
+      await runAgentExecution({ ownerDb: deps.ownerDb, log: deps.log, ...deps.agents, signal: helpers.abortSignal }, tenantId, executionId);
     } catch (error) {
       if (helpers.job.attempts >= helpers.job.max_attempts) {
         await failAgentExecution(deps.ownerDb, executionId, {

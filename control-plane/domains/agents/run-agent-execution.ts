@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { AiProviderError, costOf, type AiProvider } from '../../ai/ai-provider.ts';
+import { z } from 'zod';
+import { AiProviderError, costOf, type AiProvider, type DraftResult, type DraftUsage } from '../../ai/ai-provider.ts';
+import { refuseUnstorableText } from '../../db/storable-text.ts';
 import type { AgentExecutionRow, Database } from '../../db/database.ts';
 import type { Logger } from '../../logger.ts';
 import { compileSpecification, validateSpecification, type CompileInput, type CompileOptions } from '../specifications/compile-specification.ts';
@@ -18,7 +20,12 @@ export interface AgentRunDeps {
   provider: AiProvider;
   /** AI_MAX_OUTPUT_TOKENS: the most one call may write, whatever the budget leaves. */
   maxOutputTokens: number;
+  /** Aborted when the worker stops: a call in flight is given up, and the job runs again later. */
+  signal?: AbortSignal;
 }
+
+/** What PostgreSQL's jsonb stores: no NUL, no unpaired surrogate, at any depth. */
+const storableJson = z.unknown().superRefine(refuseUnstorableText);
 
 /** Why an execution stops failed: the seed's budget_exceeded, or the provider's or a model's failure. */
 class ExecutionStop extends Error {
@@ -64,8 +71,9 @@ export async function runAgentExecution(deps: AgentRunDeps, tenantId: string, ex
       if (pending.length > 1 && waveFitsAtOnce(budget, pending.map((call) => call.inputTokens), deps.provider.prices, deps.maxOutputTokens)) {
         // Room for every call's longest answer at once: they run together, none cut by another's spending.
         const settled = await Promise.allSettled(pending.map((call) => runCall(call, deps.maxOutputTokens)));
-        const failure = settled.find((outcome) => outcome.status === 'rejected');
-        if (failure) throw failure.reason;
+        const failures = settled.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+        // The failure that ends the run wins over one a retry would follow: a retry would make, and pay for, a spent call again.
+        if (failures.length > 0) throw failures.find((reason) => reason instanceof ExecutionGone) ?? failures.find((reason) => !isRetryable(reason)) ?? failures[0];
       } else {
         // Otherwise one after another, each with what the budget has left when its turn comes.
         for (const call of pending) {
@@ -76,12 +84,20 @@ export async function runAgentExecution(deps: AgentRunDeps, tenantId: string, ex
       }
     }
   } catch (error) {
+    // The worker is stopping: whatever the call said, the run is not over; the job runs it again.
+    if (deps.signal?.aborted) throw error;
     if (error instanceof ExecutionGone) return log.info('agent execution stopped running during a call; its call was not recorded');
     if (error instanceof ExecutionStop) return stop(deps, executionId, error.code, error.message);
     if (error instanceof AiProviderError && !error.retryable) return stop(deps, executionId, 'agent_error', error.message);
     throw error;
   }
   await finish(deps, execution, steps, outputs, input, options);
+}
+
+/** Whether the job should try the run again for this failure; a stop, or a provider's refusal, ends it. */
+function isRetryable(error: unknown): boolean {
+  if (error instanceof ExecutionGone || error instanceof ExecutionStop) return false;
+  return !(error instanceof AiProviderError && !error.retryable);
 }
 
 interface PreparedCall {
@@ -104,26 +120,20 @@ function describe(step: PlannedStep): string {
 async function makeCall(deps: AgentRunDeps, execution: AgentExecutionRow, budget: Budget, call: PreparedCall, maxOutputTokens: number): Promise<unknown> {
   const { provider, ownerDb } = deps;
   await setCurrentStep(ownerDb, execution.id, `${call.step.step}/${describe(call.step)}`);
-  const result = await provider.draft({ agent: call.step.agent, system: call.request.system, prompt: call.request.prompt, schema: call.request.schema, maxOutputTokens, context: call.context });
-  const costUsd = costOf(result.usage, provider.prices);
-  const recorded = await recordAgentCall(ownerDb, {
-    tenantId: execution.tenant_id,
-    executionId: execution.id,
-    step: call.step.step,
-    agent: call.step.agent,
-    task: call.step.task,
-    provider: provider.name,
-    model: provider.model,
-    promptHash: call.request.promptHash,
-    inputTokens: result.usage.inputTokens,
-    outputTokens: result.usage.outputTokens,
-    costUsd,
-    finishReason: result.finishReason,
-    output: result.finishReason === 'stop' ? result.output : null,
-  });
-  if (!recorded) throw new ExecutionGone();
-  budget.tokensUsed += result.usage.inputTokens + result.usage.outputTokens;
-  budget.costUsd += costUsd;
+  let result: DraftResult;
+  try {
+    result = await provider.draft({ agent: call.step.agent, system: call.request.system, prompt: call.request.prompt, schema: call.request.schema, maxOutputTokens, context: call.context, ...(deps.signal ? { signal: deps.signal } : {}) });
+  } catch (error) {
+    // A model that answered what the schema refuses was paid for: the call is recorded with its spending.
+    if (error instanceof AiProviderError && error.usage) await record(deps, execution, budget, call, { usage: error.usage, finishReason: 'error', output: null });
+    throw error;
+  }
+  // An answer the database cannot store (a NUL, an unpaired surrogate) is one the run cannot use either.
+  if (result.finishReason === 'stop' && !storableJson.safeParse(result.output).success) {
+    await record(deps, execution, budget, call, { usage: result.usage, finishReason: 'error', output: null });
+    throw new ExecutionStop('agent_error', `Step ${call.step.step} (${describe(call.step)}) answered text that cannot be stored (a NUL character or an unpaired surrogate)`);
+  }
+  await record(deps, execution, budget, call, { usage: result.usage, finishReason: result.finishReason, output: result.finishReason === 'stop' ? result.output : null });
   if (result.finishReason === 'length') {
     if (maxOutputTokens < deps.maxOutputTokens) {
       throw new ExecutionStop('budget_exceeded', `Step ${call.step.step} (${describe(call.step)}) was cut off at ${maxOutputTokens} tokens, all the budget had left; the tokens it spent are counted`);
@@ -131,6 +141,36 @@ async function makeCall(deps: AgentRunDeps, execution: AgentExecutionRow, budget
     throw new ExecutionStop('agent_error', `Step ${call.step.step} (${describe(call.step)}) wrote more than AI_MAX_OUTPUT_TOKENS (${deps.maxOutputTokens}) tokens`);
   }
   return result.output;
+}
+
+/**
+ * Records a call and adds what it spent to the execution, in one transaction: the spending is never
+ * counted without its call, nor the call kept without its spending. Throws ExecutionGone when the
+ * execution is no longer running (the call is then not recorded).
+ */
+async function record(deps: AgentRunDeps, execution: AgentExecutionRow, budget: Budget, call: PreparedCall, outcome: { usage: DraftUsage; finishReason: 'stop' | 'length' | 'error'; output: unknown }) {
+  const { provider } = deps;
+  const costUsd = costOf(outcome.usage, provider.prices);
+  const recorded = await deps.ownerDb.transaction().execute((trx) =>
+    recordAgentCall(trx, {
+      tenantId: execution.tenant_id,
+      executionId: execution.id,
+      step: call.step.step,
+      agent: call.step.agent,
+      task: call.step.task,
+      provider: provider.name,
+      model: provider.model,
+      promptHash: call.request.promptHash,
+      inputTokens: outcome.usage.inputTokens,
+      outputTokens: outcome.usage.outputTokens,
+      costUsd,
+      finishReason: outcome.finishReason,
+      output: outcome.output,
+    }),
+  );
+  if (!recorded) throw new ExecutionGone();
+  budget.tokensUsed += outcome.usage.inputTokens + outcome.usage.outputTokens;
+  budget.costUsd += costUsd;
 }
 
 async function stop(deps: AgentRunDeps, executionId: string, code: 'budget_exceeded' | 'agent_error', message: string): Promise<void> {
