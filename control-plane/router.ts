@@ -1,5 +1,6 @@
 import { agentsRouter } from './domains/agents/agents.router.ts';
 import { tasksRouter } from './domains/tasks/tasks.router.ts';
+import { exportsRouter } from './domains/exports/exports.router.ts';
 import { agencyProjectsRouter } from './domains/agency-projects/agency-projects.router.ts';
 import { apiKeysRouter } from './domains/api-keys/api-keys.router.ts';
 import { flowRouter } from './domains/flow/flow.router.ts';
@@ -31,6 +32,7 @@ export const appRouter = router({
   specification: specificationsRouter,
   agents: agentsRouter,
   tasks: tasksRouter,
+  exports: exportsRouter,
   // REST matches routes in this order: the static /{orgId}/kits/credentials and /executions paths
   // must come before /{orgId}/kits/{kitId}.
   kitCredentials: kitCredentialsRouter,

@@ -22,6 +22,8 @@ export type BundleInfo = {
    * otherwise fail the same way on every retry.
    */
   leaveOutUnbundleable?: boolean;
+  /** What the manifest says the bundle is, in place of a kit run's `format`, `kitRef` and `executionId` (an export pack's). */
+  describedAs?: Record<string, unknown>;
 };
 /** An output a bundle built with `leaveOutUnbundleable` does not hold, and why. */
 export type LeftOutOutput = { outputId: string | null; filename: string; reason: string };
@@ -63,9 +65,7 @@ export async function buildOutputBundle(outputs: readonly BundleOutput[], info: 
   const manifest = Buffer.from(
     `${JSON.stringify(
       {
-        format: 'specwright-bundle/1',
-        kitRef: info.kitRef ?? null,
-        executionId: info.executionId ?? null,
+        ...(info.describedAs ?? { format: 'specwright-bundle/1', kitRef: info.kitRef ?? null, executionId: info.executionId ?? null }),
         createdAt: (info.createdAt ?? ENTRY_DATE).toISOString(),
         files: entries,
       },

@@ -2,16 +2,41 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { AppError } from '../errors/app-error.ts';
 
-export interface DownloadTarget {
+/** Whom a link was handed to (and the API key they asked with): each download checks they still may read what it names. */
+export interface LinkHolder {
+  userId: string;
+  apiKeyId?: string | undefined;
+}
+
+/** A kit execution's bundle: a stored blob. */
+export interface BundleTarget {
+  kind?: 'bundle';
   tenantId: string;
-  /** Whom the link was handed to (and the API key they asked with): each download checks they still may read it. */
-  holder: { userId: string; apiKeyId?: string | undefined };
+  holder: LinkHolder;
   /** The execution whose bundle the link serves. */
   organizationId: string;
   executionId: string;
   blobId: string;
   filename: string;
 }
+
+export const exportFormats = ['json', 'markdown', 'mcp'] as const;
+export type ExportFormat = (typeof exportFormats)[number];
+
+/** An export pack of a completed specification: built again, byte for byte, on each download. */
+export interface ExportTarget {
+  kind: 'export';
+  tenantId: string;
+  holder: LinkHolder;
+  projectId: string;
+  specificationId: string;
+  format: ExportFormat;
+  /** What the pack holds: spec, dod, testPlan, taskGraph, runbook, mcpConfig. */
+  include: string[];
+  filename: string;
+}
+
+export type DownloadTarget = BundleTarget | ExportTarget;
 
 export interface DownloadLinks {
   /** A signed, expiring `/api/downloads/<token>` path for one blob of one tenant. */
@@ -29,18 +54,31 @@ const DEFAULT_TTL_SECONDS = 15 * 60;
 export const invalidDownloadLink = () => new AppError('FORBIDDEN', 'This download link is not valid');
 
 /**
- * The signed payload. A link signed before it named its holder has no `u`: it is not valid. The ids
- * are checked as ids, as every other input is: a signed payload that names something else (only a
- * holder of SERVER_SECRET can sign one: an operator's script, another version) is an invalid link,
- * not a query PostgreSQL refuses with a 500.
+ * The signed payload: a bundle's (as links have always been), or an export's (`n: "export"`). A
+ * link signed before it named its holder has no `u`: it is not valid. The ids are checked as ids,
+ * as every other input is: a signed payload that names something else (only a holder of
+ * SERVER_SECRET can sign one: an operator's script, another version) is an invalid link, not a
+ * query PostgreSQL refuses with a 500.
  */
-const signedPayload = z.object({
+const bundlePayload = z.object({
   t: z.guid(),
   u: z.guid(),
   k: z.guid().optional(),
   o: z.guid(),
   x: z.guid(),
   b: z.guid(),
+  f: z.string(),
+  e: z.number(),
+});
+const exportPayload = z.strictObject({
+  n: z.literal('export'),
+  t: z.guid(),
+  u: z.guid(),
+  k: z.guid().optional(),
+  p: z.guid(),
+  s: z.guid(),
+  m: z.enum(exportFormats),
+  i: z.array(z.string()),
   f: z.string(),
   e: z.number(),
 });
@@ -53,16 +91,11 @@ export function createDownloadLinks(serverSecret: string): DownloadLinks {
   return {
     create(target, ttlSeconds = DEFAULT_TTL_SECONDS) {
       const expiresAt = new Date(Math.ceil(Date.now() / 1000 + ttlSeconds) * 1000);
-      const signed: z.infer<typeof signedPayload> = {
-        t: target.tenantId,
-        u: target.holder.userId,
-        ...(target.holder.apiKeyId === undefined ? {} : { k: target.holder.apiKeyId }),
-        o: target.organizationId,
-        x: target.executionId,
-        b: target.blobId,
-        f: target.filename,
-        e: expiresAt.getTime() / 1000,
-      };
+      const holder = { t: target.tenantId, u: target.holder.userId, ...(target.holder.apiKeyId === undefined ? {} : { k: target.holder.apiKeyId }) };
+      const signed: z.infer<typeof bundlePayload> | z.infer<typeof exportPayload> =
+        target.kind === 'export'
+          ? { n: 'export', ...holder, p: target.projectId, s: target.specificationId, m: target.format, i: target.include, f: target.filename, e: expiresAt.getTime() / 1000 }
+          : { ...holder, o: target.organizationId, x: target.executionId, b: target.blobId, f: target.filename, e: expiresAt.getTime() / 1000 };
       const payload = Buffer.from(JSON.stringify(signed)).toString('base64url');
       return { path: `/api/downloads/${payload}.${sign(payload)}`, expiresAt };
     },
@@ -71,12 +104,20 @@ export function createDownloadLinks(serverSecret: string): DownloadLinks {
       const expected = payload ? Buffer.from(sign(payload)) : Buffer.alloc(0);
       const given = Buffer.from(signature ?? '');
       if (!payload || extra !== undefined || given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidDownloadLink();
-      const decoded = signedPayload.safeParse(parsedJson(Buffer.from(payload, 'base64url').toString('utf8')));
+      const json = parsedJson(Buffer.from(payload, 'base64url').toString('utf8'));
+      const isExport = typeof json === 'object' && json !== null && 'n' in json;
+      const decoded = (isExport ? exportPayload : bundlePayload).safeParse(json);
       if (!decoded.success) throw invalidDownloadLink();
-      const { t, u, k, o, x, b, f, e } = decoded.data;
       // Expired from `expiresAt` on, as a JWT is from its `exp`: the instant the answer names is not still valid.
-      if (e * 1000 <= Date.now()) throw new AppError('FORBIDDEN', 'This download link has expired; ask for a new one');
-      return { tenantId: t, holder: { userId: u, apiKeyId: k }, organizationId: o, executionId: x, blobId: b, filename: f };
+      if (decoded.data.e * 1000 <= Date.now()) throw new AppError('FORBIDDEN', 'This download link has expired; ask for a new one');
+      const { t, u, k, f } = decoded.data;
+      const holder = { userId: u, apiKeyId: k };
+      if ('n' in decoded.data) {
+        const { p, s: specificationId, m, i } = decoded.data;
+        return { kind: 'export', tenantId: t, holder, projectId: p, specificationId, format: m, include: i, filename: f };
+      }
+      const { o, x, b } = decoded.data;
+      return { kind: 'bundle', tenantId: t, holder, organizationId: o, executionId: x, blobId: b, filename: f };
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { withTenant } from '../db/tenant-transaction.ts';
+import { exportForDownload } from '../domains/exports/exports.service.ts';
 import { describeBundleForDownload, readBundleForDownload } from '../domains/kit-executions/kit-executions.service.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import type { DownloadLinks, DownloadTarget } from './download-links.ts';
@@ -10,10 +11,11 @@ import { createDownloadSlots, DOWNLOAD_SLOTS } from './download-slots.ts';
 import { sendSurfaceError } from './surface-errors.ts';
 
 /**
- * GET /api/downloads/<token>: the bytes a signed link names. The link is the credential (it is
- * handed out to an authenticated caller and expires), so no other authentication is asked for;
- * but the user it was handed to must still be allowed to read its bundle, and the blob is read
- * under its tenant's row-level security. A HEAD answers the same status and headers, checked the
+ * GET /api/downloads/<token>: the bytes a signed link names — a kit execution's bundle, or an export
+ * pack of a specification, built again on each download. The link is the credential (it is handed
+ * out to an authenticated caller and expires), so no other authentication is asked for; but the
+ * user it was handed to must still be allowed to read what it names, which is read under its
+ * tenant's row-level security. A HEAD answers the same status and headers, checked the
  * same way, from what describes the blob: its bytes are not read from the database. A GET for one
  * byte range answers 206 with that part, so a broken download can be resumed.
  */
@@ -43,13 +45,19 @@ export function createDownloadHandler(db: Kysely<Database>, links: DownloadLinks
     res.once('close', letGo);
     try {
       const target = links.verify(req.params.token);
-      if (req.method === 'HEAD') {
+      if (req.method === 'HEAD' && target.kind !== 'export') {
         const described = await withTenant(db, target.tenantId, (trx) => describeBundleForDownload(trx, target));
         setDownloadHeaders(res, target, described);
         res.end();
         return;
       }
-      const blob = await withTenant(db, target.tenantId, (trx) => readBundleForDownload(trx, target));
+      // An export pack is built again from its specification (a HEAD builds it too: its length and digest are the pack's).
+      const blob = await withTenant(db, target.tenantId, (trx) => (target.kind === 'export' ? exportForDownload(trx, target) : readBundleForDownload(trx, target)));
+      if (req.method === 'HEAD') {
+        setDownloadHeaders(res, target, { contentType: blob.contentType, contentLength: blob.content.length, sha256: blob.sha256 });
+        res.end();
+        return;
+      }
       const described = { contentType: blob.contentType, contentLength: blob.content.length, sha256: blob.sha256 };
       const part = requestedPart(req, described);
       if (part === 'unsatisfiable') {

@@ -27,7 +27,7 @@ addFormats.default(ajv);
 const validators = new Map<string, ReturnType<typeof ajv.compile>>();
 
 beforeAll(async () => {
-  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500', RATE_LIMIT_AGENT_PER_MINUTE: '1000' } });
+  app = await startTestApp({ mode: 'all', env: { WORKER_HEARTBEAT_MS: '500', RATE_LIMIT_AGENT_PER_MINUTE: '1000', RATE_LIMIT_COMPILATION_PER_MINUTE: '1000' } });
   key = app.bootstrap.apiKey;
   orgId = app.bootstrap.organizationId;
   document = (await call(app.url, '/api/openapi.json')).body;
@@ -210,6 +210,11 @@ describe('every documented operation, called for real', () => {
     expect((await conform('POST', '/tasks/{taskId}/actions/{actionId}', `/tasks/${firstTask.id}/actions/a1`, { body: { data: { value: 'b' }, idempotencyKey: 'conformance' } })).status).toBe(422);
     await conform('POST', '/tasks/{taskId}/actions/{actionId}', `/tasks/${firstTask.id}/actions/a7`, { body: { data: {} } });
     await conform('GET', '/user-tasks', '/user-tasks?limit=5');
+    // Export packs of the compiled specification: a link, and what cannot be exported.
+    expect((await conform('POST', '/exports/download', '/exports/download', flowBody({ specId: compiling.specId, format: 'markdown', include: { dod: true, testPlan: true, taskGraph: true, runbook: true } }))).status).toBe(200);
+    expect((await conform('POST', '/exports/download', '/exports/download', flowBody({ format: 'json', specId: '00000000-0000-4000-8000-000000000000' }))).status).toBe(404);
+    expect((await conform('POST', '/exports/download', '/exports/download', { body: { projectId: project.id, format: 'json' } })).status).toBe(409);
+    expect((await conform('POST', '/exports/download', '/exports/download', flowBody({ format: 'pdf' }))).status).toBe(400);
 
     // Customer invitations and sign-in.
     const email = `invitee-${Date.now()}@example.test`;

@@ -4,7 +4,7 @@ import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitExecutionStatus } from '../../db/database.ts';
 import { AppError, invalid, notFound } from '../../errors/app-error.ts';
 import { quotedId } from '../../errors/quoted-input.ts';
-import { invalidDownloadLink, type DownloadLinks, type DownloadTarget } from '../../http/download-links.ts';
+import { invalidDownloadLink, type BundleTarget, type DownloadLinks } from '../../http/download-links.ts';
 import type { Paging } from '../../http/paging.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { kitInputOfSpecification } from '../specifications/specifications.service.ts';
@@ -219,18 +219,18 @@ export async function getBundleLink(db: Kysely<Database>, principal: Principal, 
  * 15 minutes. Such a link answers as a forged one does; an execution or bundle gone since (the
  * project deleted) is NOT_FOUND, which only a holder still entitled to it is told.
  */
-export function readBundleForDownload(db: Kysely<Database>, target: DownloadTarget) {
+export function readBundleForDownload(db: Kysely<Database>, target: BundleTarget) {
   return bundleForDownload(db, target, readBlob);
 }
 
 /** What a HEAD of a download link answers: the bundle's type, length and digest, checked as readBundleForDownload checks, its bytes left unread. */
-export function describeBundleForDownload(db: Kysely<Database>, target: DownloadTarget) {
+export function describeBundleForDownload(db: Kysely<Database>, target: BundleTarget) {
   return bundleForDownload(db, target, readBlobDescription);
 }
 
 async function bundleForDownload<Found>(
   db: Kysely<Database>,
-  target: DownloadTarget,
+  target: BundleTarget,
   read: (db: Kysely<Database>, tenantId: string, blobId: string) => Promise<Found | undefined>,
 ): Promise<Found> {
   const holder = { tenantId: target.tenantId, userId: target.holder.userId };

@@ -35,6 +35,19 @@ export async function findSpecification(db: Kysely<Database>, tenantId: string, 
   return db.selectFrom('specifications').selectAll().where('tenant_id', '=', tenantId).where('id', '=', specificationId).executeTakeFirst();
 }
 
+/** The project's latest completed specification (the highest version), or undefined when none has completed. */
+export async function findLatestCompletedSpecification(db: Kysely<Database>, tenantId: string, projectId: string): Promise<SpecificationRow | undefined> {
+  return db
+    .selectFrom('specifications')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('project_id', '=', projectId)
+    .where('status', '=', 'completed')
+    .orderBy('version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 /** The worker's claim on a specification still compiling, held to the end of its transaction; undefined when there is none. */
 export async function claimCompilingSpecification(db: Kysely<Database>, tenantId: string, specificationId: string): Promise<SpecificationRow | undefined> {
   return db
