@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { exportParts, type ExportPart } from '../domains/exports/export-contents.ts';
 import { AppError } from '../errors/app-error.ts';
 
 /** Whom a link was handed to (and the API key they asked with): each download checks they still may read what it names. */
@@ -32,7 +33,7 @@ export interface ExportTarget {
   specificationId: string;
   format: ExportFormat;
   /** What the pack holds: spec, dod, testPlan, taskGraph, runbook, mcpConfig. */
-  include: string[];
+  include: ExportPart[];
   filename: string;
 }
 
@@ -78,7 +79,8 @@ const exportPayload = z.strictObject({
   p: z.guid(),
   s: z.guid(),
   m: z.enum(exportFormats),
-  i: z.array(z.string()),
+  // The parts a pack holds, each once: a link naming another is not one POST /exports/download hands out.
+  i: z.array(z.enum(exportParts)).refine((parts) => new Set(parts).size === parts.length),
   f: z.string(),
   e: z.number(),
 });

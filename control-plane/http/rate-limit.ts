@@ -28,7 +28,7 @@ export function rateLimitClassFor(path: string): RateLimitClass {
   const has = (segment: string) => segments.includes(segment);
   const follows = (first: string, second: string) => segments.some((s, i) => s === first && segments[i + 1] === second);
   if (has('agents') && AGENT_WORK.some(has)) return 'agent';
-  if (follows('specification', 'compile') || follows('exports', 'compile') || (has('exports') && segments.at(-1) === 'download')) {
+  if (follows('specification', 'compile') || follows('exports', 'compile') || follows('exports', 'download') || (has('exports') && segments.at(-1) === 'download')) {
     return 'compilation';
   }
   if (has('discovery-chat') || has('discoverychat')) return 'discoveryChat';

@@ -34,6 +34,9 @@ describe('rate limits', () => {
     expect(rateLimitClassFor('/api/specification/compile')).toBe('compilation');
     expect(rateLimitClassFor('/api/exports/compile')).toBe('compilation');
     expect(rateLimitClassFor('/api/exports/0b7c/download')).toBe('compilation');
+    // tRPC, whatever its place in a batch.
+    expect(rateLimitClassFor('/trpc/exports.download,me')).toBe('compilation');
+    expect(rateLimitClassFor('/trpc/me,exports.download')).toBe('compilation');
     expect(rateLimitClassFor('/api/exports/0b7c')).toBe('general');
     expect(rateLimitClassFor('/api/discovery-chat')).toBe('discoveryChat');
     expect(rateLimitClassFor('/api/projects')).toBe('general');

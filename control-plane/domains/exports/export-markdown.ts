@@ -2,22 +2,32 @@ import Handlebars from 'handlebars';
 import type { CompiledSpec } from '../specifications/specifications.schema.ts';
 import type { definitionOfDone } from './export-contents.ts';
 
-// Markdown, not HTML: nothing is HTML-escaped; a value that would break the layout (a line break in
-// a list item) is folded by `oneLine`. The templates are the service's own, never a caller's.
+// Markdown, not HTML: nothing is HTML-escaped. Every value is written through a helper, since a
+// value is a user's answer or a model's draft: `text` folds line breaks (a heading or list item stays
+// one line) and backslash-escapes what Markdown or inline HTML would read (CommonMark lets any ASCII
+// punctuation be escaped so); `code` writes a code span fenced by more backticks than the value
+// holds. The templates are the service's own, never a caller's.
 const handlebars = Handlebars.create();
-handlebars.registerHelper('oneLine', (value: unknown) => (value === null || value === undefined ? '—' : String(value).replace(/\s*[\r\n]+\s*/g, ' ')));
-handlebars.registerHelper('join', (values: unknown) => (Array.isArray(values) && values.length > 0 ? values.map((value) => String(value).replace(/\s*[\r\n]+\s*/g, ' ')).join(', ') : '—'));
+const oneLine = (value: unknown) => String(value).replace(/\s*[\r\n]+\s*/g, ' ');
+const escaped = (value: unknown) => oneLine(value).replace(/[\\`*_~[\]<>&|]/g, '\\$&');
+handlebars.registerHelper('text', (value: unknown) => (value === null || value === undefined ? '—' : escaped(value)));
+handlebars.registerHelper('join', (values: unknown) => (Array.isArray(values) && values.length > 0 ? values.map(escaped).join(', ') : '—'));
+handlebars.registerHelper('code', (...values: unknown[]) => {
+  const content = oneLine(values.slice(0, -1).join(' '));
+  const fence = '`'.repeat(Math.max(0, ...(content.match(/`+/g) ?? []).map((run) => run.length)) + 1);
+  return fence.length > 1 || /^ | $/.test(content) ? `${fence} ${content} ${fence}` : `${fence}${content}${fence}`;
+});
 handlebars.registerHelper('ordinal', (index: number) => index + 1);
 const compile = (template: string) => handlebars.compile(template, { noEscape: true, strict: false });
 
-const specTemplate = compile(`# {{oneLine metadata.title}}
+const specTemplate = compile(`# {{text metadata.title}}
 
-Specification version {{metadata.version}} ({{metadata.format}}), compiled in phase {{metadata.compiledFromPhase}} by {{metadata.generator}}.
+Specification version {{text metadata.version}} ({{text metadata.format}}), compiled in phase {{text metadata.compiledFromPhase}} by {{text metadata.generator}}.
 
 ## Overview
 
-- Problem: {{oneLine overview.problem}}
-- Description: {{oneLine overview.description}}
+- Problem: {{text overview.problem}}
+- Description: {{text overview.description}}
 - Audience: {{join overview.audience}}
 - Platforms: {{join overview.platforms}}
 - Capabilities: {{join overview.capabilities}}
@@ -25,9 +35,9 @@ Specification version {{metadata.version}} ({{metadata.format}}), compiled in ph
 
 ## Entities
 {{#each entities}}
-### {{oneLine name}} (\`{{path}}\`)
+### {{text name}} ({{code path}})
 
-- Fields: {{#each fields}}{{name}} ({{type}}{{#if required}}, required{{/if}}){{#unless @last}}, {{/unless}}{{/each}}
+- Fields: {{#each fields}}{{text name}} ({{text type}}{{#if required}}, required{{/if}}){{#unless @last}}, {{/unless}}{{/each}}
 - Operations: {{join operations}}
 {{else}}
 None named.
@@ -35,16 +45,16 @@ None named.
 
 ## Endpoints
 {{#each endpoints}}
-- \`{{method}} {{path}}\` — {{oneLine summary}} ({{oneLine source}})
+- {{code method path}} — {{text summary}} ({{text source}})
 {{else}}
 None.
 {{/each}}
 
 ## Workflows
 {{#each workflows}}
-### {{oneLine name}}
+### {{text name}}
 {{#each steps}}
-{{ordinal @index}}. {{oneLine this}}
+{{ordinal @index}}. {{text this}}
 {{/each}}
 {{else}}
 None.
@@ -52,26 +62,26 @@ None.
 
 ## Requirements
 {{#each requirements}}
-- **{{id}}** ({{kind}}, {{priority}}) {{oneLine title}}: {{oneLine description}}
+- **{{text id}}** ({{text kind}}, {{text priority}}) {{text title}}: {{text description}}
 {{else}}
 None.
 {{/each}}
 
 ## Architecture
 
-- Style: {{oneLine architecture.style}}
+- Style: {{text architecture.style}}
 - Patterns: {{join architecture.patterns}}
 - Multi-tenant: {{#if architecture.multiTenant}}yes{{else}}no{{/if}}
-- Timeline: {{oneLine architecture.timeline}}
-- Team size: {{oneLine architecture.teamSize}}
-- Release strategy: {{oneLine architecture.releaseStrategy}}
+- Timeline: {{text architecture.timeline}}
+- Team size: {{text architecture.teamSize}}
+- Release strategy: {{text architecture.releaseStrategy}}
 - Milestones: {{join architecture.milestones}}
 
 ## Design system
 {{#if designSystem}}
-- Visual style: {{oneLine designSystem.visualStyle}}
-- Brand colours: {{oneLine designSystem.brandColors}}
-- Accessibility: {{oneLine designSystem.accessibility}}
+- Visual style: {{text designSystem.visualStyle}}
+- Brand colours: {{text designSystem.brandColors}}
+- Accessibility: {{text designSystem.accessibility}}
 {{else}}
 None: the product has no user interface.
 {{/if}}
@@ -80,21 +90,21 @@ None: the product has no user interface.
 const dodTemplate = compile(`# Definition of done
 
 {{#each overall}}
-- {{oneLine this}}
+- {{text this}}
 {{/each}}
 
 ## By requirement
 {{#each requirements}}
-### {{requirementId}} {{oneLine title}} ({{priority}})
+### {{text requirementId}} {{text title}} ({{text priority}})
 {{#each doneWhen}}
-- [ ] {{oneLine this}}
+- [ ] {{text this}}
 {{/each}}
 {{/each}}
 `);
 
 const testPlanTemplate = compile(`# Test plan
 {{#each testCases}}
-- **{{id}}** (for {{requirementId}}) {{oneLine title}} — expected: {{oneLine expected}}
+- **{{text id}}** (for {{text requirementId}}) {{text title}} — expected: {{text expected}}
 {{else}}
 
 No test cases: compile the specification with includeTestPlan.
@@ -103,15 +113,15 @@ No test cases: compile the specification with includeTestPlan.
 
 const taskGraphTemplate = compile(`# Task graph
 {{#each tasks}}
-- **{{id}}** {{oneLine title}}{{#if dependsOn.length}} — after {{join dependsOn}}{{/if}}
+- **{{text id}}** {{text title}}{{#if dependsOn.length}} — after {{join dependsOn}}{{/if}}
 {{/each}}
 `);
 
 const runbookTemplate = compile(`# Runbook
 
-Release strategy: {{oneLine strategy}}
+Release strategy: {{text strategy}}
 {{#each steps}}
-{{ordinal @index}}. {{oneLine this}}
+{{ordinal @index}}. {{text this}}
 {{/each}}
 `);
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, SpecificationRow } from '../../db/database.ts';
-import { conflict, notFound } from '../../errors/app-error.ts';
+import { conflict, forbidden, notFound } from '../../errors/app-error.ts';
 import { quotedId } from '../../errors/quoted-input.ts';
 import { invalidDownloadLink, type DownloadLinks, type ExportTarget } from '../../http/download-links.ts';
 import { apiKeyIsActive } from '../api-keys/api-keys.service.ts';
@@ -16,6 +16,12 @@ import type { DownloadExportInput } from './exports.schema.ts';
 /** The parts asked for: the specification unless left out, and each other part named true. */
 function partsOf(include: DownloadExportInput['include']): ExportPart[] {
   return exportParts.filter((part) => (part === 'spec' ? include?.spec !== false : include?.[part] === true));
+}
+
+/** The parts asked for that the specification was not compiled with (a task graph, a runbook). */
+function missingParts(specification: SpecificationRow, parts: readonly ExportPart[]): ExportPart[] {
+  const spec = specification.spec as unknown as CompiledSpec;
+  return parts.filter((part) => (part === 'taskGraph' && !spec.taskGraph) || (part === 'runbook' && !spec.runbook));
 }
 
 /** The pack of a completed specification, in the parts and format asked for (the same bytes every time). */
@@ -43,14 +49,18 @@ export async function downloadExport(db: Kysely<Database>, principal: Principal,
   if (input.specId && (!specification || specification.project_id !== project.id)) throw notFound(`Specification ${quotedId(input.specId)} of this project`);
   if (!specification) throw conflict('The project has no compiled specification yet: POST /specification/compile (or /agents/generate-spec) first');
   if (specification.status !== 'completed') throw conflict(`Specification ${quotedId(specification.id)} is ${specification.status}, not completed`);
-  const spec = specification.spec as unknown as CompiledSpec;
   const parts = partsOf(input.include);
-  const missing = parts.filter((part) => (part === 'taskGraph' && !spec.taskGraph) || (part === 'runbook' && !spec.runbook));
+  const missing = missingParts(specification, parts);
   if (missing.length > 0) {
     const option = missing.map((part) => (part === 'taskGraph' ? 'includeTaskGraph' : 'includeRunbook')).join(' and ');
     throw conflict(`Version ${specification.version} of the specification has no ${missing.join(' or ')}: compile it with ${option}`);
   }
   if (parts.length === 0 && input.format !== 'mcp') throw conflict('The pack would hold nothing: include at least one part');
+  // The link is checked on each download against its holder's memberships and key in the project's
+  // tenant; a platform admin acting in another tenant has neither there, so their link would never serve.
+  if (principal.tenantId !== principal.homeTenantId) {
+    throw forbidden(`Export links are handed out in your own tenant: acting in another tenant, read the specification with GET /specification/${specification.id}`);
+  }
   const pack = await packOf(specification, input.format, parts);
   const link = links.create({
     kind: 'export',
@@ -84,8 +94,10 @@ export async function exportForDownload(db: Kysely<Database>, target: ExportTarg
     (await findProject(db, { tenantId: target.tenantId, userId: target.holder.userId }, target.projectId)) !== undefined;
   if (!mayRead) throw invalidDownloadLink();
   const specification = await findSpecification(db, target.tenantId, target.specificationId);
-  if (!specification || specification.project_id !== target.projectId || specification.status !== 'completed') throw notFound('The file behind this link');
   const parts = exportParts.filter((part) => target.include.includes(part));
+  if (!specification || specification.project_id !== target.projectId || specification.status !== 'completed' || missingParts(specification, parts).length > 0) {
+    throw notFound('The file behind this link');
+  }
   const pack = await packOf(specification, target.format, parts);
   return { content: pack.buffer, contentType: 'application/zip', sha256: pack.sha256 };
 }
