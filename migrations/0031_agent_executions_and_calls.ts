@@ -81,7 +81,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       cost_usd numeric(15, 9) not null check (cost_usd >= 0),
       finish_reason text not null check (finish_reason in ('stop', 'length', 'error')),
       output jsonb,
-      created_at timestamptz not null default clock_timestamp(),
+      created_at timestamptz not null default date_trunc('milliseconds', clock_timestamp()),
       constraint agent_calls_execution_fkey foreign key (tenant_id, execution_id) references agent_executions (tenant_id, id) on delete cascade,
       constraint agent_calls_output_check check ((finish_reason = 'stop') = (output is not null))
     )

@@ -49,7 +49,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       tenant_id uuid not null references tenants (id) on delete cascade,
       task_id uuid not null,
       depends_on uuid not null,
-      primary key (task_id, depends_on),
+      primary key (tenant_id, task_id, depends_on),
       constraint task_dependencies_task_fkey foreign key (tenant_id, task_id) references tasks (tenant_id, id) on delete cascade,
       constraint task_dependencies_depends_on_fkey foreign key (tenant_id, depends_on) references tasks (tenant_id, id) on delete cascade,
       constraint task_dependencies_not_itself check (task_id <> depends_on)

@@ -9,7 +9,7 @@ let app: TestApp;
 let key: string;
 let link: string;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ env: { RATE_LIMIT_COMPILATION_PER_MINUTE: '1000', RATE_LIMIT_AGENT_PER_MINUTE: '1000' } });
   key = app.bootstrap.apiKey;
   const executionId = await bundledExecution(app, Buffer.from('a bundle'));
   const handed = await call(app.url, `/api/${app.bootstrap.organizationId}/kits/executions/${executionId}/bundle`, { apiKey: key });

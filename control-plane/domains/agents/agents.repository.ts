@@ -55,9 +55,9 @@ export async function resumeAgentExecution(db: Kysely<Database>, tenantId: strin
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** The execution's calls, in the order they were made. */
+/** The execution's calls, in the order they were made (calls of one millisecond by step). */
 export async function listAgentCalls(db: Kysely<Database>, tenantId: string, executionId: string): Promise<AgentCallRow[]> {
-  return db.selectFrom('agent_calls').selectAll().where('tenant_id', '=', tenantId).where('execution_id', '=', executionId).orderBy('created_at').orderBy('id').execute();
+  return db.selectFrom('agent_calls').selectAll().where('tenant_id', '=', tenantId).where('execution_id', '=', executionId).orderBy('created_at').orderBy('step').orderBy('id').execute();
 }
 
 /**

@@ -9,7 +9,10 @@ export const taskStatuses = ['pending', 'in_progress', 'completed', 'cancelled',
 export const taskPriorities = ['low', 'medium', 'high', 'urgent'] as const;
 
 const name = z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'must be a name of letters, digits and _ (starting with a letter), at most 64');
-const label = z.string().trim().min(1).max(200);
+// Each text names its own NUL or unpaired surrogate, whatever else the body gets wrong (the object's
+// own check runs only once every field has its shape).
+const label = z.string().trim().min(1).max(200).superRefine(refuseUnstorableText);
+const shortText = z.string().min(1).max(200).superRefine(refuseUnstorableText);
 
 const formSubmit = z.strictObject({
   type: z.literal('FORM_SUBMIT'),
@@ -28,7 +31,7 @@ const singleSelect = z.strictObject({
   label,
   config: z.strictObject({
     options: z
-      .array(z.strictObject({ value: z.string().min(1).max(200), label }))
+      .array(z.strictObject({ value: shortText, label }))
       .min(1)
       .max(50)
       .refine((options) => new Set(options.map((option) => option.value)).size === options.length, 'offers a value twice'),
@@ -59,12 +62,12 @@ export const createTaskInput = z.strictObject({
   projectId: uuidInput(),
   type: z.enum(taskTypes),
   title: label,
-  description: z.string().max(10_000),
+  description: z.string().max(10_000).superRefine(refuseUnstorableText),
   priority: z.enum(taskPriorities).optional().describe('medium when absent'),
   assigneeType: z.enum(['user', 'agent']).optional(),
-  assigneeId: z.string().min(1).max(200).optional().describe("A user who sees the project, or an agent's name (analyst, architect, …); with assigneeType"),
+  assigneeId: shortText.optional().describe("A user who sees the project, or an agent's name (analyst, architect, …); with assigneeType"),
   actions: z.array(actionInput).min(1).max(20),
-  targets: z.array(z.strictObject({ type: name, id: z.string().min(1).max(200) })).max(50).optional(),
+  targets: z.array(z.strictObject({ type: name, id: shortText })).max(50).optional(),
   dependencies: z
     .array(uuidInput())
     .max(50)
