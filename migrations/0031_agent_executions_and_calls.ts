@@ -15,7 +15,8 @@ import { enqueueJobAsOf0030 } from './0030_specifications.ts';
  * policy) turns a failed execution back to running, with a budget of its choosing. Everything
  * else about an execution, and every call, only the worker (the owner) writes. The one job a
  * request may now enqueue besides a kit execution and a compile is the run of an agent execution
- * of its own tenant that is running, under its key, with its ids as the whole payload.
+ * of its own tenant that is running, under its key, with its ids as the whole payload; and a
+ * request no longer chooses how many attempts a compile or an agent run gets (3, as the service asks).
  */
 
 const ENQUEUE_HEAD = sql`
@@ -151,6 +152,8 @@ export async function up(db: Kysely<any>): Promise<void> {
             raise exception 'a request may enqueue only the compile of a specification of its own tenant, under that specification''s key'
               using errcode = 'insufficient_privilege';
           end if;
+          -- Its attempts are the service's (COMPILE_JOB_ATTEMPTS), not the request's to choose.
+          max_attempts := 3;
         elsif identifier = 'agents.generate_spec' then
           execution := (payload ->> 'executionId')::uuid;
           -- As a compile's: the two ids, exactly; and only for an execution that is running.
@@ -161,6 +164,8 @@ export async function up(db: Kysely<any>): Promise<void> {
             raise exception 'a request may enqueue only the run of a running agent execution of its own tenant, under that execution''s key'
               using errcode = 'insufficient_privilege';
           end if;
+          -- As a compile's: the service's AGENT_JOB_ATTEMPTS.
+          max_attempts := 3;
         elsif identifier = 'credentials.rotate_keys' then
           if job_key is distinct from 'credentials.rotate_keys'
              or not exists (select 1 from public.users u where u.id = (payload ->> 'requestedBy')::uuid and u.is_platform_admin) then

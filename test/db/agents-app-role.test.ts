@@ -126,6 +126,20 @@ describe("a request's enqueue_job for agents.generate_spec", () => {
     for (const other of [failed, completed]) expect(await enqueue(a.tenantId, { executionId: other.id, tenantId: a.tenantId }, `agent-execution:${other.id}`)).toBe('42501');
   });
 
+  it("gives an agent run, and a compile, the service's 3 attempts, whatever the request asks", async () => {
+    const running = await execution(a, 'running');
+    const [specification] = await q(`insert into specifications (tenant_id, project_id, version, options, input) values ($1, $2, 1000, '{}', '{}') returning id`, [a.tenantId, a.projectId]);
+    await inAppRoleTransaction(database.appUrl, a.tenantId, async (client) => {
+      await client.query(`select app_private.enqueue_job('agents.generate_spec', $1::json, $2, 25)`, [JSON.stringify({ executionId: running.id, tenantId: a.tenantId }), `agent-execution:${running.id}`]);
+      await client.query(`select app_private.enqueue_job('specifications.compile', $1::json, $2, 1)`, [JSON.stringify({ specificationId: specification.id, tenantId: a.tenantId }), `specification:${specification.id}`]);
+    }, { commit: true });
+    const attempts = await q(`select key, max_attempts from graphile_worker._private_jobs where key in ($1, $2) order by key`, [`agent-execution:${running.id}`, `specification:${specification.id}`]);
+    expect(attempts).toEqual([
+      { key: `agent-execution:${running.id}`, max_attempts: 3 },
+      { key: `specification:${specification.id}`, max_attempts: 3 },
+    ]);
+  });
+
   it('queues nothing a rolled-back request asked for', async () => {
     const running = await execution(a, 'running');
     await inAppRoleTransaction(database.appUrl, a.tenantId, (client) =>
