@@ -67,7 +67,8 @@ export async function buildOutputBundle(outputs: readonly BundleOutput[], info: 
       {
         ...(info.describedAs ?? { format: 'specwright-bundle/1', kitRef: info.kitRef ?? null, executionId: info.executionId ?? null }),
         createdAt: (info.createdAt ?? ENTRY_DATE).toISOString(),
-        files: entries,
+        // An export pack's files come from no kit output: they carry no outputId.
+        files: info.describedAs ? entries.map(({ outputId: _outputId, ...entry }) => entry) : entries,
       },
       null,
       2,

@@ -23,7 +23,7 @@ export function registerAgentTools(server: McpServer, client: SpecwrightClient, 
       description:
         "Agents (analyst, architect, api-designer, qa-engineer, designer) draft the project's specification from its flow's answers, each its own sections, under a token and dollar budget; " +
         'answers an executionId: poll get_agent_execution until its status is completed (result.specId is the new specification) or failed (error.checkpoint resumes it). ' +
-        'At most 10 agent calls a minute, polls included.',
+        'At most RATE_LIMIT_AGENT_PER_MINUTE (10 by default) runs or resumes a minute; polling get_agent_execution does not count against it.',
       inputSchema: z.strictObject({
         projectId,
         strategy: z.enum(['sequential', 'parallel', 'hierarchical', 'debate']).optional().describe('sequential (default), parallel, hierarchical (a supervisor plans and reviews), debate (draft, then revise)'),

@@ -67,6 +67,8 @@ describe('export packs', () => {
     const manifest = JSON.parse(strFromU8(files['manifest.json']!));
     expect(manifest).toMatchObject({ format: 'specwright-export/1', exportFormat: 'json', projectId, specificationId: specId, specificationVersion: '1' });
     expect(manifest.files.map((file: { name: string }) => file.name)).toEqual(exported.body.data.contents.slice(1));
+    // A pack's files come from no kit output: name, size and digest only.
+    expect(manifest.files[0]).toEqual({ name: 'spec.json', sizeBytes: files['spec.json']!.length, sha256: createHash('sha256').update(files['spec.json']!).digest('hex') });
     const dod = JSON.parse(strFromU8(files['definition-of-done.json']!));
     expect(dod.requirements[0]).toMatchObject({ requirementId: 'FR-001', title: 'Calendar and bookings', priority: 'must', doneWhen: [expect.stringMatching(/^TC-001: /)] });
     expect(JSON.parse(strFromU8(files['mcp.json']!)).mcpServers.specwright).toMatchObject({ command: 'npx', args: ['specwright', 'tool-server'] });
