@@ -83,6 +83,18 @@ describe('a parallel wave run at once', () => {
   }, 60_000);
 });
 
+describe("a parallel wave's calls answering out of order", () => {
+  it("leave memory's sessions in the plan's order, whichever answered first", async () => {
+    const executionId = await startExecution({ strategy: 'parallel', agents: ['architect', 'designer'] });
+    // The architect (step 1) answers well after the designer (step 2).
+    const slowArchitect = scriptedProvider(async (request) => (request.agent === 'architect' ? (await new Promise((done) => setTimeout(done, 300)), undefined) : undefined));
+    await runAgentExecution({ ownerDb: database.db, log, provider: slowArchitect.provider, maxOutputTokens: MAX_OUTPUT }, app.bootstrap.tenantId, executionId);
+    expect((await status(executionId)).calls.map((c: { agent: string }) => c.agent)).toEqual(['designer', 'architect']);
+    const memory = await get(`/agents/memory?sessionId=${executionId}`);
+    expect(memory.body.data.sessions.map((session: { agentName: string }) => session.agentName)).toEqual(['architect', 'designer']);
+  }, 60_000);
+});
+
 describe('an execution that stops being the run\'s during a call', () => {
   it('deleted with its project: the run ends quietly, recording nothing and storing no specification', async () => {
     const executionId = await startExecution({ strategy: 'parallel', agents: ['architect', 'designer'] });

@@ -164,7 +164,7 @@ describe('export packs', () => {
 });
 
 describe('agents', () => {
-  it("list memory's sessions oldest first: the supervisor's plan before the drafts", async () => {
+  it("list memory's sessions by execution and then in the order of the plan, whichever call of a parallel wave answered first", async () => {
     const { projectId } = await walk.startedProject('Memory order');
     const started = await post('/agents/generate-spec', { projectId, options: { strategy: 'hierarchical', agents: ['architect', 'analyst'] } });
     const done = await settled(started.body.data.executionId);

@@ -176,7 +176,7 @@ export interface AgentSessionRow {
 
 /**
  * The sessions (one per execution and agent) of the executions whose projects the scope sees,
- * oldest first; and their totals.
+ * oldest execution first, each's in the order of its plan; and their totals.
  */
 export async function listAgentSessions(
   db: Kysely<Database>,
@@ -195,14 +195,18 @@ export async function listAgentSessions(
       sql<number>`sum(c.input_tokens + c.output_tokens)::bigint`.as('tokens'),
       eb.fn.min('c.created_at').as('first_activity'),
       eb.fn.max('c.created_at').as('last_activity'),
+      'e.started_at',
+      eb.fn.min('c.step').as('first_step'),
     ])
-    .groupBy(['c.execution_id', 'c.agent']);
+    .groupBy(['c.execution_id', 'c.agent', 'e.started_at']);
   if (scope.userId) sessions = sessions.where('e.project_id', 'in', projectIdsInScope(db, scope));
   if (filter.executionId) sessions = sessions.where('c.execution_id', '=', filter.executionId);
   if (filter.agent) sessions = sessions.where('c.agent', '=', filter.agent);
   const all = db.selectFrom(sessions.as('s'));
   const [rows, totals] = await Promise.all([
-    all.selectAll().orderBy('first_activity').orderBy('execution_id').orderBy('agent').limit(page.limit).offset(page.offset).execute(),
+    // By execution, oldest first, then by the step of each agent's first call: the plan's order,
+    // whichever of a parallel wave's calls happened to answer first.
+    all.selectAll().orderBy('started_at').orderBy('execution_id').orderBy('first_step').orderBy('agent').limit(page.limit).offset(page.offset).execute(),
     all
       .select((eb) => [
         eb.fn.countAll<number>().as('sessions'),
