@@ -34,6 +34,8 @@ export interface DraftResult {
   output: unknown;
   finishReason: 'stop' | 'length';
   usage: DraftUsage;
+  /** The model the provider says answered, when it says (a dated version of the one asked for). */
+  model?: string;
 }
 
 /**

@@ -173,7 +173,8 @@ describe.each([openAiWire, anthropicWire])('$provider through the ai SDK', (wire
 
     const result = await provider.draft(draftRequest());
 
-    expect(result).toEqual({ output: PLAN, finishReason: 'stop', usage: { inputTokens: USAGE.input, outputTokens: USAGE.output } });
+    // The model the provider says answered: the fakes name the one asked for.
+    expect(result).toEqual({ output: PLAN, finishReason: 'stop', usage: { inputTokens: USAGE.input, outputTokens: USAGE.output }, model: wire.model });
     expect(server.received).toHaveLength(1);
     const [request] = server.received;
     expect(request!.path).toBe(wire.path);
@@ -194,7 +195,7 @@ describe.each([openAiWire, anthropicWire])('$provider through the ai SDK', (wire
 
     const result = await provider.draft(draftRequest());
 
-    expect(result).toEqual({ output: null, finishReason: 'length', usage: { inputTokens: USAGE.input, outputTokens: USAGE.output } });
+    expect(result).toEqual({ output: null, finishReason: 'length', usage: { inputTokens: USAGE.input, outputTokens: USAGE.output }, model: wire.model });
   });
 
   it('gives finish reason length, not a failure, when the cap was spent before any output began', async () => {
@@ -204,7 +205,7 @@ describe.each([openAiWire, anthropicWire])('$provider through the ai SDK', (wire
 
     const result = await provider.draft(draftRequest());
 
-    expect(result).toEqual({ output: null, finishReason: 'length', usage: { inputTokens: USAGE.input, outputTokens: USAGE.output } });
+    expect(result).toEqual({ output: null, finishReason: 'length', usage: { inputTokens: USAGE.input, outputTokens: USAGE.output }, model: wire.model });
   });
 
   it('refuses a 401 as not retryable, and no part of the error holds the key the provider echoed', async () => {
@@ -278,7 +279,8 @@ it('drafts through the forced "json" tool with an Anthropic model that lacks nat
 
   const result = await provider.draft(draftRequest());
 
-  expect(result).toEqual({ output: PLAN, finishReason: 'stop', usage: { inputTokens: USAGE.input, outputTokens: USAGE.output } });
+  // The fake answers as claude-sonnet-4-5: what the provider says answered is what a call records.
+  expect(result).toEqual({ output: PLAN, finishReason: 'stop', usage: { inputTokens: USAGE.input, outputTokens: USAGE.output }, model: anthropicWire.model });
   const [request] = server.received;
   expect(request!.body.output_config).toBeUndefined();
   // "any" tool, and "json" is the only one: the model must answer through it.
@@ -296,9 +298,9 @@ it('counts the tokens itself when an OpenAI-compatible server reports no usage, 
   const truncated = await createAiSdkProvider(aiConfig(openAiWire, cut.baseUrl)).draft(draftRequest());
 
   const promptTokens = countTokens(`${SYSTEM}\n\n${PROMPT}`);
-  expect(whole).toEqual({ output: PLAN, finishReason: 'stop', usage: { inputTokens: promptTokens, outputTokens: countTokens(JSON.stringify(PLAN)) } });
+  expect(whole).toEqual({ output: PLAN, finishReason: 'stop', usage: { inputTokens: promptTokens, outputTokens: countTokens(JSON.stringify(PLAN)) }, model: openAiWire.model });
   // Cut off at the cap: the cap was spent.
-  expect(truncated).toEqual({ output: null, finishReason: 'length', usage: { inputTokens: promptTokens, outputTokens: 777 } });
+  expect(truncated).toEqual({ output: null, finishReason: 'length', usage: { inputTokens: promptTokens, outputTokens: 777 }, model: openAiWire.model });
 });
 
 async function waitFor(condition: () => boolean): Promise<void> {

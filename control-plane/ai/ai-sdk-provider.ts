@@ -65,7 +65,7 @@ async function draft(model: LanguageModel, label: string, callTimeoutMs: number,
   } catch (error) {
     // A JSON cut off at the cap fails to parse; the tokens were spent all the same.
     if (NoObjectGeneratedError.isInstance(error) && error.finishReason === 'length') {
-      return { output: null, finishReason: 'length', usage: usageOf(error.usage, request, request.maxOutputTokens) };
+      return { output: null, finishReason: 'length', usage: usageOf(error.usage, request, request.maxOutputTokens), ...answeredBy(error.response?.modelId) };
     }
     const failure = providerError(error, label, { cancelled: request.signal?.aborted === true, timedOut: timeout.aborted, callTimeoutMs });
     // An answer the schema refuses was written, and is paid for: its usage goes with the error.
@@ -73,14 +73,19 @@ async function draft(model: LanguageModel, label: string, callTimeoutMs: number,
     throw failure;
   }
   const usage = usageOf(result.usage, request, result.finishReason === 'length' ? request.maxOutputTokens : countTokens(result.text));
-  if (result.finishReason === 'length') return { output: null, finishReason: 'length', usage };
+  if (result.finishReason === 'length') return { output: null, finishReason: 'length', usage, ...answeredBy(result.response.modelId) };
   try {
-    return { output: result.output, finishReason: 'stop', usage };
+    return { output: result.output, finishReason: 'stop', usage, ...answeredBy(result.response.modelId) };
   } catch (error) {
     // An empty answer (a refusal, a content filter) leaves no output to parse.
     if (NoOutputGeneratedError.isInstance(error)) throw new AiProviderError(`${label} answered no output (finish reason ${result.finishReason})`, false, { usage });
     throw error;
   }
+}
+
+/** The model the provider says answered, as a call records it (a provider that says none leaves the configured name). */
+function answeredBy(modelId: string | undefined): { model?: string } {
+  return modelId ? { model: modelId } : {};
 }
 
 /**

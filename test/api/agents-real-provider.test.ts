@@ -193,6 +193,12 @@ describe('agents with an OpenAI-compatible provider', () => {
     expect(spec.metadata.generator).toBe(`specwright-agents/1 (openai-compatible/${MODEL}, sequential)`);
   }, 120_000);
 
+  it('record the model version the provider says answered', async () => {
+    answer = (request) => ({ ...wellBehaved(request), body: { ...(wellBehaved(request).body as object), model: `${MODEL}-2026-11-01` } });
+    const execution = await generate(await walk.finishedProject('Dated model'), { agents: ['designer'] });
+    expect(execution.calls.map((c: any) => [c.provider, c.model])).toEqual([['openai-compatible', `${MODEL}-2026-11-01`]]);
+  }, 60_000);
+
   it('fail agent_error with a checkpoint when the model answers JSON the schema refuses: no 500, no job left', async () => {
     answer = (request) => ({ status: 200, body: completion(JSON.stringify({ designSystem: 42 }), 'stop', { prompt_tokens: request.countedInput, completion_tokens: 9, total_tokens: request.countedInput + 9 }) });
     const projectId = await walk.finishedProject('Schema refused');

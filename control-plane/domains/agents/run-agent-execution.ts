@@ -130,10 +130,10 @@ async function makeCall(deps: AgentRunDeps, execution: AgentExecutionRow, budget
   }
   // An answer the database cannot store (a NUL, an unpaired surrogate) is one the run cannot use either.
   if (result.finishReason === 'stop' && !storableJson.safeParse(result.output).success) {
-    await record(deps, execution, budget, call, { usage: result.usage, finishReason: 'error', output: null });
+    await record(deps, execution, budget, call, { usage: result.usage, finishReason: 'error', output: null, model: result.model });
     throw new ExecutionStop('agent_error', `Step ${call.step.step} (${describe(call.step)}) answered text that cannot be stored (a NUL character or an unpaired surrogate)`);
   }
-  await record(deps, execution, budget, call, { usage: result.usage, finishReason: result.finishReason, output: result.finishReason === 'stop' ? result.output : null });
+  await record(deps, execution, budget, call, { usage: result.usage, finishReason: result.finishReason, output: result.finishReason === 'stop' ? result.output : null, model: result.model });
   if (result.finishReason === 'length') {
     if (maxOutputTokens < deps.maxOutputTokens) {
       throw new ExecutionStop('budget_exceeded', `Step ${call.step.step} (${describe(call.step)}) was cut off at ${maxOutputTokens} tokens, all the budget had left; the tokens it spent are counted`);
@@ -148,7 +148,7 @@ async function makeCall(deps: AgentRunDeps, execution: AgentExecutionRow, budget
  * counted without its call, nor the call kept without its spending. Throws ExecutionGone when the
  * execution is no longer running (the call is then not recorded).
  */
-async function record(deps: AgentRunDeps, execution: AgentExecutionRow, budget: Budget, call: PreparedCall, outcome: { usage: DraftUsage; finishReason: 'stop' | 'length' | 'error'; output: unknown }) {
+async function record(deps: AgentRunDeps, execution: AgentExecutionRow, budget: Budget, call: PreparedCall, outcome: { usage: DraftUsage; finishReason: 'stop' | 'length' | 'error'; output: unknown; model?: string | undefined }) {
   const { provider } = deps;
   const costUsd = costOf(outcome.usage, provider.prices);
   const recorded = await deps.ownerDb.transaction().execute((trx) =>
@@ -159,7 +159,8 @@ async function record(deps: AgentRunDeps, execution: AgentExecutionRow, budget: 
       agent: call.step.agent,
       task: call.step.task,
       provider: provider.name,
-      model: provider.model,
+      // The version that answered, when the provider says; else the model asked for.
+      model: outcome.model ?? provider.model,
       promptHash: call.request.promptHash,
       inputTokens: outcome.usage.inputTokens,
       outputTokens: outcome.usage.outputTokens,
