@@ -7,7 +7,8 @@ import { AppError, conflict, notFound } from '../../errors/app-error.ts';
 import { addJob } from '../../jobs/add-job.ts';
 import { requireProjectMember } from '../projects/project-member.ts';
 import { projectScopeFor } from '../projects/project-scope.ts';
-import { findProject, lockAccessToProject } from '../projects/projects.repository.ts';
+import { requireProjectForCaller } from '../projects/project-for-caller.ts';
+import { findProject } from '../projects/projects.repository.ts';
 import type { CompileInput, CompileOptions } from '../specifications/compile-specification.ts';
 import { findSpecification } from '../specifications/specifications.repository.ts';
 import type { CompiledSpec } from '../specifications/specifications.schema.ts';
@@ -29,9 +30,7 @@ const statusUrlOf = (executionId: string) => `/api/agents/execution/${executionI
  * or an execution of it), so a project they do not see answers as an unknown id of that would.
  */
 async function requireDraftableProject(db: Kysely<Database>, principal: Principal, projectId: string, unseen: string) {
-  const scope = projectScopeFor(principal);
-  const project = await findProject(db, scope, projectId, { lock: 'update' });
-  if (!project || (scope.userId && !(await lockAccessToProject(db, project.tenant_id, project, scope.userId)))) throw notFound(unseen);
+  const project = await requireProjectForCaller(db, principal, projectId, { lock: 'update', unseen });
   await requireProjectMember(db, principal, project, 'has agents draft its specification');
   return project;
 }

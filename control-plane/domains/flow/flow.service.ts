@@ -4,8 +4,7 @@ import type { Database, ProjectRow } from '../../db/database.ts';
 import { AppError, conflict, forbidden, invalid, notFound } from '../../errors/app-error.ts';
 import { atLeast } from '../organizations/organization-access.ts';
 import { requireProjectMember } from '../projects/project-member.ts';
-import { projectScopeFor } from '../projects/project-scope.ts';
-import { findProject, lockAccessToProject } from '../projects/projects.repository.ts';
+import { requireProjectForCaller } from '../projects/project-for-caller.ts';
 import { answerFitsQuestion } from './answer-fits-question.ts';
 import type { AnswerValue } from './flow-catalogue.ts';
 import { cascadesOf, ontologyCoverage, ontologyOf, suggestionsFor, type AnswersByKey } from './flow-derivations.ts';
@@ -14,21 +13,6 @@ import { answersByKey, enterPhase, firstUnanswered, questionToOutput } from './f
 import { phaseProgress, readinessOf } from './flow-readiness.ts';
 import { listQuestions, saveAnswer, setPrefill, updateProjectFlow, type QuestionWithAnswer } from './flow.repository.ts';
 import type { AnswerQuestionInput, TransitionInput } from './flow.schema.ts';
-
-/**
- * The project, if the caller sees it (NOT_FOUND otherwise, as every project route answers). A
- * write locks it, so answers and transitions of one project take turns; and it share-locks the
- * caller's membership or assignment, read again once the project is theirs: a removal that
- * answered while the write waited (for the project, or on its way) leaves it NOT_FOUND, and one
- * that comes later waits for the write.
- */
-async function requireProject(db: Kysely<Database>, principal: Principal, projectId: string, lock?: 'update'): Promise<ProjectRow> {
-  const scope = projectScopeFor(principal);
-  const project = await findProject(db, scope, projectId, lock ? { lock } : {});
-  if (!project) throw notFound('The project');
-  if (lock && scope.userId && !(await lockAccessToProject(db, project.tenant_id, project, scope.userId))) throw notFound('The project');
-  return project;
-}
 
 /** Whether the flow of an archived or completed project may move: it may not. */
 function requireActive(project: ProjectRow): void {
@@ -54,7 +38,7 @@ function currentFlowPhase(project: ProjectRow): FlowPhase {
 const progressWith = (progress: ProjectRow['progress'], phase: FlowPhase, share: number) => ({ ...progress, [progressKeyOf[phase]]: Math.round(share * 1000) / 1000 });
 
 export async function startFlow(db: Kysely<Database>, principal: Principal, projectId: string) {
-  const project = await requireProject(db, principal, projectId, 'update');
+  const project = await requireProjectForCaller(db, principal, projectId, { lock: 'update' });
   await requireFlowMover(db, principal, project);
   requireActive(project);
   if (project.phase !== 'CREATED') throw conflict(`The flow has started already: the project is in phase ${project.phase}`);
@@ -77,14 +61,14 @@ function nextOf(questions: QuestionWithAnswer[]) {
 }
 
 export async function nextQuestion(db: Kysely<Database>, principal: Principal, projectId: string) {
-  const project = await requireProject(db, principal, projectId);
+  const project = await requireProjectForCaller(db, principal, projectId);
   const phase = currentFlowPhase(project);
   return nextOf(await listQuestions(db, project.tenant_id, project.id, phase));
 }
 
 /** Every question the flow put on the project (or one phase's), each with its answer: what the project was asked and told. */
 export async function projectQuestions(db: Kysely<Database>, principal: Principal, projectId: string, phase: FlowPhase | undefined) {
-  const project = await requireProject(db, principal, projectId);
+  const project = await requireProjectForCaller(db, principal, projectId);
   const questions = await listQuestions(db, project.tenant_id, project.id, phase);
   return {
     projectId: project.id,
@@ -107,7 +91,7 @@ export async function projectQuestions(db: Kysely<Database>, principal: Principa
 }
 
 export async function readiness(db: Kysely<Database>, principal: Principal, projectId: string) {
-  const project = await requireProject(db, principal, projectId);
+  const project = await requireProjectForCaller(db, principal, projectId);
   if (project.phase === 'CREATED') return readinessOf('CREATED', []);
   return readinessOf(project.phase, await listQuestions(db, project.tenant_id, project.id, project.phase));
 }
@@ -118,7 +102,7 @@ export async function readiness(db: Kysely<Database>, principal: Principal, proj
  * discovery its discovery output and ontology coverage, in feature selection its selected features.
  */
 export async function answerQuestion(db: Kysely<Database>, principal: Principal, input: AnswerQuestionInput) {
-  const project = await requireProject(db, principal, input.projectId, 'update');
+  const project = await requireProjectForCaller(db, principal, input.projectId, { lock: 'update' });
   requireActive(project);
   const phase = currentFlowPhase(project);
   // The project's questions are read once before the answer (to check it) and once after (what follows from it).
@@ -207,7 +191,7 @@ const startedTiming = { FEATURE_SELECTION: 'feature_selection_started_at', PLAN_
  * phase left counts as done, and the phase entered gets its questions (see enterPhase).
  */
 export async function transitionFlow(db: Kysely<Database>, principal: Principal, input: TransitionInput) {
-  const project = await requireProject(db, principal, input.projectId, 'update');
+  const project = await requireProjectForCaller(db, principal, input.projectId, { lock: 'update' });
   const { mayForce } = await requireFlowMover(db, principal, project);
   if (input.force && !mayForce) throw forbidden("Forcing a transition is for the organization's admins and owners");
   requireActive(project);

@@ -7,7 +7,8 @@ import { addJob } from '../../jobs/add-job.ts';
 import { listQuestions } from '../flow/flow.repository.ts';
 import { requireProjectMember } from '../projects/project-member.ts';
 import { projectScopeFor } from '../projects/project-scope.ts';
-import { findProject, lockAccessToProject } from '../projects/projects.repository.ts';
+import { requireProjectForCaller } from '../projects/project-for-caller.ts';
+import { findProject } from '../projects/projects.repository.ts';
 import { COMPILE_JOB_ATTEMPTS, compileJobKey, compileSpecificationJob } from './compile-specification.job.ts';
 import type { CompileInput, CompileOptions } from './compile-specification.ts';
 import type { CompileSpecificationInput, SpecificationOutput } from './specifications.schema.ts';
@@ -50,11 +51,8 @@ export function compileOptionsFor(requested: Partial<CompileOptions> | undefined
  * exists only if the specification's row commits.
  */
 export async function compileProjectSpecification(db: Kysely<Database>, principal: Principal, input: CompileSpecificationInput) {
-  const scope = projectScopeFor(principal);
-  const project = await findProject(db, scope, input.projectId, { lock: 'update' });
-  // The caller's access is share-locked with the project: a removal that answered while this
-  // compile waited for the project leaves it NOT_FOUND, and one that comes later waits for it.
-  if (!project || (scope.userId && !(await lockAccessToProject(db, project.tenant_id, project, scope.userId)))) throw notFound('The project');
+  // Locked with the caller's access: a removal that answered while this compile waited leaves it NOT_FOUND.
+  const project = await requireProjectForCaller(db, principal, input.projectId, { lock: 'update' });
   // Compiling is for the organization's members, admins and owners, and a platform admin acting in the tenant.
   await requireProjectMember(db, principal, project, 'compiles it');
   if (project.phase === 'CREATED') throw conflict('The flow has not started, so there is nothing to compile: POST /flow/start begins discovery');

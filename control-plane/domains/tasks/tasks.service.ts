@@ -9,6 +9,7 @@ import { agentNames, SUPERVISOR } from '../agents/agent-roster.ts';
 import { holdsOrganizationRole } from '../organizations/organization-access.ts';
 import { requireProjectMember } from '../projects/project-member.ts';
 import { projectScopeFor } from '../projects/project-scope.ts';
+import { requireProjectForCaller } from '../projects/project-for-caller.ts';
 import { findProject, lockAccessToProject } from '../projects/projects.repository.ts';
 import { answerAction } from './task-actions.ts';
 import type { CreateTaskInput, ListTasksInput, SubmitActionInput, SubmitActionOutput, TaskOutput } from './tasks.schema.ts';
@@ -49,18 +50,6 @@ function taskToOutput(row: TaskRow, dependencies: string[]): TaskOutput {
   };
 }
 
-/**
- * The project, if the caller sees it; a write locks it with the caller's access (NOT_FOUND once that
- * is gone). `what` names what was asked for: a task of an unseen project is "The task", as an
- * unknown one is, so the message tells nothing of its existence.
- */
-async function requireProject(db: Kysely<Database>, principal: Principal, projectId: string, lock?: 'update' | 'keyShare', what = 'The project'): Promise<ProjectRow> {
-  const scope = projectScopeFor(principal);
-  const project = await findProject(db, scope, projectId, lock ? { lock } : {});
-  if (!project || (lock && scope.userId && !(await lockAccessToProject(db, project.tenant_id, project, scope.userId)))) throw notFound(what);
-  return project;
-}
-
 /** A user assignee must be someone who sees the project; an agent assignee, one the service knows. */
 async function requireAssignee(db: Kysely<Database>, project: ProjectRow, input: CreateTaskInput): Promise<{ type: 'user' | 'agent'; id: string } | null> {
   if ((input.assigneeType === undefined) !== (input.assigneeId === undefined)) {
@@ -85,7 +74,7 @@ async function requireAssignee(db: Kysely<Database>, project: ProjectRow, input:
  * must be tasks of the same project; it starts blocked while one of them is not completed.
  */
 export async function createTask(db: Kysely<Database>, principal: Principal, input: CreateTaskInput): Promise<TaskOutput> {
-  const project = await requireProject(db, principal, input.projectId, 'update');
+  const project = await requireProjectForCaller(db, principal, input.projectId, { lock: 'update' });
   await requireProjectMember(db, principal, project, 'creates its tasks');
   const assignee = await requireAssignee(db, project, input);
   const dependencies = input.dependencies ?? [];
@@ -114,7 +103,7 @@ export async function createTask(db: Kysely<Database>, principal: Principal, inp
 
 /** The project's tasks, oldest first, to whoever sees the project. */
 export async function listProjectTasks(db: Kysely<Database>, principal: Principal, input: ListTasksInput) {
-  const project = await requireProject(db, principal, input.projectId);
+  const project = await requireProjectForCaller(db, principal, input.projectId);
   const page = await listTasks(db, project.tenant_id, input);
   const dependencies = await dependenciesOf(db, project.tenant_id, page.rows.map((row) => row.id));
   return { tasks: page.rows.map((row) => taskToOutput(row, dependencies.get(row.id) ?? [])), total: page.total, limit: page.limit, offset: page.offset };
@@ -144,7 +133,7 @@ export async function submitAction(db: Kysely<Database>, principal: Principal, i
   // only to a caller who may submit the task now, never to one who lost access or never had it.
   const found = await findTask(db, principal.tenantId, input.taskId);
   if (!found) throw notFound('The task');
-  const project = await requireProject(db, principal, found.project_id, 'keyShare', 'The task');
+  const project = await requireProjectForCaller(db, principal, found.project_id, { lock: 'keyShare', unseen: 'The task' });
   // Whoever sees the project and is not its member, admin or owner is its assigned customer.
   const assignedToCaller = found.assignee_type === 'user' && found.assignee_id === principal.userId;
   if (!assignedToCaller && !(await submitsAnyTask(db, principal, project))) throw forbidden('A customer submits only the tasks assigned to them');
