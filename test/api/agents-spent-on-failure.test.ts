@@ -1,48 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AiProviderError } from '../../control-plane/ai/ai-provider.ts';
-import { createDatabase } from '../../control-plane/db/kysely-client.ts';
-import { runAgentExecution } from '../../control-plane/domains/agents/run-agent-execution.ts';
-import { createLogger } from '../../control-plane/logger.ts';
-import { flowWalker } from '../helpers/flow-walk.ts';
-import { call } from '../helpers/http.ts';
+import { directAgentRuns } from '../helpers/direct-agent-runs.ts';
 import { scriptedProvider } from '../helpers/scripted-provider.ts';
-import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 /**
  * Calls that fail after the model answered are paid for: their tokens are recorded and counted.
  * And a worker that stops mid-call leaves the run to its job, not failed. The runs are made here,
  * by calling the worker's run directly (the app runs no worker).
  */
-let app: TestApp;
-let apiKey: string;
-let walk: ReturnType<typeof flowWalker>;
-let database: ReturnType<typeof createDatabase>;
-
+const runs = directAgentRuns({});
 const prices = { inputPerMillionUsd: 1, outputPerMillionUsd: 4 };
-const log = createLogger('silent');
-const post = (path: string, body: unknown) => call(app.url, `/api${path}`, { apiKey, body });
-const status = async (executionId: string) => (await call(app.url, `/api/agents/execution/${executionId}/status`, { apiKey })).body.data;
-
-async function startExecution() {
-  const projectId = await walk.finishedProject(`Spent ${Math.random()}`);
-  const started = await post('/agents/generate-spec', { projectId, options: { agents: ['designer'] } });
-  expect(started.status, started.text).toBe(202);
-  return started.body.data.executionId as string;
-}
-
-const run = (executionId: string, provider: ReturnType<typeof scriptedProvider>['provider'], signal?: AbortSignal) =>
-  runAgentExecution({ ownerDb: database.db, log, provider, maxOutputTokens: 16_384, ...(signal ? { signal } : {}) }, app.bootstrap.tenantId, executionId);
-
-beforeAll(async () => {
-  app = await startTestApp({ mode: 'api', env: { RATE_LIMIT_AGENT_PER_MINUTE: '5000' } });
-  apiKey = app.bootstrap.apiKey;
-  walk = flowWalker(app, apiKey, app.bootstrap.organizationId);
-  database = createDatabase(app.database.ownerUrl, { max: 4 });
-}, 120_000);
-afterAll(async () => {
-  await database?.db.destroy();
-  await app?.stop();
-});
+const startExecution = () => runs.startExecution({ agents: ['designer'] });
+const { status } = runs;
+const run = (executionId: string, provider: ReturnType<typeof scriptedProvider>['provider'], signal?: AbortSignal) => runs.run(executionId, provider, signal ? { signal } : {});
 
 describe('a call that fails after the model answered', () => {
   it('is recorded with what it spent when the answer does not fit the schema, and the execution fails agent_error', async () => {
