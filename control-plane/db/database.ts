@@ -246,6 +246,23 @@ export interface TaskSubmissionsTable {
   created_at: CreatedAt;
 }
 
+export type UserStoryPriority = 'low' | 'medium' | 'high' | 'critical';
+export type UserStoryStatus = 'draft' | 'ready' | 'in_progress' | 'done';
+
+export interface UserStoriesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  project_id: ColumnType<string, string, never>;
+  title: string;
+  description: string | null;
+  priority: ColumnType<UserStoryPriority, UserStoryPriority | undefined, UserStoryPriority>;
+  status: ColumnType<UserStoryStatus, UserStoryStatus | undefined, UserStoryStatus>;
+  acceptance_criteria: ColumnType<string[], string, string>;
+  created_by: ColumnType<string | null, string | null, never>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, undefined, Date | string>;
+}
+
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked';
 
 export interface CustomerInvitationsTable {
@@ -420,6 +437,7 @@ export interface Database {
   tasks: TasksTable;
   task_dependencies: TaskDependenciesTable;
   task_submissions: TaskSubmissionsTable;
+  user_stories: UserStoriesTable;
   customer_invitations: CustomerInvitationsTable;
   agency_project_assignments: AgencyProjectAssignmentsTable;
   kits: KitsTable;
@@ -442,6 +460,7 @@ export type AgentExecutionRow = Selectable<AgentExecutionsTable>;
 export type AgentCallRow = Selectable<AgentCallsTable>;
 export type TaskRow = Selectable<TasksTable>;
 export type TaskSubmissionRow = Selectable<TaskSubmissionsTable>;
+export type UserStoryRow = Selectable<UserStoriesTable>;
 export type CustomerInvitationRow = Selectable<CustomerInvitationsTable>;
 export type AgencyProjectAssignmentRow = Selectable<AgencyProjectAssignmentsTable>;
 export type KitRow = Selectable<KitsTable>;

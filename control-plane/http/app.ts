@@ -15,7 +15,6 @@ import type { CredentialKeyMaker } from '../domains/kit-credentials/credential-k
 import type { LoginThrottle } from '../domains/users/login-throttle.ts';
 import { logServerFault, toWireError } from '../errors/coerce-error.ts';
 import { retryAfterFor } from '../errors/error-catalog.ts';
-import { quotedPath } from '../errors/quoted-input.ts';
 import type { Logger } from '../logger.ts';
 import { appRouter } from '../router.ts';
 import { contextFactory } from '../trpc/context.ts';
@@ -36,7 +35,11 @@ import { requestIdFor } from './request-id.ts';
 import { securityHeaders } from './security-headers.ts';
 import { jsonBody, unsupportedContentType } from './json-body.ts';
 import { createRestHandler } from './rest-handler.ts';
-import { sendSurfaceError } from './surface-errors.ts';
+import { VARIANT_A_BASE, variantB } from './rest-surface.ts';
+import { variantARoutes } from './variant-a-routes.ts';
+import { basicRouter } from '../basic/basic-router.ts';
+import { noRouteFor, sendSurfaceError } from './surface-errors.ts';
+import { closeUnlessDrainable } from './unread-body.ts';
 import { MAX_TRPC_BATCH_SIZE } from './trpc-path.ts';
 
 export interface AppDeps {
@@ -67,6 +70,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(securityHeaders);
   const createContext = contextFactory({ db: deps.db, config: deps.config, sessionTokens: deps.sessionTokens, loginThrottle: deps.loginThrottle, downloadLinks: deps.downloadLinks, credentialKeys: deps.credentialKeys });
   const openApiDocument = buildOpenApiDocument(appRouter, '/api');
+  const basicDocument = buildOpenApiDocument(basicRouter, VARIANT_A_BASE, 'A');
 
   app.use(
     pinoHttp({
@@ -78,7 +82,7 @@ export function createApp(deps: AppDeps): express.Express {
         return requestId;
       },
       customAttributeKeys: { reqId: 'requestId' },
-      serializers: { req: requestLogSerializer(queryParameterNamesOf(openApiDocument)) },
+      serializers: { req: requestLogSerializer(new Set([...queryParameterNamesOf(openApiDocument), ...queryParameterNamesOf(basicDocument)])) },
       quietReqLogger: true,
     }),
   );
@@ -132,6 +136,9 @@ export function createApp(deps: AppDeps): express.Express {
     }
   });
 
+  // Variant A under /api/basic, whole: none of its paths reaches Variant B's handlers below.
+  app.use(VARIANT_A_BASE, variantARoutes({ createContext, bodyLimitBytes: deps.config.bodyLimitBytes, document: basicDocument }));
+
   // A path the document lists, asked with a method it does not take, answers 405 with Allow: before
   // any body is read, so a POST to a download link is not refused for its media type.
   const refuseMethod = methodRefusal(openApiDocument, { '/openapi.json': ['GET'] });
@@ -143,7 +150,11 @@ export function createApp(deps: AppDeps): express.Express {
     sendSurfaceError(req, res, refusal.error);
   });
   app.get('/api/openapi.json', (_req, res) => void res.json(openApiDocument));
-  app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/api/openapi.json' }, customSiteTitle: 'Specwright API' }));
+  const documents = [
+    { url: '/api/openapi.json', name: 'Variant B (/api, envelope)' },
+    { url: `${VARIANT_A_BASE}/openapi.json`, name: 'Variant A (/api/basic, bare bodies)' },
+  ];
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { urls: documents }, customSiteTitle: 'Specwright API' }));
 
   // Its query is held to the document as every other operation's is (it takes none).
   const refuseQuery = queryParameterRefusal(openApiDocument);
@@ -163,7 +174,7 @@ export function createApp(deps: AppDeps): express.Express {
   // The same procedure over tRPC (the SDK), called on its own.
   app.post('/trpc/kits.publish', refuseUnauthenticatedUpload, jsonBody({ limit: deps.config.uploadLimitBytes, type: isJsonOrUntyped }));
   app.use('/api', jsonBody({ limit: deps.config.bodyLimitBytes }), refuseMisshapenBodies);
-  app.use('/api', createRestHandler({ router: appRouter, createContext, maxBodySize: deps.config.bodyLimitBytes, document: openApiDocument }));
+  app.use('/api', createRestHandler({ router: appRouter, surface: variantB, createContext, maxBodySize: deps.config.bodyLimitBytes, document: openApiDocument }));
 
   // The adapter takes the procedure from the path's last segment, so `/trpc/anything/me.get` would
   // call me.get: a path under /trpc names procedures, or nothing.
@@ -201,16 +212,6 @@ export function createApp(deps: AppDeps): express.Express {
   return app;
 }
 
-/**
- * For a request answered before its body is read. A body the client declared within `limitBytes`
- * is read and dropped as it arrives, as Node does for any body left unread on a connection kept
- * open: a client still writing it would otherwise have the connection reset under it and lose the
- * answer with it (EPIPE). Any other body — larger, or of undeclared length — is not waited for: the
- * connection closes after the answer.
- */
-function closeUnlessDrainable(req: Request, res: Response, limitBytes: number): void {
-  if (!(Number(req.headers['content-length']) <= limitBytes)) res.setHeader('Connection', 'close');
-}
 
 /** Refuses an upload without credentials before its body is read or parsed. */
 function refuseUnauthenticated(limitBytes: number) {
@@ -235,10 +236,6 @@ function refuseUndecodablePath(req: Request, res: Response, next: () => void): v
   next();
 }
 
-/** The NOT_FOUND of a path no route takes, naming the method and (the start of) the path. */
-function noRouteFor(req: Request) {
-  return { code: 'NOT_FOUND' as const, message: `No route for ${req.method} ${quotedPath(`${req.baseUrl}${req.path}`)}` };
-}
 
 /**
  * tRPC takes queries by GET and mutations by POST. Any other method is a route that does not exist,

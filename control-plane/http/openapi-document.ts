@@ -1,6 +1,6 @@
+import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { errorCodes } from '../errors/error-catalog.ts';
-import type { AppRouter } from '../router.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { AUTHENTICATION_CHALLENGE } from './failure-answer.ts';
 import { bodyOptionalProcedurePaths, credentialsOptionalProcedurePaths, errorResponsesByProcedurePath, inputDefaultsByProcedurePath, strictInputProcedurePaths, successStatusByProcedurePath } from './procedure-meta.ts';
@@ -17,6 +17,20 @@ const DESCRIPTION = [
   'A path listed here, asked with a method it does not list, answers 405 METHOD_NOT_ALLOWED with `Allow` naming the methods it takes (HEAD wherever GET is).',
 ].join('\n');
 
+const VARIANT_A_DESCRIPTION = [
+  'Variant A of the Specwright API: the same projects, seen as plain resources. Bodies are bare: a',
+  'resource, a list `{items, total, page, pageSize}` (query `page`, `pageSize`, `sort`, `order`), or an',
+  'error `{code, message, details?}` with the codes of Variant B (`/api`, the envelope surface, whose',
+  'document is `/api/openapi.json`). Creates answer 201, deletes 204; PUT replaces, PATCH changes the',
+  'fields sent. A project\'s `status` is read from its phase, and writing it moves the flow forward.',
+  'Authenticate with `X-API-Key: <key>` or `Authorization: Bearer <jwt>`; the request id is in X-Request-ID.',
+  '',
+  'A path listed here, asked with a method it does not list, answers 405 METHOD_NOT_ALLOWED with `Allow` naming the methods it takes (HEAD wherever GET is).',
+].join('\n');
+
+/** The two REST surfaces' documents (DESIGN §5.1): B's envelope at /api, A's bare bodies at /api/basic. */
+export type DocumentVariant = 'A' | 'B';
+
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
 
 const metadataSchema: SchemaObject = {
@@ -25,20 +39,23 @@ const metadataSchema: SchemaObject = {
   properties: { timestamp: { type: 'string', format: 'date-time' }, requestId: { type: 'string' } },
 };
 
+/** An error as Variant A sends it, and as Variant B's envelope carries it. */
+const errorSchema: SchemaObject = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: {
+    code: { type: 'string', enum: errorCodes },
+    message: { type: 'string' },
+    details: { type: 'object', additionalProperties: true },
+  },
+};
+
 const errorEnvelopeSchema: SchemaObject = {
   type: 'object',
   required: ['success', 'error', 'metadata'],
   properties: {
     success: { type: 'boolean', enum: [false] },
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: {
-        code: { type: 'string', enum: errorCodes },
-        message: { type: 'string' },
-        details: { type: 'object', additionalProperties: true },
-      },
-    },
+    error: errorSchema,
     metadata: metadataSchema,
   },
 };
@@ -74,7 +91,7 @@ const tenantParameter = {
 
 /** Headers on every answer, and those a refusal adds. */
 const answerHeaders: Record<string, Header> = {
-  'X-Request-ID': { description: 'The request id (yours when sent, else made up); also metadata.requestId', required: true, schema: { type: 'string' } },
+  'X-Request-ID': { description: 'The request id (yours when sent, else made up); on Variant B also metadata.requestId', required: true, schema: { type: 'string' } },
   'X-RateLimit-Limit': { description: "Requests allowed per window in this request's rate-limit class", schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'When the window resets, in Unix seconds', schema: { type: 'integer' } },
@@ -96,20 +113,20 @@ const errorDescriptions: Record<number, string> = {
   413: 'PAYLOAD_TOO_LARGE: the body exceeds the size limit',
   415: 'UNSUPPORTED_MEDIA_TYPE: send Content-Type: application/json',
   429: 'RATE_LIMITED: too many requests; retry after Retry-After seconds',
-  500: 'INTERNAL_ERROR: unexpected; quote metadata.requestId',
+  500: 'INTERNAL_ERROR: unexpected; quote the request id (X-Request-ID)',
   503: 'SERVICE_UNAVAILABLE: the database cannot be reached, or the request kept colliding with concurrent ones and changed nothing; try again shortly',
 };
 
 /**
- * The REST surface's OpenAPI document, generated from the router. The generator describes bare
- * bodies; this wraps each in the envelope the REST surface actually sends, with the real success
- * status, so the document tells the truth about the wire.
+ * A REST surface's OpenAPI document, generated from its router. The generator describes bare
+ * bodies; this gives each the shape the surface actually sends (Variant B: in its envelope) with the
+ * real success status, so the document tells the truth about the wire.
  */
-export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAPIObject {
+export function buildOpenApiDocument(router: AnyRouter, baseUrl: string, variant: DocumentVariant = 'B'): OpenAPIObject {
   const document = generateOpenApiDocument(router, {
-    title: 'Specwright API',
+    title: variant === 'B' ? 'Specwright API' : 'Specwright API (Variant A)',
     version: SERVICE_VERSION,
-    description: DESCRIPTION,
+    description: variant === 'B' ? DESCRIPTION : VARIANT_A_DESCRIPTION,
     baseUrl,
     securitySchemes: {
       bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
@@ -118,7 +135,8 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
   });
   // The generator's `error.*` schemas describe trpc-to-openapi's bare error body, which this surface never sends.
   const generatedSchemas = Object.entries(document.components?.schemas ?? {}).filter(([name]) => !name.startsWith('error.'));
-  document.components = { ...document.components, schemas: { ...Object.fromEntries(generatedSchemas), ErrorEnvelope: errorEnvelopeSchema } };
+  const errorSchemas: Record<string, SchemaObject> = variant === 'B' ? { ErrorEnvelope: errorEnvelopeSchema } : { Error: errorSchema };
+  document.components = { ...document.components, schemas: { ...Object.fromEntries(generatedSchemas), ...errorSchemas } };
   // trpc-to-openapi names each operation after its procedure path, dots turned to dashes.
   const operationIdOf = (path: string) => path.replace(/\./g, '-');
   const byOperationId = <T>(byPath: Map<string, T>) => new Map([...byPath].map(([path, value]) => [operationIdOf(path), value]));
@@ -143,11 +161,11 @@ export function buildOpenApiDocument(router: AppRouter, baseUrl: string): OpenAP
       if (requestBody && bodyOptionalOperations.has(operationId)) requestBody.required = false;
       documentQueryDefaults(operation, defaultsByOperation.get(operationId) ?? {});
       describeParameters(operation);
-      wrapResponses(operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, declaredErrors));
+      describeResponses(variant, operation, statusByOperation.get(operationId) ?? 200, errorStatuses(method, operation, declaredErrors));
       operation.parameters = [...(operation.parameters ?? []), ...(operation.security ? [tenantParameter] : []), requestIdParameter];
     }
   }
-  document.paths = { ...document.paths, '/downloads/{token}': { get: downloadOperation(), head: downloadHeadOperation() } };
+  if (variant === 'B') document.paths = { ...document.paths, '/downloads/{token}': { get: downloadOperation(), head: downloadHeadOperation() } };
   return document;
 }
 
@@ -254,29 +272,32 @@ function errorStatuses(method: string, operation: Operation, declared = new Map<
   if (operation.parameters?.some((parameter) => parameter.in === 'path') || (hasInput && method !== 'post')) statuses.add(404);
   // Every POST, PUT and PATCH body goes through the JSON parser, with its size limit.
   if (['post', 'put', 'patch'].includes(method)) [400, 413, 415].forEach((status) => statuses.add(status));
-  return new Map([...statuses].sort((a, b) => a - b).map((status) => [status, declared.get(status) ?? errorDescriptions[status] ?? 'An error in the envelope']));
+  return new Map([...statuses].sort((a, b) => a - b).map((status) => [status, declared.get(status) ?? errorDescriptions[status] ?? 'An error of the catalog']));
 }
 
-function wrapResponses(operation: Operation, successStatus: number, errors: Map<number, string>): void {
+/**
+ * The operation's answers as its surface sends them: on Variant B the data inside the success
+ * envelope and failures as ErrorEnvelope; on Variant A the data bare (a 204 with no body) and
+ * failures as Error.
+ */
+function describeResponses(variant: DocumentVariant, operation: Operation, successStatus: number, errors: Map<number, string>): void {
   const success = operation.responses?.['200'];
+  const data = success?.content?.['application/json']?.schema ?? {};
+  const successSchema =
+    variant === 'B'
+      ? { type: 'object', required: ['success', 'data', 'metadata'], properties: { success: { type: 'boolean', enum: [true] }, data, metadata: metadataSchema } }
+      : data;
   const responses: NonNullable<Operation['responses']> = {
     [String(successStatus)]: {
       description: success?.description ?? 'Successful response',
-      content: {
-        'application/json': {
-          schema: {
-            type: 'object',
-            required: ['success', 'data', 'metadata'],
-            properties: { success: { type: 'boolean', enum: [true] }, data: success?.content?.['application/json']?.schema ?? {}, metadata: metadataSchema },
-          },
-        },
-      },
+      ...(successStatus === 204 ? {} : { content: { 'application/json': { schema: successSchema } } }),
       headers: answerHeaders,
     },
   };
+  const errorRef = { $ref: `#/components/schemas/${variant === 'B' ? 'ErrorEnvelope' : 'Error'}` };
   for (const [status, description] of errors) {
     const headers = status === 429 || status === 503 ? refusalHeaders : status === 401 ? challengeHeaders : answerHeaders;
-    responses[String(status)] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } }, headers };
+    responses[String(status)] = { description, content: { 'application/json': { schema: errorRef } }, headers };
   }
   operation.responses = responses;
 }

@@ -1,24 +1,26 @@
+import type { AnyRouter } from '@trpc/server';
 import type { NextFunction, Request, Response } from 'express';
 import { createOpenApiNodeHttpHandler, type OpenAPIObject } from 'trpc-to-openapi';
 import typeis from 'type-is';
 import { logServerFault, toWireError, type WireError } from '../errors/coerce-error.ts';
-import type { AppRouter } from '../router.ts';
 import type { Context } from '../trpc/context.ts';
-import { errorEnvelope, successEnvelopeJson } from './envelope.ts';
 import { queryParameterRefusal } from './declared-query.ts';
 import { failureAnswerFor } from './failure-answer.ts';
 import { readsBody, unsupportedContentType } from './json-body.ts';
 import { successStatusByProcedurePath } from './procedure-meta.ts';
+import type { RestSurface } from './rest-surface.ts';
 import { sendSurfaceError } from './surface-errors.ts';
 
 type RestRequest = Request & { wireError?: WireError };
 
 /**
- * The REST projection of the router (trpc-to-openapi), with every body wrapped in the Variant B
- * envelope and every status taken from the error catalog or the procedure's `successStatus`.
+ * The REST projection of a router (trpc-to-openapi), every body written as its surface writes them
+ * (Variant B's envelope, Variant A's bare bodies) and every status taken from the error catalog or
+ * the procedure's `successStatus`.
  */
 export function createRestHandler(options: {
-  router: AppRouter;
+  router: AnyRouter;
+  surface: RestSurface;
   createContext: (opts: { req: Request; res: Response }) => Context;
   maxBodySize: number;
   /** The REST surface's OpenAPI document: the query parameters each operation declares. */
@@ -26,7 +28,7 @@ export function createRestHandler(options: {
 }) {
   const successStatuses = successStatusByProcedurePath(options.router);
   const refuseQuery = queryParameterRefusal(options.document);
-  const handler = createOpenApiNodeHttpHandler<AppRouter, Request, Response>({
+  const handler = createOpenApiNodeHttpHandler<AnyRouter, Request, Response>({
     router: options.router,
     createContext: ({ req, res }) => options.createContext({ req, res }),
     maxBodySize: options.maxBodySize,
@@ -62,9 +64,9 @@ export function createRestHandler(options: {
       if (res.statusCode === 204) return originalEnd(undefined, ...rest);
       const wire = (req as RestRequest).wireError;
       if (wire) {
-        return originalEnd(JSON.stringify(errorEnvelope(wire, requestId)), ...rest);
+        return originalEnd(JSON.stringify(options.surface.failureBody(wire, requestId)), ...rest);
       }
-      return originalEnd(successEnvelopeJson(typeof chunk === 'string' ? chunk : undefined, requestId), ...rest);
+      return originalEnd(options.surface.successBody(typeof chunk === 'string' ? chunk : undefined, requestId), ...rest);
     }) as Response['end'];
     void handler(req, res, () => {
       res.end = originalEnd as Response['end'];

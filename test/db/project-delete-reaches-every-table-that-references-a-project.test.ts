@@ -94,6 +94,9 @@ const fill: Record<string, (ids: { tenantId: string; organizationId: string; pro
       [tenantId, projectId],
     );
   },
+  user_stories: async ({ tenantId, projectId }) => {
+    await sql(`insert into user_stories (tenant_id, project_id, title, acceptance_criteria) values ($1, $2, 'Book a slot', '["A slot is held"]')`, [tenantId, projectId]);
+  },
   flow_answers: async ({ tenantId, projectId }) => {
     await sql(`insert into flow_answers (tenant_id, project_id, question_id, value) select $1, $2, id, '"x"' from flow_questions where project_id = $2`, [tenantId, projectId]);
   },

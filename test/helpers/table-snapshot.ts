@@ -4,7 +4,7 @@ import { ownerQuery } from './owner-sql.ts';
 export const tenantTables = [
   'tenants', 'users', 'organizations', 'organization_members', 'api_keys', 'projects', 'customer_invitations', 'agency_project_assignments',
   'kits', 'kit_versions', 'kit_executions', 'kit_outputs', 'kit_credentials', 'blobs', 'flow_questions', 'flow_answers', 'specifications',
-  'agent_executions', 'agent_calls', 'tasks', 'task_dependencies', 'task_submissions',
+  'agent_executions', 'agent_calls', 'tasks', 'task_dependencies', 'task_submissions', 'user_stories',
 ];
 
 /** A digest of every row of every tenant table: equal before and after means nothing was written. */

@@ -51,6 +51,8 @@ function promptOf(context: AgentCallContext): string {
     }),
     `Required questions without an answer: ${input.unanswered.length > 0 ? input.unanswered.join(', ') : 'none'}`,
   ];
+  // Only when there are some: a project without stories makes the same prompt, and hash, as before them.
+  if (input.userStories && input.userStories.length > 0) lines.push('User stories (each a functional requirement, with its acceptance criteria):', ...input.userStories.map((story) => `- ${stableJson(story)}`));
   if (context.step.task === 'plan') lines.push('Team:', ...team.map((member) => `- ${member.agent}: ${member.sections.join(', ')}`));
   // Keys in sorted order: an output read back from the database (jsonb keeps its own key order)
   // makes the same prompt, and hash, as the one just returned.

@@ -36,10 +36,14 @@ export function projectIdsInScope(db: Kysely<Database>, scope: ProjectScope) {
   return scoped(db.selectFrom('projects'), scope).select('projects.id');
 }
 
-export async function listProjects(db: Kysely<Database>, scope: ProjectScope, filter: Paging & { status?: ProjectStatus | undefined }) {
+/** The orders a list of projects can be read in; each breaks ties by id, in the same direction. */
+export type ProjectOrder = { column: 'created_at' | 'updated_at' | 'name'; direction: 'asc' | 'desc' };
+
+export async function listProjects(db: Kysely<Database>, scope: ProjectScope, filter: Paging & { status?: ProjectStatus | undefined; order?: ProjectOrder }) {
   let query = scoped(db.selectFrom('projects'), scope);
   if (filter.status) query = query.where('projects.status', '=', filter.status);
-  return pagedRows(query.selectAll('projects').orderBy('projects.created_at').orderBy('projects.id'), query, filter);
+  const { column, direction } = filter.order ?? { column: 'created_at', direction: 'asc' };
+  return pagedRows(query.selectAll('projects').orderBy(`projects.${column}`, direction).orderBy('projects.id', direction), query, filter);
 }
 
 /**
@@ -79,11 +83,12 @@ function findProjectStatement(db: Kysely<Database>, userBound: boolean, lock: 'u
 
 export async function insertProject(
   db: Kysely<Database>,
-  values: { tenantId: string; organizationId: string | null; name: string; description: string | null; template: string | null; metadata: Record<string, unknown>; createdBy: string },
+  values: { id?: string | undefined; tenantId: string; organizationId: string | null; name: string; description: string | null; template: string | null; metadata: Record<string, unknown>; createdBy: string },
 ): Promise<ProjectRow> {
   return db
     .insertInto('projects')
     .values({
+      ...(values.id !== undefined ? { id: values.id } : {}),
       tenant_id: values.tenantId,
       organization_id: values.organizationId,
       name: values.name,

@@ -1,12 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, ProjectRow } from '../../db/database.ts';
-import { forbidden, invalid, notFound } from '../../errors/app-error.ts';
+import { conflict, forbidden, invalid, notFound } from '../../errors/app-error.ts';
+import { isUniqueViolation } from '../../db/postgres-errors.ts';
 import type { Paging } from '../../http/paging.ts';
 import { deleteBlobs } from '../blobs/blobs.repository.ts';
 import { deleteFlowOfProject } from '../flow/flow.repository.ts';
 import { deleteAgentExecutionsOfProject } from '../agents/agents.repository.ts';
 import { deleteTasksOfProject } from '../tasks/tasks.repository.ts';
+import { deleteUserStoriesOfProject } from '../user-stories/user-stories.repository.ts';
 import { deleteSpecificationsOfProject } from '../specifications/specifications.repository.ts';
 import { requireOrganizationRole } from '../organizations/organization-access.ts';
 import { defaultOrganizationOfUser } from '../organizations/organizations.repository.ts';
@@ -75,7 +77,8 @@ export async function listProjectsForCaller(db: Kysely<Database>, principal: Pri
   return { projects: rows.map(projectRowToSummary), ...page };
 }
 
-export async function createProjectForCaller(db: Kysely<Database>, principal: Principal, input: CreateProjectInput): Promise<ProjectDetail> {
+/** `options.id`: the caller's own id for the project (Variant A); one already taken is CONFLICT. */
+export async function createProjectForCaller(db: Kysely<Database>, principal: Principal, input: CreateProjectInput, options: { id?: string | undefined } = {}): Promise<ProjectDetail> {
   // A project is made by a member of its organization, and a user belongs to one tenant only: a
   // platform admin acting in another tenant sees, changes and deletes its projects but makes none.
   // Said as such, not as "organizationId is required" (sending one only met ORG_NOT_MEMBER next).
@@ -87,6 +90,7 @@ export async function createProjectForCaller(db: Kysely<Database>, principal: Pr
   if (!organizationId) throw invalid('organizationId is required: you belong to no organization as its owner, an admin or a member', { issues: [{ field: 'organizationId', issue: 'required' }] });
   await requireOrganizationRole(db, principal, organizationId, 'member');
   const row = await insertProject(db, {
+    id: options.id,
     tenantId: principal.tenantId,
     organizationId,
     name: input.name,
@@ -94,6 +98,10 @@ export async function createProjectForCaller(db: Kysely<Database>, principal: Pr
     template: input.template ?? null,
     metadata: input.metadata ?? {},
     createdBy: principal.userId,
+  }).catch((error: unknown) => {
+    // Ids are unique across tenants: the taken one may be another tenant's, which this does not say.
+    if (isUniqueViolation(error, 'projects_pkey')) throw conflict('A project with this id already exists; leave id out to have one made up');
+    throw error;
   });
   return projectRowToDetail(row);
 }
@@ -120,8 +128,8 @@ export async function updateProjectForCaller(db: Kysely<Database>, principal: Pr
 /**
  * Deletes a project and every row that belongs to it, children first, in the request's transaction:
  * its kit executions with their outputs and bundle blobs, its kit credentials, its assignments,
- * its flow's answers and questions, its tasks with their dependencies and submissions, its agent
- * executions with their calls, and its specifications.
+ * its flow's answers and questions, its tasks with their dependencies and submissions, its user
+ * stories, its agent executions with their calls, and its specifications.
  * Each table is deleted explicitly (not left to ON DELETE CASCADE) so the answer counts every row;
  * blobs have no foreign key to cascade along and would otherwise outlive the project.
  */
@@ -141,6 +149,7 @@ export async function deleteProjectForCaller(db: Kysely<Database>, principal: Pr
   removed.push(['flow_answers', flow.answers], ['flow_questions', flow.questions]);
   const tasks = await deleteTasksOfProject(db, tenantId, projectId);
   removed.push(['task_submissions', tasks.submissions], ['task_dependencies', tasks.dependencies], ['tasks', tasks.tasks]);
+  removed.push(['user_stories', await deleteUserStoriesOfProject(db, tenantId, projectId)]);
   const agentRuns = await deleteAgentExecutionsOfProject(db, tenantId, projectId);
   removed.push(['agent_calls', agentRuns.calls], ['agent_executions', agentRuns.executions]);
   removed.push(['specifications', await deleteSpecificationsOfProject(db, tenantId, projectId)]);

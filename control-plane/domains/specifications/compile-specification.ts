@@ -17,12 +17,25 @@ export interface CompileAnswer {
   labels: string[] | null;
 }
 
+/** One user story of the project, as the compile takes it (its requirement's content). */
+export interface CompileUserStory {
+  title: string;
+  description: string | null;
+  priority: 'low' | 'medium' | 'high' | 'critical';
+  acceptanceCriteria: string[];
+}
+
 export interface CompileInput {
   project: { id: string; name: string; description: string | null };
   phase: ProjectPhase;
   answers: CompileAnswer[];
   /** Required questions of the phases entered so far that have no answer, by key. */
   unanswered: string[];
+  /**
+   * The project's user stories, oldest first; absent when it has none (and in inputs stored before
+   * stories existed, which compile as they always did).
+   */
+  userStories?: CompileUserStory[];
 }
 
 export interface CompileOptions {
@@ -202,14 +215,14 @@ export function compileSpecification(input: CompileInput, options: CompileOption
     priority: 'must' as const,
     source: constraint.source,
   }));
-  const requirements = [...functional, ...nonFunctional];
+  const requirements = [...functional, ...storyRequirementsOf(input.userStories ?? []), ...nonFunctional];
 
   const testCases = options.includeTestPlan
     ? requirements.map((requirement, index) => ({
         id: `TC-${String(index + 1).padStart(3, '0')}`,
         requirementId: requirement.id,
         title: `Verify: ${requirement.title}`,
-        expected: requirement.kind === 'functional' ? `${requirement.title} works end to end` : `${requirement.title}, shown by a check or an audit`,
+        expected: expectedOf(requirement),
       }))
     : [];
 
@@ -260,10 +273,36 @@ export function compileSpecification(input: CompileInput, options: CompileOption
   return { spec, validation: validateSpecification(spec, input) };
 }
 
+/** A story's priority in the requirements' words (MoSCoW): critical and high are musts, low a could. */
+const STORY_PRIORITIES = { critical: 'must', high: 'must', medium: 'should', low: 'could' } as const;
+
+/**
+ * Each user story as a functional requirement, after the features' (US-001, … in the stories'
+ * order), carrying its acceptance criteria; a story without a description is described by its title.
+ */
+function storyRequirementsOf(stories: CompileUserStory[]) {
+  return stories.map((story, index) => ({
+    id: `US-${String(index + 1).padStart(3, '0')}`,
+    kind: 'functional' as const,
+    title: story.title,
+    description: story.description || story.title,
+    priority: STORY_PRIORITIES[story.priority],
+    source: 'user-story',
+    acceptanceCriteria: story.acceptanceCriteria,
+  }));
+}
+
+/** What a test case of the requirement expects: its acceptance criteria, when it states some. */
+function expectedOf(requirement: { kind: string; title: string; acceptanceCriteria?: string[] }): string {
+  if (requirement.acceptanceCriteria && requirement.acceptanceCriteria.length > 0) return requirement.acceptanceCriteria.join('; ');
+  return requirement.kind === 'functional' ? `${requirement.title} works end to end` : `${requirement.title}, shown by a check or an audit`;
+}
+
 /**
  * A specification's validation, whoever wrote it (this compiler or the agents): errors — no stated
- * problem, no entity, no functional requirement — fail it; warnings about the input it came from
- * only inform.
+ * problem, no entity, no functional requirement (a selected feature's or a user story's: a project
+ * that states what it must do in stories alone has requirements) — fail it; warnings about the input
+ * it came from only inform.
  */
 export function validateSpecification(
   spec: { overview: { problem: string | null }; entities: unknown[]; requirements: Array<{ kind: string }> },

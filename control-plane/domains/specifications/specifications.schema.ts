@@ -58,7 +58,15 @@ export const compiledSpec = z.object({
   endpoints: z.array(z.object({ method: z.string(), path: z.string(), summary: z.string(), source: z.string() })),
   workflows: z.array(z.object({ name: z.string(), feature: z.string(), steps: z.array(z.string()) })),
   requirements: z.array(
-    z.object({ id: z.string(), kind: z.enum(['functional', 'non-functional']), title: z.string(), description: z.string(), priority: z.enum(['must', 'should']), source: z.string() }),
+    z.object({
+      id: z.string(),
+      kind: z.enum(['functional', 'non-functional']),
+      title: z.string(),
+      description: z.string(),
+      priority: z.enum(['must', 'should', 'could']),
+      source: z.string().describe('features.<key> for a selected feature, user-story for a user story (US-…), the answer for a non-functional one'),
+      acceptanceCriteria: z.array(z.string()).optional().describe("A user story's acceptance criteria"),
+    }),
   ),
   testCases: z.array(z.object({ id: z.string(), requirementId: z.string(), title: z.string(), expected: z.string() })),
   architecture: z.object({
@@ -87,7 +95,7 @@ export const specificationOutput = z.object({
   validation: z
     .object({ passed: z.boolean(), errors: z.array(finding), warnings: z.array(finding) })
     .nullable()
-    .describe('passed when there is no error: a stated problem, at least one entity and one selected feature'),
+    .describe('passed when there is no error: a stated problem, at least one entity, and one functional requirement (a selected feature or a user story)'),
   errorMessage: z.string().nullable().describe('Why the compile failed'),
 });
 

@@ -9,6 +9,7 @@ import { requireProjectMember } from '../projects/project-member.ts';
 import { projectScopeFor } from '../projects/project-scope.ts';
 import { requireProjectForCaller } from '../projects/project-for-caller.ts';
 import { findProject } from '../projects/projects.repository.ts';
+import { userStoriesOfProject } from '../user-stories/user-stories.repository.ts';
 import { COMPILE_JOB_ATTEMPTS, compileJobKey, compileSpecificationJob } from './compile-specification.job.ts';
 import type { CompileInput, CompileOptions } from './compile-specification.ts';
 import type { CompileSpecificationInput, SpecificationOutput } from './specifications.schema.ts';
@@ -17,9 +18,14 @@ import { findSpecification, insertSpecification, nextSpecificationVersion } from
 /** A deterministic compile of a few hundred answers takes well under a second once the worker has it. */
 const ESTIMATED_SECONDS = 1;
 
-/** What the project's flow says now: every answer of an asked question, with the labels its options carry. */
+/**
+ * What the project's flow says now: every answer of an asked question, with the labels its options
+ * carry; and its user stories, oldest first (left out when it has none, so such a project's input
+ * is what it was before stories existed).
+ */
 export async function compileInputOf(db: Kysely<Database>, project: ProjectRow): Promise<CompileInput> {
   const questions = (await listQuestions(db, project.tenant_id, project.id)).filter((question) => !question.suppressed);
+  const stories = await userStoriesOfProject(db, project.tenant_id, project.id);
   return {
     project: { id: project.id, name: project.name, description: project.description },
     phase: project.phase,
@@ -31,6 +37,9 @@ export async function compileInputOf(db: Kysely<Database>, project: ProjectRow):
       return [{ key: question.key, value, confidence, labels }];
     }),
     unanswered: questions.filter((question) => question.required && !question.answer).map((question) => question.key),
+    ...(stories.length > 0
+      ? { userStories: stories.map((story) => ({ title: story.title, description: story.description, priority: story.priority, acceptanceCriteria: story.acceptance_criteria })) }
+      : {}),
   };
 }
 
