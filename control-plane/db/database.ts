@@ -221,6 +221,8 @@ export interface TasksTable {
   assignee_id: string | null;
   actions: ColumnType<TaskAction[], string, never>;
   targets: ColumnType<Array<{ type: string; id: string }>, string, never>;
+  /** What in the flow's answers the task stands for (`integration:stripe`); null for a task made through POST /tasks. */
+  origin: ColumnType<string | null, string | null | undefined, never>;
   due_date: ColumnType<Date | null, Date | string | null, never>;
   created_by: string | null;
   created_at: CreatedAt;

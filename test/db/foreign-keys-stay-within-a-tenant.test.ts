@@ -5,6 +5,7 @@ import { down as withoutSpecifications, up as withSpecifications } from '../../m
 import { down as withoutAgentExecutions, up as withAgentExecutions } from '../../migrations/0031_agent_executions_and_calls.ts';
 import { down as withoutTasks, up as withTasks } from '../../migrations/0032_tasks_and_their_submissions.ts';
 import { down as withoutUserStories, up as withUserStories } from '../../migrations/0033_user_stories.ts';
+import { down as withoutTaskOrigins, up as withTaskOrigins } from '../../migrations/0034_tasks_from_flow_answers.ts';
 import { asAppRoleInTenant } from '../helpers/app-role-sql.ts';
 import { ownerQuery, withOwnerKysely } from '../helpers/owner-sql.ts';
 import { describeSchema } from '../helpers/schema-snapshot.ts';
@@ -203,7 +204,8 @@ describe('the migration (0019)', () => {
     const [organization] = await owner(`insert into organizations (tenant_id, name, slug, owner_id) values ($1, 'X', 'x', $2) returning id`, [x.id, xUser.id]);
 
     const migrated = await describeSchema(other.ownerUrl);
-    // Migrations run down in reverse: the flow's tables (0029), specifications (0030), agent executions (0031), tasks (0032) and user stories (0033) hold keys within a tenant from the start.
+    // Migrations run down in reverse: the flow's tables (0029), specifications (0030), agent executions (0031), tasks (0032, with their origins: 0034) and user stories (0033) hold keys within a tenant from the start.
+    await withOwnerKysely(other.ownerUrl, withoutTaskOrigins);
     await withOwnerKysely(other.ownerUrl, withoutUserStories);
     await withOwnerKysely(other.ownerUrl, withoutTasks);
     await withOwnerKysely(other.ownerUrl, withoutAgentExecutions);
@@ -223,6 +225,7 @@ describe('the migration (0019)', () => {
     await withOwnerKysely(other.ownerUrl, withAgentExecutions);
     await withOwnerKysely(other.ownerUrl, withTasks);
     await withOwnerKysely(other.ownerUrl, withUserStories);
+    await withOwnerKysely(other.ownerUrl, withTaskOrigins);
     expect(problemsWith(await keysBetweenTenantTables(other.ownerUrl))).toEqual([]);
     // Down and up again give back the schema the migrations make.
     expect(await describeSchema(other.ownerUrl)).toBe(migrated);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
 import { projectPhases } from '../projects/projects.schema.ts';
+import { taskTypes } from '../tasks/tasks.schema.ts';
 import { flowPhases, transitionTargets } from './flow-phases.ts';
 
 export const answerTypes = ['text', 'select', 'multiselect', 'boolean', 'number'] as const;
@@ -75,7 +76,9 @@ export const answerQuestionOutput = z.object({
     ontologyUpdates: z.array(ontologyUpdate),
     suggestions: z.array(z.string()),
     prefillCascades: z.array(z.object({ questionId: z.uuid(), newConfidence: fraction })),
-    tasksCreated: z.array(z.never()).describe('Always empty: answering creates no tasks'),
+    tasksCreated: z
+      .array(z.object({ taskId: z.uuid(), type: z.enum(taskTypes), title: z.string() }))
+      .describe('Tasks this answer made: a CONNECT task for each outside system the integrations answer names, a REVIEW task for each regulation the compliance answer picks (see GET /tasks)'),
   }),
   nextQuestion: questionOutput.nullable(),
 });

@@ -8,6 +8,8 @@ import { requireProjectForCaller } from '../projects/project-for-caller.ts';
 import { answerFitsQuestion } from './answer-fits-question.ts';
 import type { AnswerValue } from './flow-catalogue.ts';
 import { cascadesOf, ontologyCoverage, ontologyOf, suggestionsFor, type AnswersByKey } from './flow-derivations.ts';
+import { alignTasksWithAnswer } from '../tasks/tasks-from-answers.ts';
+import { taskOriginPrefixOf, tasksFromAnswer } from './flow-tasks.ts';
 import { phaseAfter, progressKeyOf, type FlowPhase } from './flow-phases.ts';
 import { answersByKey, enterPhase, firstUnanswered, questionToOutput } from './flow-questions.ts';
 import { phaseProgress, readinessOf } from './flow-readiness.ts';
@@ -114,6 +116,8 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
   const value = answerFitsQuestion(question, input.answer.value);
   requireFeatureAnswersAgree(question.key, value, answersByKey(before.filter((candidate) => candidate.phase === 'FEATURE_SELECTION')));
   const confidence = input.answer.confidence ?? null;
+  // A platform admin acting in another tenant is no user of it: the answer (and the tasks it makes) names no one.
+  const answeredBy = principal.tenantId === principal.homeTenantId ? principal.userId : null;
   const answerId = await saveAnswer(db, {
     tenantId: project.tenant_id,
     projectId: project.id,
@@ -122,8 +126,7 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
     selectedVariant: input.answer.selectedVariant ?? null,
     confidence,
     notes: input.answer.notes ?? null,
-    // A platform admin acting in another tenant is no user of it: the answer names no one.
-    answeredBy: principal.tenantId === principal.homeTenantId ? principal.userId : null,
+    answeredBy,
   });
 
   const after = await listQuestions(db, project.tenant_id, project.id);
@@ -139,6 +142,9 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
     prefillCascades.push({ questionId: target.id, newConfidence: prefill?.confidence ?? 0 });
   }
 
+  const originPrefix = taskOriginPrefixOf[question.key];
+  const tasksCreated = originPrefix ? await alignTasksWithAnswer(db, project, originPrefix, tasksFromAnswer(question.key, value, question.options), answeredBy) : [];
+
   const answers = answersByKey(after);
   const progress = phaseProgress(phaseQuestions);
   const ontologyUpdates = ontologyOf(question, value, confidence ?? 1);
@@ -151,7 +157,7 @@ export async function answerQuestion(db: Kysely<Database>, principal: Principal,
   return {
     answerId,
     processed: true as const,
-    effects: { ontologyUpdates, suggestions: suggestionsFor(question.key, answers), prefillCascades, tasksCreated: [] },
+    effects: { ontologyUpdates, suggestions: suggestionsFor(question.key, answers), prefillCascades, tasksCreated },
     nextQuestion: next ? questionToOutput(next) : null,
   };
 }

@@ -22,6 +22,8 @@ export async function insertTask(
     targets: Array<{ type: string; id: string }>;
     dueDate: string | null;
     createdBy: string | null;
+    /** What in the flow's answers the task stands for (flow-tasks.ts); none for a task made through POST /tasks. */
+    origin?: string;
   },
 ): Promise<TaskRow> {
   return db
@@ -40,6 +42,7 @@ export async function insertTask(
       targets: JSON.stringify(values.targets),
       due_date: values.dueDate,
       created_by: values.createdBy,
+      ...(values.origin !== undefined ? { origin: values.origin } : {}),
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -83,6 +86,26 @@ export async function openDependencies(db: Kysely<Database>, tenantId: string, t
     .orderBy('t.id')
     .execute();
   return rows.map((row) => row.id);
+}
+
+/** The project's tasks whose origin starts with `prefix` (those one flow answer made), locked to be brought in line with it. */
+export async function tasksOfOrigin(db: Kysely<Database>, tenantId: string, projectId: string, prefix: string): Promise<TaskRow[]> {
+  return db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('project_id', '=', projectId)
+    .where(sql<boolean>`starts_with(origin, ${prefix})`)
+    .orderBy('created_at')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+/** Sets the status of tasks that are not completed (a completed task stays completed). */
+export async function setOpenTasksStatus(db: Kysely<Database>, tenantId: string, taskIds: string[], status: 'pending' | 'cancelled'): Promise<void> {
+  if (taskIds.length === 0) return;
+  await db.updateTable('tasks').set({ status, updated_at: databaseNow }).where('tenant_id', '=', tenantId).where('id', 'in', taskIds).where('status', '<>', 'completed').execute();
 }
 
 export async function completeTask(db: Kysely<Database>, tenantId: string, taskId: string): Promise<void> {
