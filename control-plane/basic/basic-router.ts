@@ -1,3 +1,4 @@
+import { basicKitsRouter } from '../domains/kits/kits.basic-router.ts';
 import { basicProjectsRouter } from '../domains/projects/projects.basic-router.ts';
 import { userStoriesRouter } from '../domains/user-stories/user-stories.basic-router.ts';
 import { router } from '../trpc/init.ts';
@@ -9,6 +10,7 @@ import { router } from '../trpc/init.ts';
 export const basicRouter = router({
   projects: basicProjectsRouter,
   userstories: userStoriesRouter,
+  kits: basicKitsRouter,
 });
 
 export type BasicRouter = typeof basicRouter;

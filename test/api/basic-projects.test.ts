@@ -62,7 +62,7 @@ describe('the surface', () => {
 
   it('has a document of its own, bare bodies and statuses as sent; /api keeps its envelope document', async () => {
     expect(document.info.title).toBe('Specwright API (Variant A)');
-    expect(Object.keys(document.paths).sort()).toEqual(['/projects', '/projects/{id}', '/userstories', '/userstories/{id}']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/kits', '/kits/{id}', '/projects', '/projects/{id}', '/userstories', '/userstories/{id}']);
     expect(Object.keys(document.paths['/projects/{id}']).sort()).toEqual(['delete', 'get', 'patch', 'put']);
     expect(document.paths['/projects'].post.responses['201'].content['application/json'].schema.properties.status.enum).toEqual(['draft', 'discovery', 'planning', 'specification', 'complete']);
     expect(document.paths['/projects/{id}'].delete.responses['204'].content).toBeUndefined();

@@ -13,11 +13,16 @@ export async function kitsEnabledFor(db: Kysely<Database>, tenantId: string): Pr
   return (await tenantFeatures(db, tenantId))[KITS_FEATURE_FLAG] === true;
 }
 
-/** Every kit route: the tenant's kits_enabled flag, then the caller's role in the organization. */
-export async function requireKitAccess(db: Kysely<Database>, principal: Principal, organizationId: string, minimum: OrganizationRole = 'member') {
-  if (!(await kitsEnabledFor(db, principal.tenantId))) {
+/** The tenant's kits_enabled flag is on, else FORBIDDEN naming it. */
+export async function requireKitsEnabled(db: Kysely<Database>, tenantId: string): Promise<void> {
+  if (!(await kitsEnabledFor(db, tenantId))) {
     throw new AppError('FORBIDDEN', `Kits are not enabled for this tenant: the feature flag ${KITS_FEATURE_FLAG} is off`, { featureFlag: KITS_FEATURE_FLAG });
   }
+}
+
+/** Every kit route: the tenant's kits_enabled flag, then the caller's role in the organization. */
+export async function requireKitAccess(db: Kysely<Database>, principal: Principal, organizationId: string, minimum: OrganizationRole = 'member') {
+  await requireKitsEnabled(db, principal.tenantId);
   return requireOrganizationRole(db, principal, organizationId, minimum);
 }
 

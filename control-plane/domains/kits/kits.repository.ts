@@ -215,3 +215,35 @@ export async function pointKitAtVersion(db: Kysely<Database>, kitRowId: string, 
 export async function setKitStatus(db: Kysely<Database>, kitRowId: string, status: KitStatus) {
   await db.updateTable('kits').set({ status, updated_at: databaseNow }).where('id', '=', kitRowId).execute();
 }
+
+/** The orders a Variant A list of kits can be read in; each breaks ties by id, in the same direction. */
+export type KitOrder = { column: 'created_at' | 'updated_at' | 'display_name'; direction: 'asc' | 'desc' };
+
+/**
+ * The kits of the organizations a user is an owner, admin or member of (every organization of the
+ * tenant without one: a platform admin acting there), with their latest version; no built-in kit.
+ */
+function organizationKitsOf(db: Kysely<Database>, scope: { tenantId: string; userId?: string | undefined }) {
+  let query = db.selectFrom('kits as k').leftJoin('kit_versions as v', 'v.id', 'k.latest_version_id').where('k.tenant_id', '=', scope.tenantId).where('k.organization_id', 'is not', null);
+  const userId = scope.userId;
+  if (userId) {
+    query = query.where('k.organization_id', 'in', (eb) =>
+      eb.selectFrom('organization_members as m').select('m.organization_id').where('m.user_id', '=', userId).where('m.role', 'in', ['owner', 'admin', 'member']),
+    );
+  }
+  return query;
+}
+
+const organizationKitColumns = [...kitColumns, 'k.updated_at'] as const;
+
+export async function listOrganizationKits(db: Kysely<Database>, scope: { tenantId: string; userId?: string | undefined }, filter: Paging & { order: KitOrder }) {
+  const query = organizationKitsOf(db, scope);
+  const { column, direction } = filter.order;
+  return pagedRows(query.select(organizationKitColumns).orderBy(`k.${column}`, direction).orderBy('k.id', direction), query, filter);
+}
+
+export async function findOrganizationKit(db: Kysely<Database>, scope: { tenantId: string; userId?: string | undefined }, id: string) {
+  return organizationKitsOf(db, scope).select(organizationKitColumns).where('k.id', '=', id).executeTakeFirst();
+}
+
+export type OrganizationKitRow = NonNullable<Awaited<ReturnType<typeof findOrganizationKit>>>;

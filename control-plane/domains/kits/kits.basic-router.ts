@@ -1,0 +1,31 @@
+import { router } from '../../trpc/init.ts';
+import { authedProcedure } from '../../trpc/procedures.ts';
+import { basicKitIdInput, basicKitOutput, basicKitPatchInput, basicListKitsInput, basicListKitsOutput } from './kits.basic-schema.ts';
+import { getBasicKit, listBasicKits, setBasicKitStatus } from './kits.basic-service.ts';
+
+const tags = ['kits'];
+const flagOff = { 403: 'FORBIDDEN: kits are not enabled for the tenant (kits_enabled), or (PATCH) the caller is not an admin or owner of the kit’s organization' };
+
+/**
+ * Variant A's /kits (served under /api/basic): read and published ⇔ deprecated. Publishing a kit
+ * takes its manifest and files, which A's Kit has no place for: that is POST /api/{orgId}/kits.
+ */
+export const basicKitsRouter = router({
+  list: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/kits', tags, summary: "Kits of the caller's organizations (no built-in kit), a page at a time", errorResponses: flagOff } })
+    .input(basicListKitsInput)
+    .output(basicListKitsOutput)
+    .query(({ ctx, input }) => listBasicKits(ctx.db, ctx.principal, input)),
+
+  get: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/kits/{id}', tags, summary: 'A kit of one of your organizations', errorResponses: flagOff } })
+    .input(basicKitIdInput)
+    .output(basicKitOutput)
+    .query(({ ctx, input }) => getBasicKit(ctx.db, ctx.principal, input.id)),
+
+  update: authedProcedure
+    .meta({ openapi: { method: 'PATCH', path: '/kits/{id}', tags, summary: 'Publish or deprecate a kit (admins and owners of its organization)', errorResponses: flagOff } })
+    .input(basicKitPatchInput)
+    .output(basicKitOutput)
+    .mutation(({ ctx, input }) => setBasicKitStatus(ctx.db, ctx.principal, input)),
+});

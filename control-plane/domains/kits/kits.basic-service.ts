@@ -1,0 +1,59 @@
+import type { Kysely } from 'kysely';
+import type { Principal } from '../../auth/principal.ts';
+import type { Database, KitStatus } from '../../db/database.ts';
+import { notFound } from '../../errors/app-error.ts';
+import { pagingOf, type BasicListQuery } from '../../basic/basic-paging.ts';
+import { projectScopeFor } from '../projects/project-scope.ts';
+import { requireKitAccess, requireKitsEnabled } from './kit-access.ts';
+import type { BasicKit } from './kits.basic-schema.ts';
+import { findOrganizationKit, listOrganizationKits, type KitOrder, type OrganizationKitRow } from './kits.repository.ts';
+import { changeKitStatus } from './kits.service.ts';
+
+/**
+ * Variant A's kits (DESIGN §5.2): the kits of the caller's organizations — those they are an
+ * owner, admin or member of; no built-in kit — with published for Variant B's active. Every route
+ * asks for the tenant's kits_enabled flag, as Variant B's kit routes do.
+ */
+
+const basicStatusOf = { active: 'published', deprecated: 'deprecated', draft: 'draft' } as const satisfies Record<KitStatus, BasicKit['status']>;
+const sortColumns = { createdAt: 'created_at', updatedAt: 'updated_at', name: 'display_name' } as const satisfies Record<string, KitOrder['column']>;
+
+function toBasicKit(row: OrganizationKitRow): BasicKit {
+  return {
+    id: row.id,
+    name: row.display_name,
+    ...(row.description === '' ? {} : { description: row.description }),
+    ...(row.version ? { version: row.version } : {}),
+    status: basicStatusOf[row.status],
+    metadata: { kitId: row.kit_id, kitType: row.kit_type, organizationId: row.organization_id!, platform: { name: row.platform_name, category: row.platform_category } },
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+async function requireBasicKit(db: Kysely<Database>, principal: Principal, id: string): Promise<OrganizationKitRow> {
+  await requireKitsEnabled(db, principal.tenantId);
+  const kit = await findOrganizationKit(db, projectScopeFor(principal), id);
+  if (!kit) throw notFound('The kit');
+  return kit;
+}
+
+export async function listBasicKits(db: Kysely<Database>, principal: Principal, query: BasicListQuery<keyof typeof sortColumns>) {
+  await requireKitsEnabled(db, principal.tenantId);
+  const { rows, total } = await listOrganizationKits(db, projectScopeFor(principal), { ...pagingOf(query), order: { column: sortColumns[query.sort], direction: query.order } });
+  return { items: rows.map(toBasicKit), total, page: query.page, pageSize: query.pageSize };
+}
+
+export async function getBasicKit(db: Kysely<Database>, principal: Principal, id: string): Promise<BasicKit> {
+  return toBasicKit(await requireBasicKit(db, principal, id));
+}
+
+/** Publishes or deprecates the kit as PATCH /api/{orgId}/kits/{kitId} does (its organization's admins and owners); no status changes nothing. */
+export async function setBasicKitStatus(db: Kysely<Database>, principal: Principal, input: { id: string; status?: 'published' | 'deprecated' | undefined }): Promise<BasicKit> {
+  const kit = await requireBasicKit(db, principal, input.id);
+  await requireKitAccess(db, principal, kit.organization_id!, 'admin');
+  if (input.status !== undefined && basicStatusOf[kit.status] !== input.status) {
+    await changeKitStatus(db, principal, { orgId: kit.organization_id!, kitId: kit.kit_id, status: input.status === 'published' ? 'active' : 'deprecated' });
+  }
+  return getBasicKit(db, principal, input.id);
+}
