@@ -154,9 +154,10 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string, variant
       const declaredErrors = errorsByOperation.get(operationId);
       if (operation.security) operation.security = authenticated;
       else if (optionalOperations.has(operationId)) operation.security = optionallyAuthenticated;
-      const requestBody = operation.requestBody as { required?: boolean; content?: Record<string, { schema?: { type?: string; additionalProperties?: unknown } }> } | undefined;
+      const requestBody = operation.requestBody as { required?: boolean; content?: Record<string, { schema?: { type?: string; additionalProperties?: unknown; properties?: Record<string, unknown> } }> } | undefined;
       const body = requestBody?.content?.['application/json']?.schema;
       if (body?.type === 'object' && strictOperations.has(operationId)) body.additionalProperties = false;
+      if (variant === 'A' && body?.type === 'object' && (method === 'put' || method === 'patch')) acceptOwnIdInBody(operation, body);
       // The generator calls every body required; one whose fields are all optional may be left out.
       if (requestBody && bodyOptionalOperations.has(operationId)) requestBody.required = false;
       documentQueryDefaults(operation, defaultsByOperation.get(operationId) ?? {});
@@ -167,6 +168,17 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string, variant
   }
   if (variant === 'B') document.paths = { ...document.paths, '/downloads/{token}': { get: downloadOperation(), head: downloadHeadOperation() } };
   return document;
+}
+
+/**
+ * Variant A's PUT and PATCH take the resource as an answer carries it, its `id` included (see
+ * variant-a-routes.ts): the body may name the path's id, which the generator leaves out of it.
+ */
+function acceptOwnIdInBody(operation: Operation, body: { properties?: Record<string, unknown> }): void {
+  const pathId = operation.parameters?.find((parameter) => 'in' in parameter && parameter.in === 'path' && parameter.name === 'id');
+  if (!pathId || !('schema' in pathId) || body.properties?.id) return;
+  const schema = { ...(pathId.schema as object), description: "The path's id, as an answer carries it (any letter case); another id is VALIDATION_ERROR" };
+  body.properties = { id: schema, ...body.properties };
 }
 
 /** Gives each query parameter whose field has a default (`limit` 50) that default, where the generator left it out. */

@@ -1,5 +1,5 @@
 import express, { type Request, type Response } from 'express';
-import type { OpenAPIObject } from 'trpc-to-openapi';
+import { getPathRegExp, normalizePath, type OpenAPIObject } from 'trpc-to-openapi';
 import { basicRouter } from '../basic/basic-router.ts';
 import type { Context } from '../trpc/context.ts';
 import { methodRefusal } from './allowed-methods.ts';
@@ -26,7 +26,7 @@ export function variantARoutes(options: { createContext: (opts: { req: Request; 
     sendSurfaceError(req, res, refusal.error);
   });
   routes.get('/openapi.json', (_req, res) => void res.json(options.document));
-  routes.use(jsonBody({ limit: options.bodyLimitBytes }), refuseMisshapenBodies, acceptOwnIdInBody);
+  routes.use(jsonBody({ limit: options.bodyLimitBytes }), refuseMisshapenBodies, acceptOwnIdInBody(options.document));
   routes.use(createRestHandler({ router: basicRouter, surface: variantA, createContext: options.createContext, maxBodySize: options.bodyLimitBytes, document: options.document }));
   routes.use((req, res) => sendSurfaceError(req, res, noRouteFor(req)));
   return routes;
@@ -36,24 +36,35 @@ export function variantARoutes(options: { createContext: (opts: { req: Request; 
  * A's PUT body is the resource's Input shape, id included, so an answer can be sent back as it
  * came: an `id` equal to the path's (in any letter case) is taken as the path's and dropped from
  * the body (the projection refuses a field that shadows a path parameter); another one is refused,
- * since the path names the resource changed.
+ * since the path names the resource changed. Only on a path the document serves as `/…/{id}` for
+ * the method: any other path is left to the router (NOT_FOUND), and a path that is not valid URL
+ * encoding to the projection, which says so.
  */
-function acceptOwnIdInBody(req: Request, res: Response, next: () => void): void {
-  if (req.method !== 'PUT' && req.method !== 'PATCH') return next();
-  const body = req.body as Record<string, unknown> | undefined;
-  if (!body || typeof body !== 'object' || Array.isArray(body) || !Object.hasOwn(body, 'id')) return next();
-  const pathId = /^\/[^/]+\/([^/]+)\/?$/.exec(req.path)?.[1];
-  if (pathId !== undefined && typeof body.id === 'string' && body.id.toLowerCase() === safeDecode(pathId).toLowerCase()) {
-    delete body.id;
-    return next();
-  }
-  sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'id in the body must be the id in the path', details: { issues: [{ field: 'id', issue: 'must be the id in the path' }] } });
+function acceptOwnIdInBody(document: OpenAPIObject) {
+  const idPaths = Object.entries(document.paths ?? {}).flatMap(([template, pathItem]) =>
+    template.includes('{id}') ? (['PUT', 'PATCH'] as const).filter((method) => pathItem[method.toLowerCase() as 'put' | 'patch']).map((method) => ({ method, pattern: getPathRegExp(normalizePath(template)) })) : [],
+  );
+  return (req: Request, res: Response, next: () => void): void => {
+    if (req.method !== 'PUT' && req.method !== 'PATCH') return next();
+    const body = req.body as Record<string, unknown> | undefined;
+    if (!body || typeof body !== 'object' || Array.isArray(body) || !Object.hasOwn(body, 'id')) return next();
+    const routed = normalizePath(req.path);
+    const pathId = idPaths.find((path) => path.method === req.method && path.pattern.test(routed))?.pattern.exec(routed)?.groups?.id;
+    if (pathId === undefined) return next();
+    const decoded = decodeOrUndefined(pathId);
+    if (decoded === undefined) return next();
+    if (typeof body.id === 'string' && body.id.toLowerCase() === decoded.toLowerCase()) {
+      delete body.id;
+      return next();
+    }
+    sendSurfaceError(req, res, { code: 'VALIDATION_ERROR', message: 'id in the body must be the id in the path', details: { issues: [{ field: 'id', issue: 'must be the id in the path' }] } });
+  };
 }
 
-function safeDecode(segment: string): string {
+function decodeOrUndefined(segment: string): string | undefined {
   try {
     return decodeURIComponent(segment);
   } catch {
-    return segment;
+    return undefined;
   }
 }

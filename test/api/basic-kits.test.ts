@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 let app: TestApp;
 let key: string;
 let basic: (method: string, template: string, path: string, options?: RequestOptions) => Promise<ApiResponse>;
-const kitIds: Record<string, string> = {};
+const kitIds = { zeta: '', alpha: '' };
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
 
 const publish = async (apiKey: string, orgId: string, id: string, displayName: string, version = '1.0.0') => {

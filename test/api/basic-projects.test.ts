@@ -103,6 +103,23 @@ describe('create', () => {
   });
 });
 
+describe('create by a caller of no organization', () => {
+  it('is FORBIDDEN, not a VALIDATION_ERROR about organizationId (a field A does not take), and writes nothing', async () => {
+    const customer = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'Customer who creates');
+    await sqlAsOwner(`insert into organization_members (tenant_id, organization_id, user_id, role) values ($1, $2, $3, 'customer')`, [app.bootstrap.tenantId, app.bootstrap.organizationId, customer.userId]);
+    const loner = await createUserInTenant(app, sqlAsOwner, app.bootstrap.tenantId, 'In no organization');
+    const before = await countRows(app.database.ownerUrl, 'projects');
+    for (const caller of [customer, loner]) {
+      const refused = await call(app.url, '/api/basic/projects', { apiKey: caller.apiKey, body: { name: 'Mine', status: 'discovery' } });
+      expect([refused.status, refused.body.code, refused.body.details]).toEqual([403, 'FORBIDDEN', undefined]);
+      // The field the refusal would name is not one A takes.
+      const withField = await call(app.url, '/api/basic/projects', { apiKey: caller.apiKey, body: { name: 'Mine', organizationId: app.bootstrap.organizationId } });
+      expect([withField.status, withField.body.details.issues]).toEqual([400, [{ field: 'organizationId', issue: 'is not a field that can be set here' }]]);
+    }
+    expect(await countRows(app.database.ownerUrl, 'projects')).toBe(before);
+  });
+});
+
 describe('list', () => {
   it('pages, sorts and orders, ties broken by id, in the list wrapper', async () => {
     const other = await createTenant(app, 'Listing');

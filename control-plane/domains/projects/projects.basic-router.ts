@@ -24,7 +24,7 @@ export const basicProjectsRouter = router({
     .query(({ ctx, input }) => listBasicProjects(ctx.db, ctx.principal, input)),
 
   create: authedProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/projects', tags, summary: 'Create a project (in your organization), at the status given', errorResponses: { ...moves, 404: 'NOT_FOUND: no such organization' } } })
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/projects', tags, summary: 'Create a project (in your organization), at the status given', errorResponses: { ...moves, 403: 'FORBIDDEN: you are no owner, admin or member of an organization, or are a platform admin acting in another tenant' } } })
     .input(basicProjectInput)
     .output(basicProjectOutput)
     .mutation(({ ctx, input }) => createBasicProject(ctx.db, ctx.principal, input)),

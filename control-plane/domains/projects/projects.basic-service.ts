@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, ProjectRow } from '../../db/database.ts';
-import { AppError, conflict } from '../../errors/app-error.ts';
+import { AppError, conflict, forbidden } from '../../errors/app-error.ts';
+import { defaultOrganizationOfUser } from '../organizations/organizations.repository.ts';
 import { pagingOf, type BasicListQuery } from '../../basic/basic-paging.ts';
 import { startFlow, transitionFlow } from '../flow/flow.service.ts';
 import { flowPhases, phaseAfter, type FlowPhase } from '../flow/flow-phases.ts';
@@ -39,7 +40,13 @@ export async function getBasicProject(db: Kysely<Database>, principal: Principal
 
 /** A project made as Variant B's POST makes one (in the caller's organization), then moved to the status asked for. */
 export async function createBasicProject(db: Kysely<Database>, principal: Principal, input: BasicProjectInput): Promise<BasicProject> {
-  const created = await createProjectForCaller(db, principal, { name: input.name, description: input.description ?? null }, { id: input.id });
+  // A's input names no organization: a caller without one of their own (a customer, a user in none)
+  // cannot create here, which is FORBIDDEN — not B's "organizationId is required", a field A refuses.
+  const organizationId = principal.tenantId === principal.homeTenantId ? await defaultOrganizationOfUser(db, principal.tenantId, principal.userId) : undefined;
+  if (principal.tenantId === principal.homeTenantId && !organizationId) {
+    throw forbidden('A project is created by an owner, admin or member of an organization, and you are none of these');
+  }
+  const created = await createProjectForCaller(db, principal, { name: input.name, description: input.description ?? null, ...(organizationId ? { organizationId } : {}) }, { id: input.id });
   if (input.status !== undefined && input.status !== 'draft') await moveToStatus(db, principal, created.id, input.status);
   return getBasicProject(db, principal, created.id);
 }
