@@ -102,6 +102,22 @@ describe('creating a story', () => {
     expect(await tableSnapshot(database.ownerUrl)).toEqual(before);
   });
 
+  it('answers creates racing with one id exactly once 201 and otherwise CONFLICT, never a unique violation', async () => {
+    // Both unique indexes of the id (the key, and the tenant's) arbitrate the insert: racers that
+    // pass the key's check together must still end in CONFLICT, not a raw 23505 (an INTERNAL_ERROR).
+    const racers = 4;
+    const raced = await newProject();
+    const outcomes = new Map<string, number>();
+    for (let round = 0; round < 400; round += 1) {
+      const id = randomUUID();
+      const results = await Promise.allSettled(Array.from({ length: racers }, () => as(owner, (db, principal) => createUserStoryForCaller(db, principal, input({ id, projectId: raced, title: 'Raced' })))));
+      const outcome = results.map((result) => (result.status === 'fulfilled' ? 'created' : String((result.reason as { code?: string }).code))).sort().join(',');
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      await sql('delete from user_stories where id = $1', [id]);
+    }
+    expect(Object.fromEntries(outcomes)).toEqual({ 'CONFLICT,CONFLICT,CONFLICT,created': 400 });
+  }, 120_000);
+
   it('is NOT_FOUND in a project the caller does not see, and FORBIDDEN to the project\'s customer', async () => {
     const before = await tableSnapshot(database.ownerUrl);
     for (const caller of [outsider, stranger]) {
@@ -109,6 +125,27 @@ describe('creating a story', () => {
     }
     await expect(as(customer, (db, principal) => createUserStoryForCaller(db, principal, input({ projectId, title: 'Mine' })))).rejects.toMatchObject({ code: 'FORBIDDEN' });
     expect(await tableSnapshot(database.ownerUrl)).toEqual(before);
+  });
+});
+
+describe("a project's share of stories", () => {
+  it('is at most 200 (each story may hold some 200 KB of criteria, and a compile carries them all twice), counted under a lock so racing creates cannot pass it', async () => {
+    const full = await newProject();
+    await sql(`insert into user_stories (tenant_id, project_id, title, acceptance_criteria) select $1, $2, 'Filler ' || n, '[]' from generate_series(1, 199) as n`, [owner.tenantId, full]);
+    const results = await Promise.allSettled([1, 2, 3].map((n) => as(owner, (db, principal) => createUserStoryForCaller(db, principal, input({ projectId: full, title: `Racer ${n}` })))));
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    for (const result of results.filter((candidate) => candidate.status === 'rejected')) {
+      expect((result as PromiseRejectedResult).reason).toMatchObject({ code: 'CONFLICT', message: 'The project has 200 user stories, the most it may hold; delete one to add another' });
+    }
+    expect(await sql('select count(*)::int as count from user_stories where project_id = $1', [full])).toEqual([{ count: 200 }]);
+    // Another project of the tenant is not held to this one's count; a story deleted makes room.
+    const elsewhere = await newProject();
+    expect(await as(owner, (db, principal) => createUserStoryForCaller(db, principal, input({ projectId: elsewhere, title: 'Elsewhere' })))).toMatchObject({ projectId: elsewhere });
+    const [one] = await sql(`select id from user_stories where project_id = $1 limit 1`, [full]);
+    await as(owner, (db, principal) => deleteUserStoryForCaller(db, principal, one.id));
+    expect(await as(owner, (db, principal) => createUserStoryForCaller(db, principal, input({ projectId: full, title: 'In its place' })))).toMatchObject({ projectId: full });
+    // Out of the way of the lists below, which read every story the owner sees.
+    await sql('delete from user_stories where project_id in ($1, $2)', [full, elsewhere]);
   });
 });
 

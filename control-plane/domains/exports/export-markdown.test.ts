@@ -66,3 +66,31 @@ describe('export Markdown of hostile values', () => {
     expect(documents[0]).toContain('- ``` GET # Injected /patients`` ``` — List (patient)');
   });
 });
+
+describe("export Markdown of a user story's requirement", () => {
+  it('lists its acceptance criteria under it, each escaped and on its own line, with or without a test plan', () => {
+    const spec = compiled('patient');
+    const story = {
+      id: 'US-001',
+      kind: 'functional' as const,
+      title: 'Book <b>online</b>',
+      description: 'As a *patient*',
+      priority: 'could' as const,
+      source: 'user-story',
+      acceptanceCriteria: ['Shows `free` slots', '# Injected\n<script>x</script>', '1. [link](http://x)'],
+    };
+    const markdown = markdownOf.spec({ ...spec, requirements: [...spec.requirements, story], testCases: [] });
+    const lines = markdown.split('\n');
+    const at = lines.indexOf('- **US-001** (functional, could) Book \\<b\\>online\\</b\\>: As a \\*patient\\*');
+    expect(at).toBeGreaterThan(-1);
+    expect(lines.slice(at + 1, at + 4)).toEqual([
+      '  - Accepted when: Shows \\`free\\` slots',
+      '  - Accepted when: # Injected \\<script\\>x\\</script\\>',
+      '  - Accepted when: 1. \\[link\\](http://x)',
+    ]);
+    expect(markdown).not.toMatch(/^# Injected/m);
+    expect(markdown).not.toMatch(/(^|[^\\])<[A-Za-z!/]/m);
+    // A feature's requirement has no criteria, and no line for them.
+    expect(lines[lines.indexOf(lines.find((line) => line.startsWith('- **FR-001**'))!) + 1]).not.toMatch(/Accepted when/);
+  });
+});

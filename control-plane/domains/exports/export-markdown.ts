@@ -6,7 +6,9 @@ import type { definitionOfDone } from './export-contents.ts';
 // value is a user's answer or a model's draft: `text` folds line breaks (a heading or list item stays
 // one line) and backslash-escapes what Markdown or inline HTML would read (CommonMark lets any ASCII
 // punctuation be escaped so); `code` writes a code span fenced by more backticks than the value
-// holds. The templates are the service's own, never a caller's.
+// holds. A user story's acceptance criteria are items under its requirement, each after a fixed
+// label, so none starts a line (a criterion "# …" or "1. …" stays text, not a heading or a list).
+// The templates are the service's own, never a caller's.
 const handlebars = Handlebars.create();
 const oneLine = (value: unknown) => String(value).replace(/\s*[\r\n]+\s*/g, ' ');
 const escaped = (value: unknown) => oneLine(value).replace(/[\\`*_~[\]<>&|]/g, '\\$&');
@@ -63,6 +65,9 @@ None.
 ## Requirements
 {{#each requirements}}
 - **{{text id}}** ({{text kind}}, {{text priority}}) {{text title}}: {{text description}}
+{{#each acceptanceCriteria}}
+  - Accepted when: {{text this}}
+{{/each}}
 {{else}}
 None.
 {{/each}}

@@ -23,7 +23,7 @@ export const userStoriesRouter = router({
     .query(({ ctx, input }) => listUserStoriesForCaller(ctx.db, ctx.principal, input)),
 
   create: authedProcedure
-    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/userstories', tags, summary: 'Add a user story to a project', errorResponses: { ...writers, 404: 'NOT_FOUND: no such project visible to the caller', 409: 'CONFLICT: the id is taken' } } })
+    .meta({ successStatus: 201, openapi: { method: 'POST', path: '/userstories', tags, summary: 'Add a user story to a project', errorResponses: { ...writers, 404: 'NOT_FOUND: no such project visible to the caller', 409: 'CONFLICT: the id is taken, or the project holds 200 stories, the most it may' } } })
     .input(userStoryInput)
     .output(userStoryOutput)
     .mutation(({ ctx, input }) => createUserStoryForCaller(ctx.db, ctx.principal, input)),

@@ -18,7 +18,10 @@ export interface UserStoryContent {
 /**
  * Inserts the story, or answers undefined when its id is taken (by any story: the id is the
  * table's primary key). `on conflict do nothing` rather than catching the unique violation: the
- * failed insert would abort the request's transaction.
+ * failed insert would abort the request's transaction. No conflict target: the id is unique twice
+ * (the key, and `(tenant_id, id)` that keys within the tenant reference), and with only the key as
+ * the arbiter, two creates of one id that pass its check together leave the later to fail on the
+ * other index, a unique violation instead of CONFLICT.
  */
 export async function insertUserStory(
   db: Kysely<Database>,
@@ -37,7 +40,7 @@ export async function insertUserStory(
       acceptance_criteria: JSON.stringify(values.acceptanceCriteria),
       created_by: values.createdBy,
     })
-    .onConflict((conflict) => conflict.column('id').doNothing())
+    .onConflict((conflict) => conflict.doNothing())
     .returningAll()
     .executeTakeFirst();
 }
@@ -88,6 +91,20 @@ export async function listUserStories(
   let query = db.selectFrom('user_stories').where('tenant_id', '=', scope.tenantId).where('project_id', 'in', projectIdsInScope(db, scope));
   if (filter.projectId) query = query.where('project_id', '=', filter.projectId);
   return pagedRows(query.selectAll().orderBy(orderExpressions[filter.sort], filter.order).orderBy('id', filter.order), query, filter);
+}
+
+/**
+ * Holds the project's stories still for a count: a create takes it (until its transaction ends)
+ * before counting them, so two creates at the project's last free place take turns, and the later
+ * finds it taken. An advisory lock, not a row lock on the project: nothing else waits for it.
+ */
+export async function lockStoriesOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`user-stories:${tenantId}:${projectId}`}, 0))`.execute(db);
+}
+
+export async function countUserStoriesOfProject(db: Kysely<Database>, tenantId: string, projectId: string): Promise<number> {
+  const { count } = await db.selectFrom('user_stories').select((eb) => eb.fn.countAll<string>().as('count')).where('tenant_id', '=', tenantId).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+  return Number(count);
 }
 
 /** The project's stories, oldest first: what a compile of its specification takes. */

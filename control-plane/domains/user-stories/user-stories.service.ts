@@ -7,7 +7,16 @@ import { requireProjectMember } from '../projects/project-member.ts';
 import { projectScopeFor } from '../projects/project-scope.ts';
 import { requireProjectForCaller } from '../projects/project-for-caller.ts';
 import type { UserStoryInput, UserStoryListInput, UserStoryOutput, UserStoryPatchInput } from './user-stories.schema.ts';
-import { deleteUserStory, findUserStory, insertUserStory, listUserStories, updateUserStory, type UserStoryContent } from './user-stories.repository.ts';
+import {
+  countUserStoriesOfProject,
+  deleteUserStory,
+  findUserStory,
+  insertUserStory,
+  listUserStories,
+  lockStoriesOfProject,
+  updateUserStory,
+  type UserStoryContent,
+} from './user-stories.repository.ts';
 
 /**
  * A project's user stories, to whoever sees the project; written by its organization's members,
@@ -17,6 +26,15 @@ import { deleteUserStory, findUserStory, insertUserStory, listUserStories, updat
  */
 
 const UNSEEN = 'The user story';
+
+/**
+ * The most stories a project holds. A story may carry some 200 KB of text (100 criteria of 2,000
+ * characters, and a description), and a compile takes all of the project's stories into its stored
+ * input and twice into its specification (the requirements, and the test cases expecting their
+ * criteria): unbounded, a project's compile would outgrow what a jsonb value holds (about 255 MB,
+ * some 600 such stories) and fail every time, its specification too large to answer.
+ */
+export const MAX_STORIES_PER_PROJECT = 200;
 
 function userStoryToOutput(row: UserStoryRow): UserStoryOutput {
   return {
@@ -81,10 +99,14 @@ export async function listUserStoriesForCaller(db: Kysely<Database>, principal: 
   return { items: rows.map(userStoryToOutput), total, page: query.page, pageSize: query.pageSize };
 }
 
-/** A new story in a project the caller sees and may write; the id the caller chose (CONFLICT when taken), or a new one. */
+/** A new story in a project the caller sees and may write; the id the caller chose (CONFLICT when taken), or a new one; CONFLICT when the project holds its most. */
 export async function createUserStoryForCaller(db: Kysely<Database>, principal: Principal, input: UserStoryInput): Promise<UserStoryOutput> {
   const project = await requireProjectForCaller(db, principal, input.projectId, { lock: 'keyShare' });
   await requireWriter(db, principal, project);
+  await lockStoriesOfProject(db, project.tenant_id, project.id);
+  if ((await countUserStoriesOfProject(db, project.tenant_id, project.id)) >= MAX_STORIES_PER_PROJECT) {
+    throw conflict(`The project has ${MAX_STORIES_PER_PROJECT} user stories, the most it may hold; delete one to add another`);
+  }
   const story = await insertUserStory(db, {
     ...contentOf(input),
     id: input.id,
