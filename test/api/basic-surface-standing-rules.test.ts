@@ -21,7 +21,7 @@ let document: any;
 let projectId: string;
 let storyId: string;
 let kitId: string;
-let foreigner: Actor;
+let foreigner: Actor & { tenantId: string };
 let nonMember: Actor;
 const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.database.ownerUrl, sql, values);
 const ajv = new Ajv2020.default({ strict: false, allErrors: true });

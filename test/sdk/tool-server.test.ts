@@ -224,7 +224,8 @@ describe('specwright tool-server', () => {
     // The work the project asks of people: a task answered with one of its actions, safely retried.
     const task = await call(app.url, '/api/tasks', { apiKey: key, body: { projectId: project.id, type: 'DECIDE', title: 'Pick the database', description: 'For the clinic data', assigneeType: 'user', assigneeId: (await data(client, 'whoami')).userId, actions: [{ type: 'SINGLE_SELECT', label: 'Database', config: { options: [{ value: 'postgres', label: 'PostgreSQL' }] } }] } });
     expect(task.status, task.text).toBe(201);
-    expect((await data(client, 'list_tasks', { projectId: project.id, status: 'pending' })).tasks.map((t: { title: string }) => t.title)).toEqual(['Pick the database']);
+    // Beside the tasks discovery's answers made (an integration to connect, a regulation to review).
+    expect((await data(client, 'list_tasks', { projectId: project.id, status: 'pending' })).tasks.map((t: { title: string }) => t.title)).toEqual(['Connect Google Calendar', 'Review GDPR obligations', 'Pick the database']);
     expect((await data(client, 'my_tasks')).counts).toMatchObject({ pending: 1 });
     const submitted = await data(client, 'submit_task_action', { taskId: task.body.data.id, actionId: 'a1', data: { value: 'postgres' }, idempotencyKey: 'db-choice' });
     expect(submitted.effects).toEqual({ taskCompleted: true, outputBindings: [{ field: 'a1', value: 'postgres' }], workflowsTriggered: [] });
