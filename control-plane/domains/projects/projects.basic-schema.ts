@@ -26,41 +26,26 @@ const statusInput = z
   .describe('Moves the flow forward to the first phase of the group named (discovery: DISCOVERY, planning: PLAN_GENERATION, specification: SPECIFICATION), by the flow’s own rules; complete is written from specification. A phase never moves back');
 const readOnlyTime = z.iso.datetime({ offset: true }).describe('Read-only: taken and ignored, so an answer can be sent back as it came');
 
-/** ProjectInput (seed §2.1): POST and PUT. */
+const name = visibleName(200);
+const description = z.string().max(10_000).nullable().optional();
+/** What every write takes beside its fields: the status to move to, and the read-only times an answer carries. */
+const writeFields = { status: statusInput.optional(), createdAt: readOnlyTime.optional(), updatedAt: readOnlyTime.optional() };
+
+/** ProjectInput (seed §2.1): POST. */
 export const basicProjectInput = z
   .strictObject({
     id: uuidInput().optional().describe('Your id for the project; one is made up when absent. An id already taken is CONFLICT'),
-    name: visibleName(200),
-    description: z.string().max(10_000).nullable().optional(),
-    status: statusInput.optional(),
-    createdAt: readOnlyTime.optional(),
-    updatedAt: readOnlyTime.optional(),
+    name,
+    description,
+    ...writeFields,
   })
   .superRefine(refuseUnstorableText);
 
-/** The path's id beside the fields PUT replaces (the body's `id`, if sent, must be the path's). */
-export const basicProjectReplaceInput = z
-  .strictObject({
-    id: uuidInput(),
-    name: visibleName(200),
-    description: z.string().max(10_000).nullable().optional(),
-    status: statusInput.optional(),
-    createdAt: readOnlyTime.optional(),
-    updatedAt: readOnlyTime.optional(),
-  })
-  .superRefine(refuseUnstorableText);
+/** PUT: the path's id beside the whole project (the body's `id`, if sent, must be the path's). */
+export const basicProjectReplaceInput = z.strictObject({ id: uuidInput(), name, description, ...writeFields }).superRefine(refuseUnstorableText);
 
 /** PATCH: the fields sent change, the rest stay. */
-export const basicProjectPatchInput = z
-  .strictObject({
-    id: uuidInput(),
-    name: visibleName(200).optional(),
-    description: z.string().max(10_000).nullable().optional(),
-    status: statusInput.optional(),
-    createdAt: readOnlyTime.optional(),
-    updatedAt: readOnlyTime.optional(),
-  })
-  .superRefine(refuseUnstorableText);
+export const basicProjectPatchInput = z.strictObject({ id: uuidInput(), name: name.optional(), description, ...writeFields }).superRefine(refuseUnstorableText);
 
 export const basicProjectIdInput = z.object({ id: uuidInput() });
 
