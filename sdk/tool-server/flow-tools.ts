@@ -41,7 +41,9 @@ export function registerFlowTools(server: McpServer, client: SpecwrightClient, c
       title: 'Answer a question',
       description:
         'Answers a question of the current phase (answering again replaces the answer). value: a string for text and select (an option value), ' +
-        'an array of option values for multiselect, true or false for boolean, a number for number. Answers the effects and the next question.',
+        'an array of option values for multiselect, true or false for boolean, a number for number. Answers the effects and the next question. ' +
+        'An integrations answer makes a CONNECT task per outside system it names, a compliance answer a REVIEW task per regulation it picks (effects.tasksCreated, then list_tasks); ' +
+        'answering either again cancels the tasks it no longer asks for (unless completed or waited for) and reopens cancelled ones it asks for again.',
       inputSchema: z.strictObject({
         projectId,
         questionId: z.string().describe('The id of the question (next_question)'),

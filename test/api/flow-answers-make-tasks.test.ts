@@ -89,4 +89,56 @@ describe('answering makes tasks', () => {
     expect(refused.status).toBe(400);
     expect(await tasksOf(projectId)).toEqual([['Connect Slack', 'pending']]);
   });
+
+  it('reads the names as the ontology does: "N/A" names nothing, "Ｓｔｒｉｐｅ" is Stripe, and a name that folds long is no 500', async () => {
+    const flow = walker();
+    const { projectId, id } = await flow.startedProject('Names as the ontology reads them');
+    const nothing = await flow.answer(projectId, id('integrations'), 'N/A');
+    expect([nothing.effects.tasksCreated, nothing.effects.ontologyUpdates]).toEqual([[], []]);
+
+    const made = await flow.answer(projectId, id('integrations'), 'Stripe\uff0cSalesforce');
+    expect(made.effects.ontologyUpdates.map((item: { name: string }) => item.name)).toEqual(['Stripe', 'Salesforce']);
+    expect(made.effects.tasksCreated.map((created: { title: string }) => created.title)).toEqual(['Connect Stripe', 'Connect Salesforce']);
+    const same = await flow.answer(projectId, id('integrations'), '\uff33\uff54\uff52\uff49\uff50\uff45\u200b, salesforce');
+    expect(same.effects.tasksCreated).toEqual([]);
+    expect(await tasksOf(projectId)).toEqual([['Connect Salesforce', 'pending'], ['Connect Stripe', 'pending']]);
+
+    // "ﷺ" folds (NFKC) to 18 characters: a hundred of them are one system, and its task, once.
+    const long = '\ufdfa'.repeat(100);
+    for (let time = 0; time < 2; time += 1) {
+      const answered = await call(app.url, '/api/flow/answer-question', { apiKey: key, body: { projectId, questionId: id('integrations'), answer: { value: long } } });
+      expect([answered.status, answered.body.data?.effects.tasksCreated.length]).toEqual([200, time === 0 ? 1 : 0]);
+    }
+  });
+
+  it('does not cancel a task another task waits for: that one would wait for ever', async () => {
+    const flow = walker();
+    const { projectId, id } = await flow.startedProject('Waited for');
+    const made = await flow.answer(projectId, id('integrations'), 'Stripe, Salesforce');
+    const [stripe] = made.effects.tasksCreated.filter((created: { title: string }) => created.title === 'Connect Stripe').map((created: { taskId: string }) => created.taskId);
+    const payments = await call(app.url, '/api/tasks', {
+      apiKey: key,
+      body: { projectId, type: 'REVIEW', title: 'Take payments', description: 'Once Stripe is connected', actions: [{ type: 'APPROVE_REJECT', label: 'Payments work' }], dependencies: [stripe] },
+    });
+    expect([payments.status, payments.body.data?.status], payments.text).toEqual([201, 'blocked']);
+
+    await flow.answer(projectId, id('integrations'), 'none');
+    expect(await tasksOf(projectId)).toEqual([['Connect Salesforce', 'cancelled'], ['Connect Stripe', 'pending'], ['Take payments', 'blocked']]);
+    const done = await call(app.url, `/api/tasks/${stripe}/actions/a1`, { apiKey: key, body: { data: { authentication: 'API key' } } });
+    expect(done.status, done.text).toBe(200);
+    expect(await tasksOf(projectId)).toEqual([['Connect Salesforce', 'cancelled'], ['Connect Stripe', 'completed'], ['Take payments', 'pending']]);
+  });
+
+  it('leaves no task waiting for good on one the flow cancelled: a cancelled task is refused as a dependency', async () => {
+    const flow = walker();
+    const { projectId, id } = await flow.startedProject('Cancelled dependency');
+    const made = await flow.answer(projectId, id('integrations'), 'Zapier');
+    await flow.answer(projectId, id('integrations'), 'none');
+    const cancelledId = made.effects.tasksCreated[0].taskId;
+    expect((await sqlAsOwner('select status from tasks where id = $1', [cancelledId]))[0].status).toBe('cancelled');
+    const before = await sqlAsOwner('select count(*)::int as n from tasks where project_id = $1', [projectId]);
+    const waiting = await call(app.url, '/api/tasks', { apiKey: key, body: { projectId, type: 'PROVIDE', title: 'After Zapier', description: 'Waits', actions: [{ type: 'APPROVE_REJECT', label: 'Done', config: {} }], dependencies: [cancelledId] } });
+    expect([waiting.status, waiting.body.error?.details?.issues]).toEqual([400, [{ field: 'dependencies.0', issue: 'must not be a cancelled task' }]]);
+    expect(await sqlAsOwner('select count(*)::int as n from tasks where project_id = $1', [projectId])).toEqual(before);
+  });
 });

@@ -44,7 +44,7 @@ const NOTHING = new Set(['none', 'none yet', 'n/a', 'n.a', 'na', 'no', 'nope', '
  * characters dropped, case ignored — the Turkish capital "İ" included, which toLowerCase (the same
  * in every locale) spells "i" and a combining dot, so "İstanbul" and "istanbul" are one name.
  */
-const sameNameKey = (name: string) => name.normalize('NFKC').replace(IGNORABLE, '').toLowerCase().replace(/i\u0307/g, 'i');
+export const sameNameKey = (name: string) => name.normalize('NFKC').replace(IGNORABLE, '').toLowerCase().replace(/i\u0307/g, 'i');
 const meansNothing = (name: string) => NOTHING.has(sameNameKey(name).replace(/\.+$/, ''));
 
 /** `text` with its runs of space made one, cut to `max` between characters, and no space or invisible character at either end (also after the cut). */

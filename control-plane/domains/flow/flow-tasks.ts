@@ -1,5 +1,7 @@
 import type { TaskAction, TaskPriority, TaskType } from '../../db/database.ts';
+import { createHash } from 'node:crypto';
 import type { AnswerValue } from './flow-catalogue.ts';
+import { namesIn, sameNameKey } from './flow-derivations.ts';
 
 /** A task an answer asks for, with what in the answer it stands for (`origin`: one task per origin in a project). */
 export interface TaskFromAnswer {
@@ -16,14 +18,16 @@ export const taskOriginPrefixOf: Readonly<Record<string, string>> = { integratio
 
 /** Names an integrations answer lists at most; past these, the answer is no list of systems. */
 const MAX_INTEGRATIONS = 20;
-/** Characters of a system's name a task carries; a longer "name" is cut, with "…". */
-const MAX_NAME_LENGTH = 100;
+/** Characters of an origin after its prefix the database takes (tasks_origin check: `^[a-z]+:.{1,200}$`). */
+const MAX_ORIGIN_KEY_LENGTH = 200;
 
 /**
  * The tasks an answer asks for (pure): a CONNECT task for each outside system the integrations
  * answer names ("Stripe, Salesforce"; "none" names none), a REVIEW task for each regulation the
- * compliance answer picks. Names are compared without regard to letter case or spacing, so
- * "stripe" and " Stripe" are one system. Any other question makes none.
+ * compliance answer picks. The names are those the ontology reads in the answer (namesIn: its
+ * separators, its "none" and "N/A", at most 100 characters each), and they are compared as it
+ * compares them (ignoring case, spacing, invisible characters and full-width forms), so "stripe",
+ * " Stripe" and "Ｓｔｒｉｐｅ" are one system. Any other question makes none.
  */
 export function tasksFromAnswer(key: string, value: AnswerValue, options: ReadonlyArray<{ value: string; label: string }>): TaskFromAnswer[] {
   if (key === 'integrations' && typeof value === 'string') return integrationTasks(value);
@@ -33,10 +37,9 @@ export function tasksFromAnswer(key: string, value: AnswerValue, options: Readon
 
 function integrationTasks(answer: string): TaskFromAnswer[] {
   const byKey = new Map<string, string>();
-  for (const raw of answer.split(/[,;\n]/)) {
-    const name = cut(raw.replace(/\s+/g, ' ').trim());
-    const key = name.toLowerCase();
-    if (name === '' || key === 'none' || byKey.has(key)) continue;
+  for (const name of namesIn(answer)) {
+    const key = originKeyOf(name);
+    if (key === '' || byKey.has(key)) continue;
     byKey.set(key, name);
   }
   return [...byKey].slice(0, MAX_INTEGRATIONS).map(([key, name]) => ({
@@ -73,7 +76,15 @@ function complianceTask(pick: string, label: string): TaskFromAnswer {
   };
 }
 
-function cut(name: string): string {
-  const characters = [...name];
-  return characters.length <= MAX_NAME_LENGTH ? name : `${characters.slice(0, MAX_NAME_LENGTH - 1).join('')}…`;
+/**
+ * The origin key of a name: its comparison key (sameNameKey), whole when it fits the column's 200
+ * characters; past that (folding may make one character many: "ﷺ" is 18), its first characters
+ * and a digest of all of it, so two names that differ only late stay two systems.
+ */
+function originKeyOf(name: string): string {
+  const key = sameNameKey(name);
+  const characters = [...key];
+  if (characters.length <= MAX_ORIGIN_KEY_LENGTH) return key;
+  const digest = createHash('sha256').update(key).digest('hex').slice(0, 32);
+  return `${characters.slice(0, MAX_ORIGIN_KEY_LENGTH - digest.length - 1).join('')}#${digest}`;
 }

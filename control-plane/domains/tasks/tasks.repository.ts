@@ -102,6 +102,21 @@ export async function tasksOfOrigin(db: Kysely<Database>, tenantId: string, proj
     .execute();
 }
 
+/** Those of `taskIds` another task still waits for (one neither completed nor cancelled depends on it). */
+export async function tasksWaitedFor(db: Kysely<Database>, tenantId: string, taskIds: string[]): Promise<string[]> {
+  if (taskIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('task_dependencies as d')
+    .innerJoin('tasks as t', (join) => join.onRef('t.id', '=', 'd.task_id').onRef('t.tenant_id', '=', 'd.tenant_id'))
+    .select('d.depends_on')
+    .distinct()
+    .where('d.tenant_id', '=', tenantId)
+    .where('d.depends_on', 'in', taskIds)
+    .where('t.status', 'not in', ['completed', 'cancelled'])
+    .execute();
+  return rows.map((row) => row.depends_on);
+}
+
 /** Sets the status of tasks that are not completed (a completed task stays completed). */
 export async function setOpenTasksStatus(db: Kysely<Database>, tenantId: string, taskIds: string[], status: 'pending' | 'cancelled'): Promise<void> {
   if (taskIds.length === 0) return;

@@ -81,6 +81,9 @@ export async function createTask(db: Kysely<Database>, principal: Principal, inp
   const found = await findProjectTasks(db, project.tenant_id, project.id, dependencies);
   const unknown = dependencies.find((id) => !found.some((task) => task.id === id));
   if (unknown) throw invalid(`Task ${quotedId(unknown)} is not a task of this project`, { issues: [{ field: `dependencies.${dependencies.indexOf(unknown)}`, issue: 'must be a task of the same project' }] });
+  // A cancelled task never completes: a task waiting for it would stay blocked for good.
+  const cancelled = dependencies.find((id) => found.some((task) => task.id === id && task.status === 'cancelled'));
+  if (cancelled) throw invalid(`Task ${quotedId(cancelled)} is cancelled: nothing can wait for it`, { issues: [{ field: `dependencies.${dependencies.indexOf(cancelled)}`, issue: 'must not be a cancelled task' }] });
   const actions: TaskAction[] = input.actions.map((action, index) => ({ id: `a${index + 1}`, type: action.type, label: action.label, config: action.config }));
   const task = await insertTask(db, {
     tenantId: project.tenant_id,
