@@ -1,18 +1,18 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/principal.ts';
 import type { Database, KitStatus } from '../../db/database.ts';
-import { notFound } from '../../errors/app-error.ts';
+import { AppError, notFound } from '../../errors/app-error.ts';
 import { pagingOf, type BasicListQuery } from '../../basic/basic-paging.ts';
-import { projectScopeFor } from '../projects/project-scope.ts';
-import { requireKitAccess, requireKitsEnabled } from './kit-access.ts';
+import { requireOrganizationRole } from '../organizations/organization-access.ts';
+import { requireKitsEnabled } from './kit-access.ts';
 import type { BasicKit } from './kits.basic-schema.ts';
-import { findOrganizationKit, listOrganizationKits, type KitOrder, type OrganizationKitRow } from './kits.repository.ts';
-import { changeKitStatus } from './kits.service.ts';
+import { findOrganizationKit, findTenantKit, listOrganizationKits, setKitStatus, type KitOrder, type OrganizationKitRow } from './kits.repository.ts';
 
 /**
  * Variant A's kits (DESIGN §5.2): the kits of the caller's organizations — those they are an
  * owner, admin or member of; no built-in kit — with published for Variant B's active. Every route
- * asks for the tenant's kits_enabled flag, as Variant B's kit routes do.
+ * asks for the tenant's kits_enabled flag, and reads by membership alone, as Variant B's kit routes
+ * do: a platform admin acting in another tenant (X-Tenant-ID) is in none of its organizations.
  */
 
 const basicStatusOf = { active: 'published', deprecated: 'deprecated', draft: 'draft' } as const satisfies Record<KitStatus, BasicKit['status']>;
@@ -33,14 +33,14 @@ function toBasicKit(row: OrganizationKitRow): BasicKit {
 
 async function requireBasicKit(db: Kysely<Database>, principal: Principal, id: string): Promise<OrganizationKitRow> {
   await requireKitsEnabled(db, principal.tenantId);
-  const kit = await findOrganizationKit(db, projectScopeFor(principal), id);
+  const kit = await findOrganizationKit(db, principal, id);
   if (!kit) throw notFound('The kit');
   return kit;
 }
 
 export async function listBasicKits(db: Kysely<Database>, principal: Principal, query: BasicListQuery<keyof typeof sortColumns>) {
   await requireKitsEnabled(db, principal.tenantId);
-  const { rows, total } = await listOrganizationKits(db, projectScopeFor(principal), { ...pagingOf(query), order: { column: sortColumns[query.sort], direction: query.order } });
+  const { rows, total } = await listOrganizationKits(db, principal, { ...pagingOf(query), order: { column: sortColumns[query.sort], direction: query.order } });
   return { items: rows.map(toBasicKit), total, page: query.page, pageSize: query.pageSize };
 }
 
@@ -48,12 +48,24 @@ export async function getBasicKit(db: Kysely<Database>, principal: Principal, id
   return toBasicKit(await requireBasicKit(db, principal, id));
 }
 
-/** Publishes or deprecates the kit as PATCH /api/{orgId}/kits/{kitId} does (its organization's admins and owners); no status changes nothing. */
+/**
+ * Publishes or deprecates the kit as PATCH /api/{orgId}/kits/{kitId} does (its organization's admins
+ * and owners; a caller outside it hears NOT_FOUND, before any role is asked); no status, or the one
+ * it has, changes nothing, updatedAt included. The status is written here rather than through
+ * changeKitStatus, whose answer reads the kit's whole latest manifest (up to the upload limit) and
+ * every version, none of which A's kit shows.
+ */
 export async function setBasicKitStatus(db: Kysely<Database>, principal: Principal, input: { id: string; status?: 'published' | 'deprecated' | undefined }): Promise<BasicKit> {
   const kit = await requireBasicKit(db, principal, input.id);
-  await requireKitAccess(db, principal, kit.organization_id!, 'admin');
-  if (input.status !== undefined && basicStatusOf[kit.status] !== input.status) {
-    await changeKitStatus(db, principal, { orgId: kit.organization_id!, kitId: kit.kit_id, status: input.status === 'published' ? 'active' : 'deprecated' });
-  }
-  return getBasicKit(db, principal, input.id);
+  // One removed from the organization since the read above hears what any non-member does.
+  await requireOrganizationRole(db, principal, kit.organization_id!, 'admin').catch((error: unknown) => {
+    throw error instanceof AppError && error.code === 'ORG_NOT_MEMBER' ? notFound('The kit') : error;
+  });
+  if (input.status === undefined || basicStatusOf[kit.status] === input.status) return toBasicKit(kit);
+  await setKitStatus(db, kit.id, input.status === 'published' ? 'active' : 'deprecated');
+  // Read again (the row is ours until commit): a version published since the read above shows.
+  // Not by membership: a caller removed meanwhile has still changed it. Gone: its organization was deleted.
+  const changed = await findTenantKit(db, principal.tenantId, kit.id);
+  if (!changed) throw notFound('The kit');
+  return toBasicKit(changed);
 }

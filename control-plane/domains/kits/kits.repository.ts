@@ -220,30 +220,41 @@ export async function setKitStatus(db: Kysely<Database>, kitRowId: string, statu
 export type KitOrder = { column: 'created_at' | 'updated_at' | 'display_name'; direction: 'asc' | 'desc' };
 
 /**
- * The kits of the organizations a user is an owner, admin or member of (every organization of the
- * tenant without one: a platform admin acting there), with their latest version; no built-in kit.
+ * The kits of the organizations a user is an owner, admin or member of, with their latest version;
+ * no built-in kit. Read by membership alone, as every kit route of Variant B is: a customer, or a
+ * platform admin acting in another tenant (who belongs to none of its organizations), reads none.
  */
-function organizationKitsOf(db: Kysely<Database>, scope: { tenantId: string; userId?: string | undefined }) {
-  let query = db.selectFrom('kits as k').leftJoin('kit_versions as v', 'v.id', 'k.latest_version_id').where('k.tenant_id', '=', scope.tenantId).where('k.organization_id', 'is not', null);
-  const userId = scope.userId;
-  if (userId) {
-    query = query.where('k.organization_id', 'in', (eb) =>
-      eb.selectFrom('organization_members as m').select('m.organization_id').where('m.user_id', '=', userId).where('m.role', 'in', ['owner', 'admin', 'member']),
-    );
-  }
-  return query;
+function organizationKitsOf(db: Kysely<Database>, caller: { tenantId: string; userId: string }) {
+  return tenantKits(db, caller.tenantId).where('k.organization_id', 'in', (eb) =>
+    eb
+      .selectFrom('organization_members as m')
+      .select('m.organization_id')
+      .where('m.tenant_id', '=', caller.tenantId)
+      .where('m.user_id', '=', caller.userId)
+      .where('m.role', 'in', ['owner', 'admin', 'member']),
+  );
+}
+
+/** The tenant's own kits (no built-in one), with their latest version. */
+function tenantKits(db: Kysely<Database>, tenantId: string) {
+  return db.selectFrom('kits as k').leftJoin('kit_versions as v', 'v.id', 'k.latest_version_id').where('k.tenant_id', '=', tenantId).where('k.organization_id', 'is not', null);
 }
 
 const organizationKitColumns = [...kitColumns, 'k.updated_at'] as const;
 
-export async function listOrganizationKits(db: Kysely<Database>, scope: { tenantId: string; userId?: string | undefined }, filter: Paging & { order: KitOrder }) {
-  const query = organizationKitsOf(db, scope);
+export async function listOrganizationKits(db: Kysely<Database>, caller: { tenantId: string; userId: string }, filter: Paging & { order: KitOrder }) {
+  const query = organizationKitsOf(db, caller);
   const { column, direction } = filter.order;
   return pagedRows(query.select(organizationKitColumns).orderBy(`k.${column}`, direction).orderBy('k.id', direction), query, filter);
 }
 
-export async function findOrganizationKit(db: Kysely<Database>, scope: { tenantId: string; userId?: string | undefined }, id: string) {
-  return organizationKitsOf(db, scope).select(organizationKitColumns).where('k.id', '=', id).executeTakeFirst();
+export async function findOrganizationKit(db: Kysely<Database>, caller: { tenantId: string; userId: string }, id: string) {
+  return organizationKitsOf(db, caller).select(organizationKitColumns).where('k.id', '=', id).executeTakeFirst();
+}
+
+/** One of the tenant's own kits by id, whoever's it is: what a kit reads as once its caller's standing has been settled. */
+export async function findTenantKit(db: Kysely<Database>, tenantId: string, id: string) {
+  return tenantKits(db, tenantId).select(organizationKitColumns).where('k.id', '=', id).executeTakeFirst();
 }
 
 export type OrganizationKitRow = NonNullable<Awaited<ReturnType<typeof findOrganizationKit>>>;
