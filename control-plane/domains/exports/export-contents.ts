@@ -6,7 +6,8 @@ export type ExportPart = (typeof exportParts)[number];
 
 /**
  * The definition of done: each requirement with what shows it done — its test cases' expected
- * outcomes, or a review when the plan has none — and what holds for the whole product.
+ * outcomes; without a test plan, its acceptance criteria (a user story's), else a review — and what
+ * holds for the whole product.
  */
 export function definitionOfDone(spec: CompiledSpec) {
   return {
@@ -16,7 +17,7 @@ export function definitionOfDone(spec: CompiledSpec) {
         requirementId: requirement.id,
         title: requirement.title,
         priority: requirement.priority,
-        doneWhen: tests.length > 0 ? tests.map((test) => `${test.id}: ${test.expected}`) : ['A review confirms it'],
+        doneWhen: tests.length > 0 ? tests.map((test) => `${test.id}: ${test.expected}`) : requirement.acceptanceCriteria?.length ? requirement.acceptanceCriteria : ['A review confirms it'],
       };
     }),
     overall: [

@@ -266,7 +266,7 @@ export function compileSpecification(input: CompileInput, options: CompileOption
     designSystem: apiOnly
       ? null
       : { visualStyle: labels(answers, 'visualStyle')[0] ?? null, brandColors: text(answers, 'brandColors'), accessibility: labels(answers, 'accessibility')[0] ?? null },
-    ...(options.includeTaskGraph ? { taskGraph: taskGraphOf(entities, ordered, featureNames) } : {}),
+    ...(options.includeTaskGraph ? { taskGraph: taskGraphOf(entities, [...ordered.map((feature) => featureNames.get(feature)!), ...(input.userStories ?? []).map((story) => story.title)]) } : {}),
     ...(options.includeRunbook ? { runbook: runbookOf(text(answers, 'releaseStrategy')) } : {}),
   };
 
@@ -332,11 +332,12 @@ function describeFeature(feature: string, label: string): string {
   return `The product offers ${lowered}.`;
 }
 
-function taskGraphOf(entities: Array<{ name: string; key: string }>, features: string[], names: Map<string, string>) {
+/** A task per entity to model, one per thing to build (each selected feature, then each user story) on the models, and the release after them. */
+function taskGraphOf(entities: Array<{ name: string; key: string }>, builds: string[]) {
   const modelTasks = entities.map((entity, index) => ({ id: `T${index + 1}`, title: `Model ${entity.name}`, dependsOn: [] as string[] }));
   const modelIds = modelTasks.map((task) => task.id);
-  const featureTasks = features.map((feature, index) => ({ id: `T${modelTasks.length + index + 1}`, title: `Build ${names.get(feature)}`, dependsOn: modelIds }));
-  // The release waits for every feature built, or for the models when no feature is selected.
+  const featureTasks = builds.map((name, index) => ({ id: `T${modelTasks.length + index + 1}`, title: `Build ${name}`, dependsOn: modelIds }));
+  // The release waits for everything built, or for the models when nothing is to be built.
   const release = { id: `T${modelTasks.length + featureTasks.length + 1}`, title: 'Release', dependsOn: featureTasks.length > 0 ? featureTasks.map((task) => task.id) : modelIds };
   return { tasks: [...modelTasks, ...featureTasks, release] };
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { agentCallRequest, outputSchemaOf } from '../agents/agent-call-request.ts';
 import type { PlannedStep } from '../agents/agent-strategies.ts';
 import { draftOffline } from '../agents/offline-drafts.ts';
+import { definitionOfDone } from '../exports/export-contents.ts';
 import { compileSpecification, type CompileInput, type CompileOptions, type CompileUserStory } from './compile-specification.ts';
 import { specificationOutput } from './specifications.schema.ts';
 
@@ -85,6 +86,28 @@ describe('user stories in the compiled specification', () => {
     expect(compile(withoutFeatures).validation.errors.map((error) => error.code)).toEqual(['no_features']);
     const { validation } = compile({ ...withoutFeatures, userStories: [STORIES[1]!] });
     expect(validation).toEqual({ passed: true, errors: [], warnings: [] });
+  });
+});
+
+describe('user stories in what the specification is exported with', () => {
+  it('are each a thing to build in the task graph, on the models and before the release', () => {
+    const { spec } = compile({ ...FLOW, userStories: STORIES.slice(0, 2) });
+    expect(spec.taskGraph!.tasks.map((task) => [task.id, task.title, task.dependsOn])).toEqual([
+      ['T1', 'Model Appointment', []],
+      ['T2', 'Model Patient', []],
+      ['T3', 'Build Manage Appointment', ['T1', 'T2']],
+      ['T4', 'Build Book a slot online', ['T1', 'T2']],
+      ['T5', 'Build Cancel a booking', ['T1', 'T2']],
+      ['T6', 'Release', ['T3', 'T4', 'T5']],
+    ]);
+  });
+
+  it('are done, without a test plan, when their acceptance criteria hold; a story without criteria by a review', () => {
+    const { spec } = compile({ ...FLOW, userStories: STORIES.slice(0, 2) }, { ...ALL, includeTestPlan: false });
+    const doneWhen = Object.fromEntries(definitionOfDone(spec).requirements.map((requirement) => [requirement.requirementId, requirement.doneWhen]));
+    expect(doneWhen['US-001']).toEqual(['Free slots are shown', 'A booked slot is held']);
+    expect(doneWhen['US-002']).toEqual(['A review confirms it']);
+    expect(doneWhen['FR-001']).toEqual(['A review confirms it']);
   });
 });
 
