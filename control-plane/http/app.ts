@@ -212,7 +212,6 @@ export function createApp(deps: AppDeps): express.Express {
   return app;
 }
 
-
 /** Refuses an upload without credentials before its body is read or parsed. */
 function refuseUnauthenticated(limitBytes: number) {
   return (req: Request, res: Response, next: () => void): void => {
@@ -235,7 +234,6 @@ function refuseUndecodablePath(req: Request, res: Response, next: () => void): v
   }
   next();
 }
-
 
 /**
  * tRPC takes queries by GET and mutations by POST. Any other method is a route that does not exist,
