@@ -34,5 +34,7 @@ export function sendRateLimited(req: Request, res: Response): void {
 
 /** The NOT_FOUND of a path no route takes, naming the method and (the start of) the path. */
 export function noRouteFor(req: Request) {
-  return { code: 'NOT_FOUND' as const, message: `No route for ${req.method} ${quotedPath(`${req.baseUrl}${req.path}`)}` };
+  // At a mount's own root (`/api/basic`) the path is "/": the path asked is the mount's.
+  const path = req.baseUrl && req.path === '/' && !req.originalUrl.split('?', 1)[0]!.endsWith('/') ? req.baseUrl : `${req.baseUrl}${req.path}`;
+  return { code: 'NOT_FOUND' as const, message: `No route for ${req.method} ${quotedPath(path)}` };
 }

@@ -49,6 +49,9 @@ describe('the surface', () => {
     expect([noKey.status, Object.keys(noKey.body).sort(), noKey.body.code]).toEqual([401, ['code', 'message'], 'UNAUTHORIZED']);
     const unknownPath = await call(app.url, '/api/basic/nothing-here', { apiKey: key });
     expect([unknownPath.status, unknownPath.body.code, unknownPath.body.success]).toEqual([404, 'NOT_FOUND', undefined]);
+    // The surface's root names the path asked, as it was asked.
+    expect((await call(app.url, '/api/basic', { apiKey: key })).body).toEqual({ code: 'NOT_FOUND', message: 'No route for GET /api/basic' });
+    expect((await call(app.url, '/api/basic/', { apiKey: key })).body).toEqual({ code: 'NOT_FOUND', message: 'No route for GET /api/basic/' });
     const wrongMethod = await call(app.url, `/api/basic/projects/${crypto.randomUUID()}`, { method: 'POST', apiKey: key, body: {} });
     expect([wrongMethod.status, wrongMethod.headers.get('allow'), wrongMethod.body.code]).toEqual([405, 'DELETE, GET, HEAD, PATCH, PUT', 'METHOD_NOT_ALLOWED']);
     const text = await call(app.url, '/api/basic/projects', { apiKey: key, rawBody: 'name=x', headers: { 'content-type': 'text/plain' } });
