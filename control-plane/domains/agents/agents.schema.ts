@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_AGENT_TOKENS } from '../../config.ts';
-import { pagingInput } from '../../http/paging.ts';
+import { pagedOutput, pagingInput } from '../../http/paging.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
 import { compiledSpec } from '../specifications/specifications.schema.ts';
 import { agentNames, SUPERVISOR } from './agent-roster.ts';
@@ -94,20 +94,18 @@ export const memoryInput = pagingInput.extend({
   agentName: z.enum([...agentNames, SUPERVISOR]).optional(),
 });
 
-export const memoryOutput = z.object({
-  sessions: z.array(
-    z.object({
-      sessionId: z.uuid().describe('The execution the agent worked in'),
-      agentName: z.string(),
-      messageCount: z.number().int().describe('Prompts and answers: two per call'),
-      tokensUsed: z.number().int(),
-      lastActivity: z.iso.datetime(),
-    }),
-  ),
+export const memoryOutput = pagedOutput(
+  'sessions',
+  z.object({
+    sessionId: z.uuid().describe('The execution the agent worked in'),
+    agentName: z.string(),
+    messageCount: z.number().int().describe('Prompts and answers: two per call'),
+    tokensUsed: z.number().int(),
+    lastActivity: z.iso.datetime(),
+  }),
+).extend({
   totals: z.object({ totalSessions: z.number().int(), totalMessages: z.number().int(), totalTokens: z.number().int() }),
   total: z.number().int().describe('Sessions in all pages (totals.totalSessions)'),
-  limit: z.number().int(),
-  offset: z.number().int(),
 });
 
 export type GenerateSpecInput = z.infer<typeof generateSpecInput>;

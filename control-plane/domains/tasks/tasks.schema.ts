@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { refuseUnstorableText } from '../../db/storable-text.ts';
 import { storedJsonAtMost } from '../../db/stored-json-size.ts';
-import { pagingInput } from '../../http/paging.ts';
+import { pagedOutput, pagingInput } from '../../http/paging.ts';
 import { uuidInput } from '../../http/uuid-input.ts';
 
 export const taskTypes = ['PROVIDE', 'DECIDE', 'REVIEW', 'CONNECT'] as const;
@@ -105,7 +105,7 @@ export const listTasksInput = pagingInput.extend({
   type: z.enum(taskTypes).optional(),
 });
 
-export const listTasksOutput = z.object({ tasks: z.array(taskOutput), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+export const listTasksOutput = pagedOutput('tasks', taskOutput);
 
 // The data is stored with the submission's response: a cap as projects' metadata has, counted as
 // jsonb writes it, so a body of 1e308s cannot grow fifty-fold in the table.
@@ -143,24 +143,19 @@ export const submitActionOutput = z.object({
 
 export const userTasksInput = pagingInput;
 
-export const userTasksOutput = z.object({
-  tasks: z.array(
-    z.object({
-      id: z.uuid(),
-      projectId: z.uuid(),
-      projectName: z.string(),
-      type: z.enum(taskTypes),
-      title: z.string(),
-      status: z.enum(taskStatuses),
-      priority: z.enum(taskPriorities),
-      dueDate: z.iso.datetime().nullable(),
-    }),
-  ),
-  counts: z.object({ pending: z.number().int(), inProgress: z.number().int(), completed: z.number().int() }),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
-});
+export const userTasksOutput = pagedOutput(
+  'tasks',
+  z.object({
+    id: z.uuid(),
+    projectId: z.uuid(),
+    projectName: z.string(),
+    type: z.enum(taskTypes),
+    title: z.string(),
+    status: z.enum(taskStatuses),
+    priority: z.enum(taskPriorities),
+    dueDate: z.iso.datetime().nullable(),
+  }),
+).extend({ counts: z.object({ pending: z.number().int(), inProgress: z.number().int(), completed: z.number().int() }) });
 
 export type CreateTaskInput = z.infer<typeof createTaskInput>;
 export type ListTasksInput = z.infer<typeof listTasksInput>;
