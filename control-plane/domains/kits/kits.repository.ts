@@ -3,6 +3,7 @@ import { databaseNow } from '../../db/database-clock.ts';
 import type { Database, KitStatus, KitType } from '../../db/database.ts';
 import { pagedRows } from '../../db/paged-rows.ts';
 import type { Paging } from '../../http/paging.ts';
+import { organizationIdsOfMember } from '../organizations/organizations.repository.ts';
 
 export async function tenantFeatures(db: Kysely<Database>, tenantId: string): Promise<Record<string, boolean>> {
   const row = await db.selectFrom('tenants').select('features').where('id', '=', tenantId).executeTakeFirst();
@@ -225,14 +226,7 @@ export type KitOrder = { column: 'created_at' | 'updated_at' | 'display_name'; d
  * platform admin acting in another tenant (who belongs to none of its organizations), reads none.
  */
 function organizationKitsOf(db: Kysely<Database>, caller: { tenantId: string; userId: string }) {
-  return tenantKits(db, caller.tenantId).where('k.organization_id', 'in', (eb) =>
-    eb
-      .selectFrom('organization_members as m')
-      .select('m.organization_id')
-      .where('m.tenant_id', '=', caller.tenantId)
-      .where('m.user_id', '=', caller.userId)
-      .where('m.role', 'in', ['owner', 'admin', 'member']),
-  );
+  return tenantKits(db, caller.tenantId).where('k.organization_id', 'in', organizationIdsOfMember(db, caller.tenantId, caller.userId));
 }
 
 /** The tenant's own kits (no built-in one), with their latest version. */

@@ -32,17 +32,17 @@ export async function updateOrganization(db: Kysely<Database>, tenantId: string,
     .executeTakeFirstOrThrow();
 }
 
+/** The organizations a user is an owner, admin or member of (a customer's are not among them), as a query of their ids. */
+export function organizationIdsOfMember(db: Kysely<Database>, tenantId: string, userId: string) {
+  return db.selectFrom('organization_members').select('organization_id').where('tenant_id', '=', tenantId).where('user_id', '=', userId).where('role', 'in', ['owner', 'admin', 'member']);
+}
+
 /**
  * The organization the user joined first as member or above (their oldest membership): where a
  * project lands when its caller names none. Undefined for a customer, or a user no organization holds, who may found none either.
  */
 export async function defaultOrganizationOfUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('organization_members')
-    .select('organization_id')
-    .where('tenant_id', '=', tenantId)
-    .where('user_id', '=', userId)
-    .where('role', 'in', ['owner', 'admin', 'member'])
+  const row = await organizationIdsOfMember(db, tenantId, userId)
     .orderBy('joined_at')
     .orderBy('id')
     .limit(1)
