@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicSurface } from '../helpers/basic-surface.ts';
+import { compiledSpecification } from '../helpers/compiled-specification.ts';
 import { CLINIC_ANSWERS_BY_PHASE, flowWalker } from '../helpers/flow-walk.ts';
 import { call, type ApiResponse, type RequestOptions } from '../helpers/http.ts';
 import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
-import { until } from '../helpers/until.ts';
 
 /**
  * Variant A's user stories over HTTP (/api/basic/userstories): bare bodies and errors held to the
@@ -95,13 +95,8 @@ describe('/api/basic/userstories', () => {
     const walker = flowWalker(app, key, app.bootstrap.organizationId);
     const finished = await walker.finishedProject('Stories compiled', CLINIC_ANSWERS_BY_PHASE);
     const story = await basic('POST', '/userstories', '/userstories', { body: { projectId: finished, title: 'Remind patients by SMS', priority: 'critical', acceptanceCriteria: ['An SMS goes out a day before'] } });
-    const compiled = await call(app.url, '/api/specification/compile', { apiKey: key, body: { projectId: finished } });
-    expect(compiled.status, compiled.text).toBe(202);
-    let spec: any;
-    await until('the compile completes', async () => {
-      spec = (await call(app.url, `/api/specification/${compiled.body.data.specId}`, { apiKey: key })).body.data;
-      return spec?.status === 'completed';
-    });
+    const spec = await compiledSpecification(app, key, finished);
+    expect(spec.status).toBe('completed');
     const requirement = spec.spec.requirements.find((candidate: { source: string }) => candidate.source === 'user-story');
     expect(requirement).toMatchObject({ id: 'US-001', kind: 'functional', title: 'Remind patients by SMS', priority: 'must', acceptanceCriteria: ['An SMS goes out a day before'] });
     const deleted = await basic('DELETE', '/projects/{id}', `/projects/${finished}`);

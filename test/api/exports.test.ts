@@ -1,9 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { unzipSync, strFromU8 } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flowWalker } from '../helpers/flow-walk.ts';
-import { call } from '../helpers/http.ts';
+import { compiledSpecification } from '../helpers/compiled-specification.ts';
+import { call
+ } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createTenant, createUserInTenant } from '../helpers/tenant-fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
@@ -26,13 +27,9 @@ async function downloaded(url: string) {
 }
 
 async function compiled(project: string, options: Record<string, unknown> = {}) {
-  const queued = await post('/specification/compile', { projectId: project, options });
-  expect(queued.status, queued.text).toBe(202);
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {
-    const spec = await call(app.url, `/api/specification/${queued.body.data.specId}`, { apiKey });
-    if (spec.body.data.status === 'completed') return spec.body.data;
-  }
-  throw new Error('not compiled within 30 s');
+  const spec = await compiledSpecification(app, apiKey, project, options);
+  expect(spec.status, spec.errorMessage).toBe('completed');
+  return spec;
 }
 
 beforeAll(async () => {

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { strFromU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flowWalker } from '../helpers/flow-walk.ts';
+import { compiledSpecification } from '../helpers/compiled-specification.ts';
 import { call } from '../helpers/http.ts';
 import { ownerQuery } from '../helpers/owner-sql.ts';
 import { createUserInTenant } from '../helpers/tenant-fixtures.ts';
@@ -22,15 +23,7 @@ const sqlAsOwner = (sql: string, values: unknown[] = []) => ownerQuery(app.datab
 const post = (path: string, body: unknown, key = apiKey) => call(app.url, `/api${path}`, { apiKey: key, body });
 const get = (path: string, key = apiKey) => call(app.url, `/api${path}`, { apiKey: key });
 
-async function compiled(projectId: string, options: Record<string, unknown> = {}) {
-  const queued = await post('/specification/compile', { projectId, options });
-  expect(queued.status, queued.text).toBe(202);
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {
-    const spec = await get(`/specification/${queued.body.data.specId}`);
-    if (spec.body.data.status !== 'compiling') return spec.body.data;
-  }
-  throw new Error('not compiled within 30 s');
-}
+const compiled = (projectId: string, options: Record<string, unknown> = {}) => compiledSpecification(app, apiKey, projectId, options);
 
 async function settled(executionId: string) {
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {

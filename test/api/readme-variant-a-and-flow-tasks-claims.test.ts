@@ -3,7 +3,9 @@ import { strFromU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicSurface } from '../helpers/basic-surface.ts';
 import { flowWalker } from '../helpers/flow-walk.ts';
-import { call, type ApiResponse, type RequestOptions } from '../helpers/http.ts';
+import { compiledSpecification } from '../helpers/compiled-specification.ts';
+import { call
+, type ApiResponse, type RequestOptions } from '../helpers/http.ts';
 import { publishDeployerWithCredential, sampleKit, waitForExecution } from '../helpers/kit-fixtures.ts';
 import { countRows, ownerQuery } from '../helpers/owner-sql.ts';
 import { createTenant, createUserInTenant, type Actor } from '../helpers/tenant-fixtures.ts';
@@ -38,15 +40,7 @@ async function kitsOn(tenantId: string) {
   const on = await call(app.url, `/api/admin/tenants/${tenantId}/features`, { method: 'PATCH', apiKey: key, body: { kits_enabled: true } });
   expect(on.status, on.text).toBe(200);
 }
-async function compiled(projectId: string, options: Record<string, unknown> = {}) {
-  const queued = await post('/specification/compile', { projectId, options });
-  expect(queued.status, queued.text).toBe(202);
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {
-    const spec = await get(`/specification/${queued.body.data.specId}`);
-    if (spec.body.data.status !== 'compiling') return spec.body.data;
-  }
-  throw new Error('not compiled within 30 s');
-}
+const compiled = (projectId: string, options: Record<string, unknown> = {}) => compiledSpecification(app, key, projectId, options);
 async function aProject(name: string, body: Record<string, unknown> = {}) {
   const created = await basic('POST', '/projects', '/projects', { body: { name, ...body } });
   expect(created.status, created.text).toBe(201);
