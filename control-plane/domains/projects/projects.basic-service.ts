@@ -67,8 +67,9 @@ async function changeBasicProject(db: Kysely<Database>, principal: Principal, in
     ...(input.name !== undefined && input.name !== project.name ? { name: input.name } : {}),
     ...(input.description !== undefined && input.description !== project.description ? { description: input.description } : {}),
   };
-  if (Object.keys(changes).length > 0) await updateProject(db, principal.tenantId, project.id, changes);
-  if (input.status !== undefined) await moveToStatus(db, principal, project.id, input.status);
+  const changed = Object.keys(changes).length > 0 ? await updateProject(db, principal.tenantId, project.id, changes) : project;
+  if (input.status === undefined) return toBasicProject(changed);
+  await moveToStatus(db, principal, project.id, input.status);
   return getBasicProject(db, principal, project.id);
 }
 
